@@ -1,0 +1,32 @@
+# Two commands do all the set-up on a fresh machine: `make run` and `make test`.
+# PostgreSQL: $DATABASE_URL, else 127.0.0.1:5432, else a project-local cluster (scripts/pg.sh).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+DB_NAME ?= school_service
+
+.PHONY: help run test build lint fmt schema
+
+help:
+	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
+	@echo "make test   the whole test suite against a real PostgreSQL"
+	@echo "make lint   rustfmt check and clippy with warnings as errors"
+
+build:
+	cargo build --release
+
+run: build
+	@scripts/run.sh
+
+test:
+	@scripts/test.sh
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+
+fmt:
+	cargo fmt --all
+
+schema:
+	scripts/generate-schema.sh

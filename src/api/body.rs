@@ -1,0 +1,53 @@
+//! Reading JSON request bodies by hand, so that body errors (413, 415, malformed JSON)
+//! come after authentication and path checks, as API.md section 2 orders them.
+
+use actix_web::{HttpRequest, http::header, web};
+use futures_util::StreamExt;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+pub type JsonObject = Map<String, Value>;
+
+/// A body read but not yet judged: handlers hold it until the checks that come first
+/// (existence of the path's records) have passed, then unwrap it.
+pub type PendingBody = Result<JsonObject, ApiError>;
+
+/// Reads the body as a JSON object. An empty body reads as `{}`.
+pub async fn read_object(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> PendingBody {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > limit) {
+        return Err(ApiError::PayloadTooLarge(limit));
+    }
+    let mut bytes = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|err| ApiError::MalformedJson(format!("could not read the body: {err}")))?;
+        if bytes.len() + chunk.len() > limit {
+            return Err(ApiError::PayloadTooLarge(limit));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(JsonObject::new());
+    }
+    if !is_json(req) {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(ApiError::MalformedJson("expected a JSON object".into())),
+        Err(err) => Err(ApiError::MalformedJson(format!("JSON parse error: {err}"))),
+    }
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    let Some(content_type) = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}

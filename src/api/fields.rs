@@ -1,0 +1,286 @@
+//! Parsing request objects field by field, with DRF-style messages for every bad field at
+//! once, no type coercion, and the three write modes: create, replace (PUT) and patch.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::{api::body::JsonObject, error::{ApiError, FieldErrors}};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// POST: required fields must be given, omitted optional ones take their defaults.
+    Create,
+    /// PUT: as create; the record is replaced.
+    Replace,
+    /// PATCH: only the given fields change.
+    Patch,
+}
+
+/// A JSON value of the right type for a field.
+pub trait FieldType: Sized {
+    fn from_json(value: &Value) -> Result<Self, String>;
+}
+
+impl FieldType for String {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        match value {
+            Value::String(s) if s.contains('\0') => Err("null characters are not allowed".into()),
+            Value::String(s) => Ok(s.clone()),
+            _ => Err("not a valid string".into()),
+        }
+    }
+}
+
+impl FieldType for i32 {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let Value::Number(n) = value else { return Err("a valid integer is required".into()) };
+        match n.as_i64() {
+            Some(v) if v > i64::from(i32::MAX) => {
+                Err(format!("ensure this value is less than or equal to {}", i32::MAX))
+            }
+            Some(v) if v < i64::from(i32::MIN) => {
+                Err(format!("ensure this value is greater than or equal to {}", i32::MIN))
+            }
+            Some(v) => Ok(v as i32),
+            None if n.is_u64() => Err(format!("ensure this value is less than or equal to {}", i32::MAX)),
+            None => Err("a valid integer is required".into()),
+        }
+    }
+}
+
+impl FieldType for bool {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value.as_bool().ok_or_else(|| "must be a valid boolean".into())
+    }
+}
+
+impl FieldType for Uuid {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        value
+            .as_str()
+            .and_then(|s| Uuid::parse_str(s).ok())
+            .ok_or_else(|| "must be a valid UUID".into())
+    }
+}
+
+impl FieldType for Vec<Uuid> {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let Value::Array(items) = value else { return Err("expected a list of UUIDs".into()) };
+        items.iter().map(Uuid::from_json).collect()
+    }
+}
+
+impl FieldType for Vec<String> {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let Value::Array(items) = value else { return Err("expected a list of strings".into()) };
+        items.iter().map(String::from_json).collect()
+    }
+}
+
+impl FieldType for DateTime<Utc> {
+    /// An RFC 3339 date-time with an offset, or a plain date taken as midnight UTC.
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let Value::String(s) = value else { return Err("expected a date-time string".into()) };
+        if let Ok(at) = DateTime::parse_from_rfc3339(s) {
+            return Ok(at.with_timezone(&Utc));
+        }
+        if let Ok(date) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            if s.len() == 10 {
+                return Ok(date.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
+            }
+        }
+        Err("datetime has wrong format; use RFC 3339 with an offset (2026-11-21T10:00:00Z) or YYYY-MM-DD".into())
+    }
+}
+
+impl FieldType for Value {
+    fn from_json(value: &Value) -> Result<Self, String> {
+        Ok(value.clone())
+    }
+}
+
+/// A check on a parsed value, returning the message when it fails.
+pub type Check<'c, T> = &'c dyn Fn(&T) -> Result<(), String>;
+
+/// No extra check.
+pub fn any<T>(_: &T) -> Result<(), String> {
+    Ok(())
+}
+
+/// Length in characters (Unicode scalar values), not bytes.
+pub fn len(min: usize, max: usize) -> impl Fn(&String) -> Result<(), String> {
+    move |s: &String| {
+        let n = s.chars().count();
+        if n < min {
+            Err(if min == 1 { "this field may not be blank".into() } else { format!("ensure this field has at least {min} characters") })
+        } else if n > max {
+            Err(format!("ensure this field has at most {max} characters"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+pub fn range(min: i32, max: i32) -> impl Fn(&i32) -> Result<(), String> {
+    move |v: &i32| {
+        if *v < min {
+            Err(format!("ensure this value is greater than or equal to {min}"))
+        } else if *v > max {
+            Err(format!("ensure this value is less than or equal to {max}"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+pub fn email(s: &String) -> Result<(), String> {
+    use validator::ValidateEmail;
+    if s.validate_email() { Ok(()) } else { Err("enter a valid email address".into()) }
+}
+
+pub struct Fields<'b> {
+    body: &'b JsonObject,
+    mode: Mode,
+    errors: FieldErrors,
+}
+
+impl<'b> Fields<'b> {
+    pub fn new(body: &'b JsonObject, mode: Mode) -> Self {
+        Self { body, mode, errors: FieldErrors::new() }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn is_patch(&self) -> bool {
+        self.mode == Mode::Patch
+    }
+
+    pub fn error(&mut self, key: &str, message: impl Into<String>) {
+        self.errors.add(key, message);
+    }
+
+    pub fn has_error(&self, key: &str) -> bool {
+        self.errors.has(key)
+    }
+
+    fn parse<T: FieldType>(&mut self, key: &str, value: &Value, check: Check<'_, T>) -> Option<T> {
+        match T::from_json(value).and_then(|v| check(&v).map(|()| v)) {
+            Ok(v) => Some(v),
+            Err(message) => {
+                self.errors.add(key, message);
+                None
+            }
+        }
+    }
+
+    /// A field that must be given on create/replace and is never null. `None`: absent on
+    /// patch, or invalid (the error is recorded).
+    pub fn required<T: FieldType>(&mut self, key: &str, check: Check<'_, T>) -> Option<T> {
+        match self.body.get(key) {
+            None if self.is_patch() => None,
+            None => {
+                self.errors.add(key, "this field is required");
+                None
+            }
+            Some(Value::Null) => {
+                self.errors.add(key, "this field may not be null");
+                None
+            }
+            Some(value) => self.parse(key, value, check),
+        }
+    }
+
+    /// A field that may be omitted (then `default` on create/replace) but not null.
+    pub fn optional<T: FieldType>(&mut self, key: &str, default: T, check: Check<'_, T>) -> Option<T> {
+        match self.body.get(key) {
+            None if self.is_patch() => None,
+            None => Some(default),
+            Some(Value::Null) => {
+                self.errors.add(key, "this field may not be null");
+                None
+            }
+            Some(value) => self.parse(key, value, check),
+        }
+    }
+
+    /// A nullable field: omitted means `default` on create/replace (usually `None`).
+    pub fn nullable<T: FieldType>(&mut self, key: &str, default: Option<T>, check: Check<'_, T>) -> Option<Option<T>> {
+        match self.body.get(key) {
+            None if self.is_patch() => None,
+            None => Some(default),
+            Some(Value::Null) => Some(None),
+            Some(value) => self.parse(key, value, check).map(Some),
+        }
+    }
+
+    /// Finishes parsing: `Ok(value)` when no field was bad.
+    pub fn finish<T>(self, value: T) -> Result<T, ApiError> {
+        self.errors.into_result(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> JsonObject {
+        value.as_object().cloned().expect("object")
+    }
+
+    #[test]
+    fn integers_are_not_coerced_and_int32_bounded() {
+        let body = object(json!({"a": "50", "b": 2147483648i64, "c": 2147483647, "d": 1.5, "e": -2147483649i64}));
+        let mut f = Fields::new(&body, Mode::Create);
+        assert_eq!(f.required::<i32>("a", &any), None);
+        assert_eq!(f.required::<i32>("b", &any), None);
+        assert_eq!(f.required::<i32>("c", &any), Some(i32::MAX));
+        assert_eq!(f.required::<i32>("d", &any), None);
+        assert_eq!(f.required::<i32>("e", &any), None);
+        let err = f.finish(()).expect_err("errors");
+        let ApiError::Validation(errors) = err else { panic!("validation") };
+        for key in ["a", "b", "d", "e"] {
+            assert!(errors.has(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn strings_count_characters_and_refuse_nul() {
+        let body = object(json!({"ok": "é".repeat(255), "long": "é".repeat(256), "nul": "a\u{0}b", "num": 5}));
+        let mut f = Fields::new(&body, Mode::Create);
+        assert!(f.required("ok", &len(1, 255)).is_some());
+        assert!(f.required("long", &len(1, 255)).is_none());
+        assert!(f.required("nul", &len(1, 255)).is_none());
+        assert!(f.required::<String>("num", &any).is_none());
+        assert!(f.required::<String>("missing", &any).is_none());
+        assert!(f.finish(()).is_err());
+    }
+
+    #[test]
+    fn modes_decide_missing_fields() {
+        let body = object(json!({"n": null}));
+        let mut patch = Fields::new(&body, Mode::Patch);
+        assert_eq!(patch.required::<String>("x", &any), None);
+        assert_eq!(patch.optional("y", true, &any), None);
+        assert_eq!(patch.nullable::<String>("n", None, &any), Some(None));
+        assert!(patch.finish(()).is_ok());
+        let mut create = Fields::new(&body, Mode::Create);
+        assert_eq!(create.optional("y", true, &any), Some(true));
+        assert_eq!(create.required::<String>("n", &any), None);
+        assert!(create.finish(()).is_err());
+    }
+
+    #[test]
+    fn dates_need_an_offset_or_a_plain_date() {
+        let ok = |s: &str| DateTime::<Utc>::from_json(&json!(s)).is_ok();
+        assert!(ok("2026-11-21T10:00:00Z"));
+        assert!(ok("2026-11-21T10:00:00.123+02:00"));
+        assert!(ok("2026-11-21"));
+        assert!(!ok("2026-11-21T10:00:00"));
+        assert!(!ok("21/11/2026"));
+        assert!(!ok("2026-02-30"));
+    }
+}

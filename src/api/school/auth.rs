@@ -1,0 +1,133 @@
+//! `/api/v1/school/auth/`: login, refresh, me and logout for school users.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::json;
+
+use crate::{
+    api::{body::read_object, routes::Endpoint, school::teachers, system::auth::token_answer},
+    auth::{
+        Need, Principal, SchoolRequest,
+        jwt::Layer,
+        login::{self, LoginInput},
+        roles,
+    },
+    db::models::revoked_token,
+    error::{ApiError, ApiResult},
+    tenancy::Tenant,
+};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    Endpoint::new("/api/v1/school/auth/login/").post(login_handler).register(cfg);
+    Endpoint::new("/api/v1/school/auth/refresh/").post(refresh).register(cfg);
+    Endpoint::new("/api/v1/school/auth/me/").get(me).register(cfg);
+    Endpoint::new("/api/v1/school/auth/logout/").post(logout).register(cfg);
+}
+
+fn tenant_json(tenant: &Tenant) -> serde_json::Value {
+    json!({"id": tenant.id, "schema_name": tenant.schema_name, "name": tenant.name})
+}
+
+async fn login_handler(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let tenant = request.tenant_for_login().await?;
+    let state = request.state();
+    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    let input = LoginInput::parse(&body)?;
+    let user = login::verify_credentials(&state, &req, input).await?;
+    match user.client_id {
+        None => return Err(ApiError::WrongAuthLayer("platform administrators log in through /api/v1/system/auth/login/")),
+        Some(client) if client != tenant.id => {
+            return Err(ApiError::TenantMismatch("this user belongs to another school"));
+        }
+        Some(_) => {}
+    }
+    let tokens = state.jwt.issue_pair(user.id, user.token_version, Layer::School, Some(tenant.schema_name.as_str()))?;
+    let tenant_view = tenant_json(&tenant);
+    let (role_names, teacher) = state
+        .db
+        .run_in_tenant(tenant, move |conn| {
+            let (role_names, _) = roles::for_user(conn, user.id)?;
+            let teacher = teachers::view_for_user(conn, &user)?;
+            Ok((role_names, json!({"user": user.view(), "teacher": teacher})))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(json!({
+        "access": tokens.access,
+        "refresh": tokens.refresh,
+        "user": teacher["user"],
+        "tenant": tenant_view,
+        "roles": role_names,
+        "teacher": teacher["teacher"],
+    })))
+}
+
+async fn refresh(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let tenant = request.tenant_for_login().await;
+    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    // On the main domain without X-Tenant the token's own school is used.
+    let tenant = match tenant {
+        Ok(tenant) => Some(tenant),
+        Err(ApiError::TenantNotFound) if request.is_main_without_selection() => None,
+        Err(err) => return Err(err),
+    };
+    let directory = state.directory.clone();
+    let (access, refresh) = login::refresh(&state, &body, Layer::School, move |claims, user| {
+        let schema = claims.tenant.as_deref().unwrap_or_default();
+        let tenant = match tenant {
+            Some(tenant) => tenant,
+            None => directory.load_blocking()?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?,
+        };
+        if !tenant.is_active {
+            return Err(ApiError::TenantInactive);
+        }
+        if schema != tenant.schema_name.as_str() || user.client_id != Some(tenant.id) {
+            return Err(ApiError::TenantMismatch("this token was issued for another school"));
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(token_answer(access, refresh)))
+}
+
+async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let body = request
+        .run(Need::Authenticated, |conn, caller| {
+            let tenant = tenant_json(&caller.tenant);
+            let permissions = caller.permissions.codenames();
+            Ok(match &caller.principal {
+                Principal::User(user) => json!({
+                    "user": user.view(),
+                    "tenant": tenant,
+                    "roles": caller.roles,
+                    "permissions": permissions,
+                    "teacher": teachers::view_for_user(conn, user)?,
+                }),
+                Principal::ApiKey(key) => json!({
+                    "user": null,
+                    "tenant": tenant,
+                    "roles": [],
+                    "permissions": permissions,
+                    "teacher": null,
+                    "api_key": {"id": key.id, "name": key.name, "read_only": key.read_only},
+                }),
+            })
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(body))
+}
+
+async fn logout(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(&req, payload, state.config.max_body_bytes).await;
+    request
+        .run(Need::Authenticated, move |conn, caller| {
+            let user_id = caller
+                .user_id()
+                .ok_or_else(|| ApiError::validation("refresh", "API keys have no session to log out of"))?;
+            let claims = login::revoke_refresh(&state, &body?, Layer::School, user_id)?;
+            revoked_token::revoke(conn.pg(), claims.jti, claims.expires_at())?;
+            Ok(())
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

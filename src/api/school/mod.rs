@@ -1,0 +1,24 @@
+//! The school API, served on each school's address (or with the school selected by
+//! `X-Tenant` or the token on the main domain). One module per resource.
+
+pub mod auth;
+pub mod teachers;
+
+use actix_web::{HttpResponse, web};
+
+use crate::{
+    api::routes::Endpoint,
+    auth::{Need, SchoolRequest, permissions::all_codenames},
+    error::ApiResult,
+};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    auth::configure(cfg);
+    Endpoint::new("/api/v1/school/permissions/").get(permissions).register(cfg);
+}
+
+/// Every permission codename, sorted, to any authenticated caller of the school.
+async fn permissions(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    request.run(Need::Authenticated, |_, _| Ok(())).await?;
+    Ok(HttpResponse::Ok().json(all_codenames()))
+}

@@ -1,0 +1,128 @@
+//! `/api/v1/system/api-keys/`: keys for scripts and integrations, managed by platform
+//! administrators. The plain key is answered once, at creation; only its hash is stored.
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        body::read_object,
+        fields::{Fields, Mode, any, len},
+        pagination::{ListQuery, page},
+        path_id,
+        routes::Endpoint,
+    },
+    auth::{
+        SystemNeed, SystemRequest,
+        api_key::{self, ApiKeyRecord, PREFIX_LEN},
+    },
+    db::{models::TenantRow, schema_public::api_keys},
+    error::{ApiError, ApiResult},
+};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    Endpoint::new("/api/v1/system/api-keys/").get(list).post(create).register(cfg);
+    Endpoint::new("/api/v1/system/api-keys/{id}/").get(retrieve).delete(revoke).register(cfg);
+}
+
+async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let query = ListQuery::parse(&http)?;
+    let page_query = query.clone();
+    let (count, rows) = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let count: i64 = api_keys::table.count().get_result(conn)?;
+            query.check_page(count)?;
+            let rows = api_keys::table
+                .order((api_keys::created_at, api_keys::id))
+                .offset(query.offset())
+                .limit(query.page_size)
+                .select(ApiKeyRecord::as_select())
+                .load(conn)?;
+            Ok((count, rows))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(page(&http, &page_query, count, rows)?))
+}
+
+#[derive(Serialize)]
+struct CreatedKey {
+    #[serde(flatten)]
+    record: ApiKeyRecord,
+    key: String,
+}
+
+async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let secret = state.config.jwt_secret.clone();
+    let created = request
+        .run(SystemNeed::PlatformAdmin, move |conn, actor| {
+            let body = body?;
+            let mut f = Fields::new(&body, Mode::Create);
+            let name = f.required("name", &len(1, 100));
+            let tenant = f.nullable::<Uuid>("tenant", None, &any).flatten();
+            let read_only = f.optional("read_only", false, &any);
+            let expires_at = f.nullable::<DateTime<Utc>>("expires_at", None, &|at: &DateTime<Utc>| {
+                if *at > Utc::now() { Ok(()) } else { Err("must be in the future".into()) }
+            });
+            if let Some(id) = tenant {
+                if !f.has_error("tenant") && TenantRow::find(conn, id)?.is_none() {
+                    f.error("tenant", "no school has this id");
+                }
+            }
+            let (name, read_only, expires_at) = f.finish((name, read_only, expires_at))?;
+            let key = api_key::generate();
+            let record = diesel::insert_into(api_keys::table)
+                .values((
+                    api_keys::id.eq(Uuid::new_v4()),
+                    api_keys::name.eq(name.unwrap_or_default()),
+                    api_keys::prefix.eq(&key[..PREFIX_LEN]),
+                    api_keys::key_hash.eq(api_key::hash(&secret, &key)),
+                    api_keys::tenant_id.eq(tenant),
+                    api_keys::read_only.eq(read_only.unwrap_or(false)),
+                    api_keys::expires_at.eq(expires_at.flatten()),
+                    api_keys::created_by.eq(actor.id),
+                ))
+                .returning(ApiKeyRecord::as_returning())
+                .get_result(conn)?;
+            Ok(CreatedKey { record, key })
+        })
+        .await?;
+    Ok(HttpResponse::Created().json(created))
+}
+
+async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let raw = path.into_inner();
+    let record = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            Ok(api_keys::table.find(id).select(ApiKeyRecord::as_select()).first(conn).optional()?)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    Ok(HttpResponse::Ok().json(record))
+}
+
+async fn revoke(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let raw = path.into_inner();
+    request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            let found: Option<Option<DateTime<Utc>>> =
+                api_keys::table.find(id).select(api_keys::revoked_at).first(conn).optional()?;
+            match found {
+                None => Err(ApiError::not_found()),
+                Some(Some(_)) => Ok(()),
+                Some(None) => {
+                    diesel::update(api_keys::table.find(id)).set(api_keys::revoked_at.eq(Utc::now())).execute(conn)?;
+                    Ok(())
+                }
+            }
+        })
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}

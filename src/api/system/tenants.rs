@@ -1,0 +1,198 @@
+//! `/api/v1/system/tenants/`: the school registry, provisioning and domains.
+
+use std::collections::HashMap;
+
+use actix_web::{HttpResponse, web};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        body::read_object,
+        fields::{Fields, Mode, any, len},
+        pagination::{ListQuery, flag, page, query_map},
+        path_id,
+        routes::Endpoint,
+    },
+    auth::{SystemNeed, SystemRequest},
+    db::{
+        models::{DomainRow, TenantRow, tenant::normalize_domain},
+        schema_public::domains,
+    },
+    error::{ApiError, ApiResult},
+    tenancy::provision::{self, NewTenant},
+};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    Endpoint::new("/api/v1/system/tenants/").get(list).post(create).register(cfg);
+    Endpoint::new("/api/v1/system/tenants/{id}/").get(retrieve).patch(update).delete(delete).register(cfg);
+    Endpoint::new("/api/v1/system/tenants/{id}/domains/").get(list_domains).post(add_domain).register(cfg);
+}
+
+#[derive(Serialize)]
+struct TenantView {
+    #[serde(flatten)]
+    tenant: TenantRow,
+    domains: Vec<DomainRow>,
+}
+
+fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<Vec<TenantView>> {
+    let ids: Vec<Uuid> = tenants.iter().map(|t| t.id).collect();
+    let mut by_tenant: HashMap<Uuid, Vec<DomainRow>> = HashMap::new();
+    for domain in domains::table
+        .filter(domains::tenant_id.eq_any(&ids))
+        .order((domains::created_at, domains::id))
+        .select(DomainRow::as_select())
+        .load(conn)?
+    {
+        by_tenant.entry(domain.tenant_id).or_default().push(domain);
+    }
+    Ok(tenants
+        .into_iter()
+        .map(|tenant| TenantView { domains: by_tenant.remove(&tenant.id).unwrap_or_default(), tenant })
+        .collect())
+}
+
+async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let query = ListQuery::parse(&http)?;
+    let page_query = query.clone();
+    let (count, views) = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let count = TenantRow::count(conn)?;
+            query.check_page(count)?;
+            let rows = TenantRow::page(conn, query.offset(), query.page_size)?;
+            Ok((count, with_domains(conn, rows)?))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(page(&http, &page_query, count, views)?))
+}
+
+async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    request.run(SystemNeed::PlatformAdmin, |_, _| Ok(())).await?;
+    let body = body?;
+    let mut fields = Fields::new(&body, Mode::Create);
+    let schema_name = fields.required::<String>("schema_name", &any);
+    let name = fields.required("name", &len(1, 255));
+    let domains = fields.optional::<Vec<String>>("domains", Vec::new(), &any);
+    let (schema_name, name, domains) = fields.finish((schema_name, name, domains))?;
+    let new = NewTenant::parse(
+        &schema_name.unwrap_or_default(),
+        &name.unwrap_or_default(),
+        &domains.unwrap_or_default(),
+    )?;
+    if let Some(main) = new.domains.iter().find(|d| state.config.main_domains.contains(d)) {
+        return Err(ApiError::validation("domains", format!("'{main}' is a main domain of the platform")));
+    }
+    let db = state.db.clone();
+    let row = web::block(move || provision::create_tenant(&db, &new)).await??;
+    state.directory.invalidate();
+    let view = state.db.run(move |conn| Ok(with_domains(conn, vec![row])?.remove(0))).await?;
+    Ok(HttpResponse::Created().json(view))
+}
+
+async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let raw = path.into_inner();
+    let view = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            let row = TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            Ok(with_domains(conn, vec![row])?.remove(0))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+async fn update(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let raw = path.into_inner();
+    let view = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            let body = body?;
+            let mut fields = Fields::new(&body, Mode::Patch);
+            let name = fields.required("name", &len(1, 255));
+            let is_active = fields.required::<bool>("is_active", &any);
+            let (name, is_active) = fields.finish((name, is_active))?;
+            let row = TenantRow::set_fields(conn, id, name.as_deref().map(str::trim), is_active)?;
+            Ok(with_domains(conn, vec![row])?.remove(0))
+        })
+        .await?;
+    state.directory.invalidate();
+    Ok(HttpResponse::Ok().json(view))
+}
+
+async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let drop_schema = flag(&query_map(request.http())?, "drop_schema")?;
+    let need = if drop_schema { SystemNeed::SuperAdmin } else { SystemNeed::PlatformAdmin };
+    let raw = path.into_inner();
+    let id = request
+        .run(need, move |conn, _| {
+            let id = path_id(&raw)?;
+            TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            if !drop_schema {
+                TenantRow::set_fields(conn, id, None, Some(false))?;
+            }
+            Ok(id)
+        })
+        .await?;
+    if drop_schema {
+        let db = state.db.clone();
+        web::block(move || provision::drop_tenant(&db, id)).await??;
+    }
+    state.directory.invalidate();
+    Ok(HttpResponse::NoContent().finish())
+}
+
+async fn list_domains(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let query = ListQuery::parse(&http)?;
+    let raw = path.into_inner();
+    let rows = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            Ok(DomainRow::for_tenant(conn, id)?)
+        })
+        .await?;
+    let count = rows.len() as i64;
+    let results = rows.into_iter().skip(query.offset() as usize).take(query.page_size as usize).collect();
+    Ok(HttpResponse::Ok().json(page(&http, &query, count, results)?))
+}
+
+async fn add_domain(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let raw = path.into_inner();
+    let main_domains = state.config.main_domains.clone();
+    let row = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let id = path_id(&raw)?;
+            TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            let body = body?;
+            let mut fields = Fields::new(&body, Mode::Create);
+            let domain = fields.required::<String>("domain", &|d: &String| {
+                normalize_domain(d).map(|_| ()).ok_or_else(|| "enter a valid host name".to_owned())
+            });
+            let is_primary = fields.optional("is_primary", false, &any);
+            let (domain, is_primary) = fields.finish((domain, is_primary))?;
+            let domain = domain.as_deref().and_then(normalize_domain).unwrap_or_default();
+            if main_domains.contains(&domain) {
+                return Err(ApiError::validation("domain", "this is a main domain of the platform"));
+            }
+            conn.transaction(|conn| DomainRow::add(conn, id, &domain, is_primary.unwrap_or(false)))
+                .map_err(|err| match ApiError::from(err) {
+                    ApiError::Conflict(_) => ApiError::Conflict(format!("domain '{domain}' is already registered")),
+                    other => other,
+                })
+        })
+        .await?;
+    state.directory.invalidate();
+    Ok(HttpResponse::Created().json(row))
+}

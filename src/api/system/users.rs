@@ -1,0 +1,339 @@
+//! `/api/v1/system/users/`: platform administrators manage users of both populations.
+
+use actix_web::{HttpResponse, web};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        body::{JsonObject, read_object},
+        fields::{Fields, Mode, any, email, len},
+        pagination::{ListQuery, page},
+        path_id,
+        routes::Endpoint,
+    },
+    auth::{SystemNeed, SystemRequest, password, roles},
+    db::{
+        models::{NewUser, TenantRow, User, UserChangeset, UserView, user::normalize_phone},
+        schema_public::users,
+    },
+    error::{ApiError, ApiResult, FieldErrors},
+    startup::AppState,
+};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    Endpoint::new("/api/v1/system/users/").get(list).post(create).register(cfg);
+    Endpoint::new("/api/v1/system/users/{id}/").get(retrieve).patch(update).register(cfg);
+}
+
+#[derive(Serialize)]
+pub struct UserRecord {
+    #[serde(flatten)]
+    user: UserView,
+    is_active: bool,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<&User> for UserRecord {
+    fn from(user: &User) -> Self {
+        Self { user: user.view(), is_active: user.is_active, created_at: user.created_at, updated_at: user.updated_at }
+    }
+}
+
+async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let query = ListQuery::parse(&http)?;
+    let page_query = query.clone();
+    let (count, rows) = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let filtered = || {
+                let mut q = users::table.into_boxed();
+                if let Some(search) = &query.search {
+                    let pattern = crate::db::like_pattern(search);
+                    q = q.filter(
+                        users::email
+                            .ilike(pattern.clone())
+                            .or(users::phone.ilike(pattern.clone()))
+                            .or(users::first_name.ilike(pattern.clone()))
+                            .or(users::last_name.ilike(pattern)),
+                    );
+                }
+                q
+            };
+            let count: i64 = filtered().count().get_result(conn)?;
+            query.check_page(count)?;
+            let rows: Vec<User> = filtered()
+                .order((users::created_at, users::id))
+                .offset(query.offset())
+                .limit(query.page_size)
+                .select(User::as_select())
+                .load(conn)?;
+            Ok((count, rows.iter().map(UserRecord::from).collect::<Vec<_>>()))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(page(&http, &page_query, count, rows)?))
+}
+
+struct NewUserInput {
+    email: Option<String>,
+    phone: Option<String>,
+    password: String,
+    first_name: String,
+    last_name: String,
+    client: Option<Uuid>,
+    roles: Vec<String>,
+    is_staff: bool,
+    is_superuser: bool,
+    teacher: bool,
+}
+
+impl NewUserInput {
+    fn parse(body: &JsonObject) -> ApiResult<Self> {
+        let mut f = Fields::new(body, Mode::Create);
+        let email = f.nullable("email", None, &|e: &String| len(1, 254)(e).and_then(|()| email(e)));
+        let phone = f.nullable::<String>("phone", None, &|p: &String| {
+            normalize_phone(p).map(|_| ()).ok_or_else(|| "enter a valid phone number: + and 6-15 digits".into())
+        });
+        let password = f.required::<String>("password", &|p: &String| password::check_policy(p));
+        let first_name = f.optional("first_name", String::new(), &len(0, 150));
+        let last_name = f.optional("last_name", String::new(), &len(0, 150));
+        let client = f.nullable::<Uuid>("client", None, &any);
+        let roles = f.optional::<Vec<String>>("roles", Vec::new(), &any);
+        let is_staff = f.optional("is_staff", false, &any);
+        let is_superuser = f.optional("is_superuser", false, &any);
+        let teacher = f.optional("teacher", false, &any);
+        let email = email.flatten();
+        let phone = phone.flatten().and_then(|p| normalize_phone(&p));
+        if email.is_none() && phone.is_none() && !f.has_error("email") && !f.has_error("phone") {
+            f.error("non_field", "give an email or a phone number");
+        }
+        let client = client.flatten();
+        let roles = roles.unwrap_or_default();
+        if client.is_none() && !roles.is_empty() {
+            f.error("roles", "roles can only be given to users of a school (client)");
+        }
+        if client.is_some() && is_superuser == Some(true) {
+            f.error("is_superuser", "school users cannot be superusers");
+        }
+        f.finish(())?;
+        Ok(Self {
+            email,
+            phone,
+            password: password.unwrap_or_default(),
+            first_name: first_name.unwrap_or_default().trim().to_owned(),
+            last_name: last_name.unwrap_or_default().trim().to_owned(),
+            client,
+            roles,
+            is_staff: is_staff.unwrap_or(false),
+            is_superuser: is_superuser.unwrap_or(false),
+            teacher: teacher.unwrap_or(false),
+        })
+    }
+}
+
+async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let actor = request.run(SystemNeed::PlatformAdmin, |_, actor| Ok(actor.clone())).await?;
+    let input = NewUserInput::parse(&body?)?;
+    if input.is_superuser && !actor.is_superuser {
+        return Err(ApiError::PermissionDenied("only a superuser may create a superuser".into()));
+    }
+    let user = create_user(&state, input).await?;
+    Ok(HttpResponse::Created().json(UserRecord::from(&user)))
+}
+
+/// Hashes the password off the executor, then inserts the user and, for school users,
+/// their roles (and teacher profile) in the school's schema.
+async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
+    let cost = state.config.bcrypt_cost;
+    let password = input.password.clone();
+    let password_hash = web::block(move || password::hash(&password, cost)).await?.map_err(ApiError::internal)?;
+    let db = state.db.clone();
+    let directory = state.directory.clone();
+    web::block(move || {
+        let tenant = match input.client {
+            Some(id) => {
+                let row = db
+                    .with_conn(|conn| Ok(TenantRow::find(conn, id)?))?
+                    .ok_or_else(|| ApiError::validation("client", "no school has this id"))?;
+                Some(directory.find_schema(&row.schema_name)?)
+            }
+            None => None,
+        };
+        let new = NewUser {
+            id: Uuid::new_v4(),
+            email: input.email,
+            phone: input.phone,
+            password_hash,
+            first_name: input.first_name,
+            last_name: input.last_name,
+            is_superuser: input.is_superuser,
+            is_staff: input.is_staff,
+            client_id: input.client,
+        };
+        match tenant {
+            None => db.with_conn(|conn| insert_unique(conn, &new)),
+            Some(tenant) => db.with_tenant(&tenant, |conn| {
+                conn.transaction(|conn| {
+                    let user = insert_unique(conn.pg(), &new)?;
+                    for role in &input.roles {
+                        roles::assign_by_name(conn, user.id, role)?;
+                    }
+                    if input.teacher {
+                        crate::api::school::teachers::create_for_user(conn, user.id, None)?;
+                    }
+                    Ok(user)
+                })
+            }),
+        }
+    })
+    .await?
+}
+
+fn insert_unique(conn: &mut PgConnection, new: &NewUser) -> ApiResult<User> {
+    User::insert(conn, new).map_err(|err| match ApiError::from(err) {
+        ApiError::Conflict(_) => ApiError::Conflict("a user with this email or phone already exists".into()),
+        other => other,
+    })
+}
+
+async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+    let raw = path.into_inner();
+    let record = request
+        .run(SystemNeed::PlatformAdmin, move |conn, _| {
+            let user = User::find(conn, path_id(&raw)?)?.ok_or_else(ApiError::not_found)?;
+            Ok(UserRecord::from(&user))
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(record))
+}
+
+async fn update(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+    let state = request.state();
+    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let raw = path.into_inner();
+    // Checks first (so the order of answers is auth, id, existence, body, validation);
+    // the password is hashed after, off the executor, then applied.
+    let (id, changes, new_password) = request
+        .run(SystemNeed::PlatformAdmin, move |conn, actor| {
+            let id = path_id(&raw)?;
+            let target = User::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            let body = body?;
+            let mut f = Fields::new(&body, Mode::Patch);
+            let changes = UserChangeset {
+                first_name: f.required("first_name", &len(0, 150)),
+                last_name: f.required("last_name", &len(0, 150)),
+                is_active: f.required("is_active", &any),
+                is_staff: f.required("is_staff", &any),
+                is_superuser: f.required("is_superuser", &any),
+                ..UserChangeset::default()
+            };
+            let new_password = f.required::<String>("password", &|p: &String| password::check_policy(p));
+            if changes.is_superuser.is_some() && !actor.is_superuser {
+                return Err(ApiError::PermissionDenied("only a superuser may set is_superuser".into()));
+            }
+            if changes.is_superuser == Some(true) && target.client_id.is_some() {
+                f.error("is_superuser", "school users cannot be superusers");
+            }
+            f.finish(())?;
+            Ok((target.id, changes, new_password))
+        })
+        .await?;
+    let password_hash = match new_password {
+        Some(password) => {
+            let cost = state.config.bcrypt_cost;
+            Some(web::block(move || password::hash(&password, cost)).await?.map_err(ApiError::internal)?)
+        }
+        None => None,
+    };
+    let user = state
+        .db
+        .run(move |conn| {
+            conn.transaction(|conn| {
+                let current = User::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+                // Deactivation and password changes end every session the user had.
+                let revoke = changes.is_active == Some(false) || password_hash.is_some();
+                let changes = UserChangeset {
+                    password_hash,
+                    token_version: revoke.then_some(current.token_version + 1),
+                    updated_at: Some(Utc::now()),
+                    first_name: changes.first_name.map(|n| n.trim().to_owned()),
+                    last_name: changes.last_name.map(|n| n.trim().to_owned()),
+                    ..changes
+                };
+                Ok(User::update(conn, id, &changes)?)
+            })
+        })
+        .await?;
+    Ok(HttpResponse::Ok().json(UserRecord::from(&user)))
+}
+
+/// Parses `{email?, phone?}` pairs where at least one is needed (used by the CLI too).
+pub fn check_contact(email_value: Option<&str>, phone_value: Option<&str>) -> ApiResult<(Option<String>, Option<String>)> {
+    let mut errors = FieldErrors::new();
+    let email_value = email_value.map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned);
+    if let Some(e) = &email_value {
+        if let Err(message) = len(1, 254)(e).and_then(|()| email(e)) {
+            errors.add("email", message);
+        }
+    }
+    let phone = match phone_value.map(str::trim).filter(|p| !p.is_empty()) {
+        Some(raw) => match normalize_phone(raw) {
+            Some(p) => Some(p),
+            None => {
+                errors.add("phone", "enter a valid phone number: + and 6-15 digits");
+                None
+            }
+        },
+        None => None,
+    };
+    if email_value.is_none() && phone.is_none() && errors.is_empty() {
+        errors.add("non_field", "give an email or a phone number");
+    }
+    errors.into_result((email_value, phone))
+}
+
+/// Creates a user for the CLI (same rules as `POST /api/v1/system/users/`).
+#[allow(clippy::too_many_arguments)]
+pub async fn create_user_from_cli(
+    state: &AppState,
+    email_value: Option<&str>,
+    phone_value: Option<&str>,
+    password_value: &str,
+    names: (String, String),
+    tenant_schema: Option<&str>,
+    role_names: Vec<String>,
+    superuser: bool,
+    teacher: bool,
+) -> ApiResult<User> {
+    let (email, phone) = check_contact(email_value, phone_value)?;
+    password::check_policy(password_value).map_err(|m| ApiError::validation("password", m))?;
+    let client = match tenant_schema {
+        Some(schema) => {
+            let directory = state.directory.clone();
+            let schema = schema.to_owned();
+            Some(web::block(move || directory.find_schema(&schema)).await??.id)
+        }
+        None => None,
+    };
+    create_user(
+        state,
+        NewUserInput {
+            email,
+            phone,
+            password: password_value.to_owned(),
+            first_name: names.0,
+            last_name: names.1,
+            client,
+            roles: role_names,
+            is_staff: superuser,
+            is_superuser: superuser,
+            teacher,
+        },
+    )
+    .await
+}

@@ -1,0 +1,403 @@
+//! Request extractors that turn a request into an authenticated, authorised caller.
+//!
+//! `SchoolRequest` and `SystemRequest` read headers only (no I/O) when extracted. Their
+//! `run` method then does, in one trip to the blocking pool and on one pooled connection:
+//! tenant selection, authentication, the tenant match, the permission check, and finally
+//! the handler's own database work. Checks happen in the order API.md section 2 fixes.
+
+use std::{future::Ready, sync::Arc};
+
+use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::Method, web};
+use chrono::Utc;
+use diesel::pg::PgConnection;
+use uuid::Uuid;
+
+use crate::{
+    auth::{
+        api_key::ApiKeyRecord,
+        jwt::{Claims, Layer, TokenType},
+        permissions::{Action, Permission, PermissionSet, Resource},
+        roles,
+    },
+    db::models::User,
+    error::{ApiError, ApiResult},
+    startup::AppState,
+    tenancy::{HostKind, TenantConn, TenantRef},
+};
+
+/// Who is calling, as far as the request log is concerned.
+#[derive(Clone, Debug, Default)]
+pub struct LogIdentity {
+    pub tenant: Option<String>,
+    pub user: Option<Uuid>,
+}
+
+enum Credentials {
+    None,
+    Bearer(String),
+    /// An `Authorization` header that is not `Bearer <token>`.
+    Malformed,
+    ApiKey(String),
+}
+
+fn credentials(req: &HttpRequest, accept_api_key: bool) -> Credentials {
+    if let Some(value) = req.headers().get(actix_web::http::header::AUTHORIZATION) {
+        let value = value.to_str().unwrap_or("");
+        return match value.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
+                Credentials::Bearer(token.trim().to_owned())
+            }
+            _ => Credentials::Malformed,
+        };
+    }
+    match req.headers().get("x-api-key") {
+        Some(value) if accept_api_key => Credentials::ApiKey(value.to_str().unwrap_or("").trim().to_owned()),
+        _ => Credentials::None,
+    }
+}
+
+fn state_of(req: &HttpRequest) -> ApiResult<web::Data<AppState>> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))
+}
+
+/// What a school endpoint requires of its caller.
+#[derive(Clone, Copy, Debug)]
+pub enum Need {
+    /// Any authenticated caller of this school, even one without roles.
+    Authenticated,
+    /// The action the HTTP method maps to, on this resource.
+    Method(Resource),
+    /// Every one of these permissions.
+    All(&'static [Permission]),
+}
+
+/// The authenticated party of a school request.
+#[derive(Debug, Clone)]
+pub enum Principal {
+    User(Box<User>),
+    ApiKey(ApiKeyRecord),
+}
+
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub tenant: TenantRef,
+    pub principal: Principal,
+    pub roles: Vec<String>,
+    pub permissions: PermissionSet,
+}
+
+impl Caller {
+    /// The user behind the request; `None` for API keys (their records have no creator).
+    pub fn user_id(&self) -> Option<Uuid> {
+        match &self.principal {
+            Principal::User(user) => Some(user.id),
+            Principal::ApiKey(_) => None,
+        }
+    }
+
+    pub fn user(&self) -> Option<&User> {
+        match &self.principal {
+            Principal::User(user) => Some(user),
+            Principal::ApiKey(_) => None,
+        }
+    }
+
+    fn require(&self, need: Need, method: &Method) -> ApiResult<()> {
+        if let Principal::ApiKey(key) = &self.principal {
+            if key.read_only && !matches!(*method, Method::GET | Method::HEAD) {
+                return Err(ApiError::PermissionDenied("this API key is read-only".into()));
+            }
+        }
+        let missing = match need {
+            Need::Authenticated => None,
+            Need::Method(resource) => Action::for_method(method)
+                .map(|action| Permission::new(action, resource))
+                .filter(|p| !self.permissions.contains(*p)),
+            Need::All(required) => required.iter().copied().find(|p| !self.permissions.contains(*p)),
+        };
+        match missing {
+            None => Ok(()),
+            Some(permission) => Err(ApiError::PermissionDenied(format!(
+                "you do not have permission to perform this action ({permission} is required)"
+            ))),
+        }
+    }
+}
+
+/// A request to a school endpoint, before authentication.
+pub struct SchoolRequest {
+    state: web::Data<AppState>,
+    http: HttpRequest,
+    host: HostKind,
+    x_tenant: Option<String>,
+    credentials: Credentials,
+}
+
+impl FromRequest for SchoolRequest {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready((|| {
+            let host = req
+                .extensions()
+                .get::<HostKind>()
+                .cloned()
+                .ok_or(ApiError::TenantNotFound)?;
+            let x_tenant = req
+                .headers()
+                .get("x-tenant")
+                .map(|v| v.to_str().unwrap_or("\u{fffd}").trim().to_owned());
+            Ok(Self {
+                state: state_of(req)?,
+                http: req.clone(),
+                host,
+                x_tenant,
+                credentials: credentials(req, true),
+            })
+        })())
+    }
+}
+
+impl SchoolRequest {
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    pub fn http(&self) -> &HttpRequest {
+        &self.http
+    }
+
+    /// On the main domain with no `X-Tenant`: only a token can choose the school.
+    pub fn is_main_without_selection(&self) -> bool {
+        matches!(self.host, HostKind::Main) && self.x_tenant.is_none()
+    }
+
+    /// The school chosen by host or `X-Tenant` alone, before any credentials are read.
+    /// `Ok(None)`: on the main domain with no `X-Tenant`; the token may still choose.
+    async fn tenant_by_address(&self) -> ApiResult<Option<TenantRef>> {
+        let tenant = match (&self.host, &self.x_tenant) {
+            (HostKind::Tenant(tenant), _) => Some(tenant.clone()),
+            (HostKind::Main, Some(schema)) => Some(
+                self.state.directory.snapshot().await?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?,
+            ),
+            (HostKind::Main, None) => None,
+        };
+        if tenant.as_ref().is_some_and(|t| !t.is_active) {
+            return Err(ApiError::TenantInactive);
+        }
+        Ok(tenant)
+    }
+
+    /// The school for an unauthenticated endpoint (login, refresh): host or `X-Tenant`.
+    pub async fn tenant_for_login(&self) -> ApiResult<TenantRef> {
+        self.tenant_by_address().await?.ok_or(ApiError::TenantNotFound)
+    }
+
+    /// Authenticates and authorises the caller, then runs `work` on a connection bound to
+    /// the request's school: all in one blocking task on one pooled connection.
+    pub async fn run<T, F>(self, need: Need, work: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let by_address = self.tenant_by_address().await?;
+        let claims = match &self.credentials {
+            Credentials::Bearer(token) => Some(self.state.jwt.decode(token, TokenType::Access, Layer::School)),
+            _ => None,
+        };
+        let tenant = match by_address {
+            Some(tenant) => tenant,
+            // Main domain, no X-Tenant: only a valid token's `tenant` claim can choose.
+            None => match &claims {
+                Some(Ok(claims)) => {
+                    let schema = claims.tenant.as_deref().unwrap_or_default();
+                    let snapshot = self.state.directory.snapshot().await?;
+                    let tenant = snapshot.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?;
+                    if !tenant.is_active {
+                        return Err(ApiError::TenantInactive);
+                    }
+                    tenant
+                }
+                Some(Err(_)) | None if matches!(self.credentials, Credentials::Malformed) => {
+                    return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+                }
+                Some(Err(err)) => return Err(clone_auth_error(err)),
+                None => return Err(ApiError::TenantNotFound),
+            },
+        };
+        let credentials = match (self.credentials, claims) {
+            (Credentials::None, _) => return Err(ApiError::NotAuthenticated),
+            (Credentials::Malformed, _) => {
+                return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+            }
+            (Credentials::Bearer(_), Some(claims)) => Authenticate::Token(claims?),
+            (Credentials::ApiKey(key), _) => Authenticate::Key(key),
+            (Credentials::Bearer(_), None) => return Err(ApiError::NotAuthenticated),
+        };
+        let x_tenant_mismatch = match (&self.host, &self.x_tenant) {
+            (HostKind::Tenant(host_tenant), Some(schema)) => schema != host_tenant.schema_name.as_str(),
+            _ => false,
+        };
+        let method = self.http.method().clone();
+        let secret = self.state.config.jwt_secret.clone();
+        let identity = Arc::new(std::sync::Mutex::new(LogIdentity {
+            tenant: Some(tenant.schema_name.to_string()),
+            user: None,
+        }));
+        let identity_in_task = identity.clone();
+        let result = self
+            .state
+            .db
+            .run_in_tenant(tenant.clone(), move |conn| {
+                let caller = authenticate(conn, tenant, credentials, &secret)?;
+                if let Ok(mut identity) = identity_in_task.lock() {
+                    identity.user = caller.user_id();
+                }
+                if x_tenant_mismatch {
+                    return Err(ApiError::TenantMismatch("the X-Tenant header names another school"));
+                }
+                caller.require(need, &method)?;
+                work(conn, &caller)
+            })
+            .await;
+        if let Ok(identity) = identity.lock() {
+            self.http.extensions_mut().insert(identity.clone());
+        }
+        result
+    }
+}
+
+/// `ApiError` is not `Clone`; token errors are simple enough to rebuild.
+fn clone_auth_error(err: &ApiError) -> ApiError {
+    match err {
+        ApiError::TokenNotValid(reason) => ApiError::TokenNotValid(reason),
+        _ => ApiError::TokenNotValid("token is invalid"),
+    }
+}
+
+enum Authenticate {
+    Token(Claims),
+    Key(String),
+}
+
+/// Runs on the blocking pool: loads the principal and its permissions in this school.
+fn authenticate(
+    conn: &mut TenantConn,
+    tenant: TenantRef,
+    credentials: Authenticate,
+    secret: &str,
+) -> ApiResult<Caller> {
+    match credentials {
+        Authenticate::Token(claims) => {
+            let user = load_token_user(conn.pg(), &claims)?;
+            if user.client_id != Some(tenant.id) || claims.tenant.as_deref() != Some(tenant.schema_name.as_str()) {
+                return Err(ApiError::TenantMismatch("this token was issued for another school"));
+            }
+            let (role_names, permissions) = roles::for_user(conn, user.id)?;
+            Ok(Caller { tenant, principal: Principal::User(Box::new(user)), roles: role_names, permissions })
+        }
+        Authenticate::Key(key) => {
+            let now = Utc::now();
+            let record = ApiKeyRecord::find_by_key(conn.pg(), secret, &key)?
+                .filter(|record| record.is_usable(now))
+                .ok_or(ApiError::InvalidApiKey)?;
+            if record.tenant_id.is_some_and(|id| id != tenant.id) {
+                return Err(ApiError::TenantMismatch("this API key is scoped to another school"));
+            }
+            record.touch(conn.pg(), now)?;
+            let permissions = if record.read_only { PermissionSet::all().view_only() } else { PermissionSet::all() };
+            Ok(Caller { tenant, principal: Principal::ApiKey(record), roles: Vec::new(), permissions })
+        }
+    }
+}
+
+/// The user a valid access or refresh token names, if still allowed to use it.
+pub fn load_token_user(conn: &mut PgConnection, claims: &Claims) -> ApiResult<User> {
+    User::find(conn, claims.sub)?
+        .filter(|user| user.is_active && user.token_version == claims.ver)
+        .ok_or(ApiError::TokenNotValid("the user is inactive or the token was revoked"))
+}
+
+/// What a system endpoint requires of its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SystemNeed {
+    /// Any platform user (`client` null), admin or not: `me`, `logout`.
+    PlatformUser,
+    /// `is_staff` or `is_superuser` (the spec's IsPlatformAdmin).
+    PlatformAdmin,
+    /// `is_superuser` (the spec's IsSuperAdmin).
+    SuperAdmin,
+}
+
+/// A request to a system endpoint, before authentication. The host middleware has already
+/// refused system paths on school addresses.
+pub struct SystemRequest {
+    state: web::Data<AppState>,
+    http: HttpRequest,
+    credentials: Credentials,
+}
+
+impl FromRequest for SystemRequest {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(state_of(req).map(|state| Self {
+            state,
+            http: req.clone(),
+            // An API key on a system endpoint counts as no credentials.
+            credentials: credentials(req, false),
+        }))
+    }
+}
+
+impl SystemRequest {
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    pub fn http(&self) -> &HttpRequest {
+        &self.http
+    }
+
+    pub async fn run<T, F>(self, need: SystemNeed, work: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut PgConnection, &User) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let claims = match &self.credentials {
+            Credentials::None | Credentials::ApiKey(_) => return Err(ApiError::NotAuthenticated),
+            Credentials::Malformed => {
+                return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+            }
+            Credentials::Bearer(token) => self.state.jwt.decode(token, TokenType::Access, Layer::System)?,
+        };
+        let user_id = claims.sub;
+        let result = self
+            .state
+            .db
+            .run(move |conn| {
+                let user = load_token_user(conn, &claims)?;
+                if user.client_id.is_some() {
+                    return Err(ApiError::TokenNotValid("school users cannot use system endpoints"));
+                }
+                let allowed = match need {
+                    SystemNeed::PlatformUser => true,
+                    SystemNeed::PlatformAdmin => user.is_platform_admin(),
+                    SystemNeed::SuperAdmin => user.is_superuser,
+                };
+                if !allowed {
+                    return Err(ApiError::PermissionDenied(
+                        "you do not have permission to perform this action".into(),
+                    ));
+                }
+                work(conn, &user)
+            })
+            .await;
+        self.http.extensions_mut().insert(LogIdentity { tenant: None, user: Some(user_id) });
+        result
+    }
+}

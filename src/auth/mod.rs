@@ -1,0 +1,13 @@
+//! Authentication and authorisation: JWTs, passwords, API keys, login throttling, the
+//! permission catalogue and roles, and the extractors that produce a typed caller.
+
+pub mod api_key;
+pub mod context;
+pub mod jwt;
+pub mod login;
+pub mod password;
+pub mod permissions;
+pub mod roles;
+pub mod throttle;
+
+pub use context::{Caller, Need, Principal, SchoolRequest, SystemNeed, SystemRequest};

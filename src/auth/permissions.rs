@@ -1,0 +1,233 @@
+//! The permission catalogue of a school: `<action>_<resource>` codenames, the set type a
+//! caller's roles add up to, and the default roles every new school gets.
+
+use std::fmt;
+
+use actix_web::http::Method;
+
+macro_rules! resources {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        /// A school resource that permissions are granted on.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Resource { $($variant),+ }
+
+        impl Resource {
+            pub const ALL: &'static [Resource] = &[$(Resource::$variant),+];
+
+            pub fn codename(self) -> &'static str {
+                match self { $(Resource::$variant => $name),+ }
+            }
+        }
+    };
+}
+
+resources! {
+    AcademicSession => "academicsession",
+    ExamSession => "examsession",
+    Exam => "exam",
+    Mark => "mark",
+    Department => "department",
+    Subject => "subject",
+    AcademicClass => "academicclass",
+    Student => "student",
+    TeacherProfile => "teacherprofile",
+    TeacherAssignment => "teacherassignment",
+    TeacherGradeComment => "teachergradecomment",
+    SessionSetup => "sessionsetup",
+    GeneralSettings => "generalsettings",
+    AcademicSettings => "academicsettings",
+    ReportSettings => "reportsettings",
+    SchoolRole => "schoolrole",
+    UserRoleAssignment => "userroleassignment",
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    View,
+    Add,
+    Change,
+    Delete,
+}
+
+impl Action {
+    pub const ALL: [Action; 4] = [Action::View, Action::Add, Action::Change, Action::Delete];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::View => "view",
+            Action::Add => "add",
+            Action::Change => "change",
+            Action::Delete => "delete",
+        }
+    }
+
+    /// GET/HEAD → view, POST → add, PUT/PATCH → change, DELETE → delete.
+    pub fn for_method(method: &Method) -> Option<Action> {
+        match *method {
+            Method::GET | Method::HEAD => Some(Action::View),
+            Method::POST => Some(Action::Add),
+            Method::PUT | Method::PATCH => Some(Action::Change),
+            Method::DELETE => Some(Action::Delete),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Permission {
+    pub action: Action,
+    pub resource: Resource,
+}
+
+impl Permission {
+    pub const fn new(action: Action, resource: Resource) -> Self {
+        Self { action, resource }
+    }
+
+    fn bit(self) -> u128 {
+        let resource = Resource::ALL.iter().position(|r| *r == self.resource).unwrap_or(0);
+        let action = Action::ALL.iter().position(|a| *a == self.action).unwrap_or(0);
+        1u128 << (resource * 4 + action)
+    }
+
+    pub fn parse(codename: &str) -> Option<Self> {
+        let (action, resource) = codename.split_once('_')?;
+        let action = Action::ALL.into_iter().find(|a| a.as_str() == action)?;
+        let resource = Resource::ALL.iter().copied().find(|r| r.codename() == resource)?;
+        Some(Self::new(action, resource))
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}", self.action.as_str(), self.resource.codename())
+    }
+}
+
+/// A set of permissions, one bit each (17 resources × 4 actions fit in 128 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PermissionSet(u128);
+
+impl PermissionSet {
+    pub fn all() -> Self {
+        Self::from_iter(all_permissions())
+    }
+
+    pub fn contains(self, permission: Permission) -> bool {
+        self.0 & permission.bit() != 0
+    }
+
+    pub fn insert(&mut self, permission: Permission) {
+        self.0 |= permission.bit();
+    }
+
+    pub fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+
+    /// Only the `view_*` permissions of this set.
+    pub fn view_only(self) -> Self {
+        self.iter().filter(|p| p.action == Action::View).collect()
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Permission> {
+        all_permissions().filter(move |p| self.contains(*p))
+    }
+
+    /// Codenames, sorted.
+    pub fn codenames(self) -> Vec<String> {
+        let mut names: Vec<String> = self.iter().map(|p| p.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    /// Parses codenames, ignoring unknown ones (a role row may predate a rename).
+    pub fn from_codenames<'a>(codenames: impl IntoIterator<Item = &'a str>) -> Self {
+        codenames.into_iter().filter_map(Permission::parse).collect()
+    }
+}
+
+impl FromIterator<Permission> for PermissionSet {
+    fn from_iter<I: IntoIterator<Item = Permission>>(iter: I) -> Self {
+        let mut set = Self::default();
+        iter.into_iter().for_each(|p| set.insert(p));
+        set
+    }
+}
+
+pub fn all_permissions() -> impl Iterator<Item = Permission> {
+    Resource::ALL
+        .iter()
+        .flat_map(|r| Action::ALL.into_iter().map(move |a| Permission::new(a, *r)))
+}
+
+/// Every codename, sorted: the answer of `GET /api/v1/school/permissions/`.
+pub fn all_codenames() -> Vec<String> {
+    PermissionSet::all().codenames()
+}
+
+/// The roles every new school starts with (API.md section 5).
+pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
+    use Resource::*;
+    let view_all = |except: &[Resource]| -> PermissionSet {
+        Resource::ALL
+            .iter()
+            .filter(|r| !except.contains(r))
+            .map(|r| Permission::new(Action::View, *r))
+            .collect()
+    };
+    let grant = |resources: &[Resource], actions: &[Action]| -> PermissionSet {
+        resources
+            .iter()
+            .flat_map(|r| actions.iter().map(move |a| Permission::new(*a, *r)))
+            .collect()
+    };
+    let office = view_all(&[]).union(grant(
+        &[
+            AcademicSession, ExamSession, Department, Subject, AcademicClass, Student,
+            TeacherProfile, TeacherAssignment, SessionSetup, GeneralSettings, AcademicSettings,
+            ReportSettings,
+        ],
+        &[Action::Add, Action::Change, Action::Delete],
+    ));
+    let teacher = view_all(&[SchoolRole, UserRoleAssignment])
+        .union(grant(&[Exam, Mark, TeacherGradeComment], &[Action::Add, Action::Change]))
+        .union(grant(&[TeacherGradeComment], &[Action::Delete]));
+    let student = grant(&[AcademicSession, ExamSession, Exam, Subject, AcademicClass], &[Action::View]);
+    vec![
+        ("admin", PermissionSet::all()),
+        ("principal", PermissionSet::all()),
+        ("office", office),
+        ("teacher", teacher),
+        ("student", student),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codenames_round_trip() {
+        let all = all_codenames();
+        assert_eq!(all.len(), 68);
+        for name in &all {
+            assert_eq!(Permission::parse(name).map(|p| p.to_string()).as_deref(), Some(name.as_str()));
+        }
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
+        assert_eq!(Permission::parse("view_nothing"), None);
+        assert_eq!(Permission::parse("fly_exam"), None);
+    }
+
+    #[test]
+    fn default_roles_match_the_contract() {
+        let roles: std::collections::HashMap<_, _> = default_roles().into_iter().collect();
+        let has = |role: &str, code: &str| roles[role].contains(Permission::parse(code).expect(code));
+        assert!(has("admin", "delete_userroleassignment"));
+        assert!(has("office", "delete_student") && !has("office", "add_exam") && has("office", "view_mark"));
+        assert!(has("teacher", "change_mark") && !has("teacher", "delete_mark"));
+        assert!(has("teacher", "delete_teachergradecomment") && !has("teacher", "view_schoolrole"));
+        assert!(has("student", "view_exam") && !has("student", "view_mark"));
+        assert_eq!(roles["student"].codenames().len(), 5);
+    }
+}

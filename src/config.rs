@@ -1,0 +1,102 @@
+//! Settings read from the environment, with safe development defaults.
+
+use std::{env, net::SocketAddr, str::FromStr, time::Duration};
+
+use anyhow::{Context, bail};
+
+/// The secret used when none is configured and the server runs in development mode.
+const DEV_JWT_SECRET: &str = "insecure-development-secret-change-me";
+const MIN_SECRET_LEN: usize = 32;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub database_url: String,
+    pub bind_addr: SocketAddr,
+    pub main_domains: Vec<String>,
+    pub jwt_secret: String,
+    /// True when no `JWT_SECRET` was configured and the development secret is in use.
+    pub insecure_dev_secret: bool,
+    pub access_token_ttl: Duration,
+    pub refresh_token_ttl: Duration,
+    pub rotate_refresh_tokens: bool,
+    pub bcrypt_cost: u32,
+    pub db_pool_size: u32,
+    pub db_pool_timeout: Duration,
+    pub max_body_bytes: usize,
+    pub login_rate_per_minute: u32,
+    pub cors_allowed_origins: Vec<String>,
+}
+
+impl Config {
+    /// Reads every setting from the environment. `JWT_SECRET` may be missing only when
+    /// `APP_ENV=development` (or `allow_dev_secret` is set, as the CLI does for commands
+    /// that issue no tokens).
+    pub fn from_env(allow_dev_secret: bool) -> anyhow::Result<Self> {
+        let dev_mode = allow_dev_secret || env_str("APP_ENV").as_deref() == Some("development");
+        let (jwt_secret, insecure_dev_secret) = match env_str("JWT_SECRET") {
+            Some(secret) if secret.len() >= MIN_SECRET_LEN => (secret, false),
+            Some(_) => bail!("JWT_SECRET must be at least {MIN_SECRET_LEN} characters"),
+            None if dev_mode => (DEV_JWT_SECRET.to_owned(), true),
+            None => bail!(
+                "JWT_SECRET is not set; set it, or set APP_ENV=development to use an insecure \
+                 development secret"
+            ),
+        };
+        Ok(Self {
+            database_url: env_str("DATABASE_URL")
+                .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into()),
+            bind_addr: parse_env("BIND_ADDR", "127.0.0.1:8000".parse()?)?,
+            main_domains: env_list("MAIN_DOMAINS").unwrap_or_else(|| {
+                vec!["localhost".into(), "127.0.0.1".into()]
+            }),
+            jwt_secret,
+            insecure_dev_secret,
+            access_token_ttl: Duration::from_secs(parse_env("ACCESS_TOKEN_TTL", 300)?),
+            refresh_token_ttl: Duration::from_secs(parse_env("REFRESH_TOKEN_TTL", 86_400)?),
+            rotate_refresh_tokens: parse_env("ROTATE_REFRESH_TOKENS", true)?,
+            bcrypt_cost: parse_env("BCRYPT_COST", 12)?,
+            db_pool_size: parse_env("DB_POOL_SIZE", 10)?,
+            db_pool_timeout: Duration::from_millis(parse_env("DB_POOL_TIMEOUT_MS", 5_000)?),
+            max_body_bytes: parse_env("MAX_BODY_BYTES", 1024 * 1024)?,
+            login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
+            cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
+        }
+        .checked()?)
+    }
+
+    fn checked(self) -> anyhow::Result<Self> {
+        if !(4..=31).contains(&self.bcrypt_cost) {
+            bail!("BCRYPT_COST must be between 4 and 31");
+        }
+        if self.db_pool_size == 0 {
+            bail!("DB_POOL_SIZE must be at least 1");
+        }
+        if self.access_token_ttl.is_zero() || self.refresh_token_ttl.is_zero() {
+            bail!("token lifetimes must be positive");
+        }
+        Ok(self)
+    }
+}
+
+fn env_str(key: &str) -> Option<String> {
+    env::var(key).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+}
+
+fn env_list(key: &str) -> Option<Vec<String>> {
+    env_str(key).map(|v| {
+        v.split(',')
+            .map(|item| item.trim().to_ascii_lowercase())
+            .filter(|item| !item.is_empty())
+            .collect()
+    })
+}
+
+fn parse_env<T: FromStr>(key: &str, default: T) -> anyhow::Result<T>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    match env_str(key) {
+        Some(raw) => raw.parse().with_context(|| format!("{key}={raw:?} is not valid")),
+        None => Ok(default),
+    }
+}

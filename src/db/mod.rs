@@ -1,0 +1,31 @@
+//! Database access: the pool, migrations, the two diesel schemas (platform tables in
+//! `public`, school tables in each school's schema) and the query functions on them.
+
+pub mod migrations;
+pub mod models;
+pub mod pool;
+pub mod schema_public;
+pub mod schema_tenant;
+
+pub use pool::Db;
+
+use diesel::{define_sql_function, sql_types::Text};
+
+define_sql_function! {
+    /// SQL `lower(text)`.
+    fn lower(x: Text) -> Text;
+}
+
+/// Escapes `%`, `_` and `\` so user text matches literally inside an `ILIKE` pattern.
+pub fn like_pattern(needle: &str) -> String {
+    let mut pattern = String::with_capacity(needle.len() + 2);
+    pattern.push('%');
+    for c in needle.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}

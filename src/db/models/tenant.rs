@@ -1,0 +1,145 @@
+//! The tenant registry: schools and their domains.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::db::schema_public::{domains, tenants};
+
+#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone)]
+#[diesel(table_name = tenants, check_for_backend(diesel::pg::Pg))]
+pub struct TenantRow {
+    pub id: Uuid,
+    pub schema_name: String,
+    pub name: String,
+    pub is_active: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone)]
+#[diesel(table_name = domains, check_for_backend(diesel::pg::Pg))]
+pub struct DomainRow {
+    pub id: Uuid,
+    pub domain: String,
+    #[serde(rename = "tenant")]
+    pub tenant_id: Uuid,
+    pub is_primary: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+impl TenantRow {
+    pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<Self>> {
+        tenants::table.find(id).select(Self::as_select()).first(conn).optional()
+    }
+
+    pub fn find_by_schema(conn: &mut PgConnection, schema: &str) -> QueryResult<Option<Self>> {
+        tenants::table
+            .filter(tenants::schema_name.eq(schema))
+            .select(Self::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    pub fn count(conn: &mut PgConnection) -> QueryResult<i64> {
+        tenants::table.count().get_result(conn)
+    }
+
+    pub fn page(conn: &mut PgConnection, offset: i64, limit: i64) -> QueryResult<Vec<Self>> {
+        tenants::table
+            .order((tenants::created_at, tenants::id))
+            .offset(offset)
+            .limit(limit)
+            .select(Self::as_select())
+            .load(conn)
+    }
+
+    pub fn all(conn: &mut PgConnection) -> QueryResult<Vec<Self>> {
+        tenants::table.order(tenants::schema_name).select(Self::as_select()).load(conn)
+    }
+
+    pub fn set_fields(
+        conn: &mut PgConnection,
+        id: Uuid,
+        name: Option<&str>,
+        is_active: Option<bool>,
+    ) -> QueryResult<Self> {
+        diesel::update(tenants::table.find(id))
+            .set((
+                name.map(|n| tenants::name.eq(n.to_owned())),
+                is_active.map(|a| tenants::is_active.eq(a)),
+                tenants::updated_at.eq(Utc::now()),
+            ))
+            .returning(Self::as_returning())
+            .get_result(conn)
+    }
+}
+
+impl DomainRow {
+    pub fn for_tenant(conn: &mut PgConnection, tenant_id: Uuid) -> QueryResult<Vec<Self>> {
+        domains::table
+            .filter(domains::tenant_id.eq(tenant_id))
+            .order((domains::created_at, domains::id))
+            .select(Self::as_select())
+            .load(conn)
+    }
+
+    /// Adds a domain. The first domain of a school is primary whatever was asked; a new
+    /// primary demotes the others. Run it inside a transaction.
+    pub fn add(
+        conn: &mut PgConnection,
+        tenant_id: Uuid,
+        domain: &str,
+        is_primary: bool,
+    ) -> QueryResult<Self> {
+        let has_domains: bool = diesel::select(diesel::dsl::exists(
+            domains::table.filter(domains::tenant_id.eq(tenant_id)),
+        ))
+        .get_result(conn)?;
+        let is_primary = is_primary || !has_domains;
+        if is_primary {
+            diesel::update(domains::table.filter(domains::tenant_id.eq(tenant_id)))
+                .set(domains::is_primary.eq(false))
+                .execute(conn)?;
+        }
+        diesel::insert_into(domains::table)
+            .values((
+                domains::id.eq(Uuid::new_v4()),
+                domains::domain.eq(domain),
+                domains::tenant_id.eq(tenant_id),
+                domains::is_primary.eq(is_primary),
+            ))
+            .returning(Self::as_returning())
+            .get_result(conn)
+    }
+}
+
+/// Domains are host names: lower-case letters, digits, dots and dashes, 1-253 characters.
+pub fn normalize_domain(raw: &str) -> Option<String> {
+    let domain = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let valid = !domain.is_empty()
+        && domain.len() <= 253
+        && domain.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        });
+    valid.then_some(domain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_domain;
+
+    #[test]
+    fn domains_are_host_names() {
+        assert_eq!(normalize_domain("Greenwood.Localhost").as_deref(), Some("greenwood.localhost"));
+        assert_eq!(normalize_domain("a-b.example.org.").as_deref(), Some("a-b.example.org"));
+        for bad in ["", "a..b", "-a.b", "a_b.c", "a b", "x:80", "http://x"] {
+            assert_eq!(normalize_domain(bad), None, "{bad}");
+        }
+    }
+}

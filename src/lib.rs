@@ -1,0 +1,17 @@
+//! School management service: a multi-tenant (schema-per-school) REST API.
+//!
+//! - `tenancy`: which school a request is for, and connections bound to its schema;
+//! - `auth`: tokens, passwords, API keys, permissions and the caller extractors;
+//! - `api`: routes and handlers, `api::system` for the platform, `api::school` per school;
+//! - `db`: the pool, migrations, diesel schemas and platform models;
+//! - `error`: the one error type and its problem+json form;
+//! - `cli`: the `school-service` command line.
+
+pub mod api;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod startup;
+pub mod tenancy;

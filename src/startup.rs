@@ -1,0 +1,157 @@
+//! Building the application: shared state, middleware and routes, bound to a listener.
+
+use std::{net::TcpListener, sync::Arc, time::Instant};
+
+use actix_cors::Cors;
+use actix_web::{
+    App, Error, HttpMessage, HttpServer,
+    body::MessageBody,
+    dev::{Server, ServiceRequest, ServiceResponse},
+    http::header::{self, HeaderName, HeaderValue},
+    middleware::{Next, NormalizePath, TrailingSlash, from_fn},
+    web,
+};
+
+use crate::{
+    api,
+    auth::{context::LogIdentity, jwt::JwtKeys, password, throttle::LoginThrottle},
+    config::Config,
+    db::Db,
+    error::ApiError,
+    tenancy::{HostKind, TenantDirectory, host::classify_host},
+};
+
+/// What every handler can reach.
+pub struct AppState {
+    pub config: Config,
+    pub db: Db,
+    pub directory: Arc<TenantDirectory>,
+    pub jwt: JwtKeys,
+    pub throttle: LoginThrottle,
+    /// Checked when a login names no user, so that refusal takes as long as a bad password.
+    pub dummy_hash: String,
+}
+
+impl AppState {
+    pub fn new(config: Config) -> Self {
+        let db = Db::new(&config.database_url, config.db_pool_size, config.db_pool_timeout);
+        let directory = Arc::new(TenantDirectory::new(db.clone()));
+        Self {
+            jwt: JwtKeys::new(&config.jwt_secret, config.access_token_ttl, config.refresh_token_ttl),
+            throttle: LoginThrottle::new(config.login_rate_per_minute),
+            dummy_hash: password::dummy_hash(config.bcrypt_cost),
+            db,
+            directory,
+            config,
+        }
+    }
+}
+
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Binds `config.bind_addr` (port 0 picks a free port) and builds the server.
+    pub fn build(config: Config) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(config.bind_addr)?;
+        let port = listener.local_addr()?.port();
+        let state = web::Data::new(AppState::new(config));
+        state.directory.spawn_listener(state.config.database_url.clone());
+        let server = serve(listener, state)?;
+        Ok(Self { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Runs until SIGINT/SIGTERM; in-flight requests are given time to finish.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+fn serve(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .wrap(from_fn(classify_host))
+            .wrap(NormalizePath::new(TrailingSlash::Always))
+            .wrap(cors(&state.config.cors_allowed_origins))
+            .wrap(from_fn(access_log))
+            .configure(api::configure)
+            .default_service(web::to(api::routes::not_found))
+    })
+    .workers(workers)
+    .shutdown_timeout(30)
+    .listen(listener)?
+    .run();
+    Ok(server)
+}
+
+fn cors(origins: &[String]) -> Cors {
+    let mut cors = Cors::default()
+        .allowed_methods(["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+        .allowed_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static("x-api-key"),
+            HeaderName::from_static("x-tenant"),
+            HeaderName::from_static("x-request-id"),
+        ])
+        .expose_headers([HeaderName::from_static("x-request-id")])
+        .max_age(600);
+    for origin in origins {
+        cors = cors.allowed_origin(origin);
+    }
+    cors
+}
+
+/// The request id of a request: the client's `X-Request-Id` when it is sane, else new.
+#[derive(Clone, Debug)]
+pub struct RequestId(pub String);
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Assigns the request id, and writes one log line per request when the answer is out:
+/// request id, tenant, user, method, path, status and latency. Internal errors are logged
+/// with their cause here, where the request id is known.
+async fn access_log(req: ServiceRequest, next: Next<impl MessageBody>) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    let started = Instant::now();
+    let request_id = req
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+    req.extensions_mut().insert(RequestId(request_id.clone()));
+    let method = req.method().clone();
+    let path = req.path().to_owned();
+    let mut res = next.call(req).await?;
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        res.headers_mut().insert(REQUEST_ID, value);
+    }
+    let (tenant, user) = {
+        let extensions = res.request().extensions();
+        let identity = extensions.get::<LogIdentity>().cloned().unwrap_or_default();
+        let tenant = identity.tenant.or_else(|| match extensions.get::<HostKind>() {
+            Some(HostKind::Tenant(t)) => Some(t.schema_name.to_string()),
+            _ => None,
+        });
+        (tenant, identity.user)
+    };
+    if let Some(ApiError::Internal(cause)) = res.response().error().and_then(|e| e.as_error::<ApiError>()) {
+        log::error!("request_id={request_id} internal error: {cause:#}");
+    }
+    log::info!(
+        "request_id={request_id} tenant={} user={} method={method} path={path} status={} latency_ms={:.2}",
+        tenant.as_deref().unwrap_or("-"),
+        user.map_or_else(|| "-".to_owned(), |u| u.to_string()),
+        res.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0,
+    );
+    Ok(res)
+}

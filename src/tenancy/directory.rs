@@ -1,0 +1,160 @@
+//! The tenant directory: every school's domains and schema name, held in memory so that
+//! routing a request costs no query.
+//!
+//! The snapshot is dropped whenever a tenant or domain changes: at once by this process's
+//! own writes (`invalidate`), and for changes made by other processes (the CLI, another
+//! server) through a `tenant_directory` NOTIFY that triggers on the tables send, which a
+//! background listener turns into `invalidate`. The next request reloads the whole
+//! snapshot in one query; unknown hosts never cause a reload.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    thread,
+    time::Duration,
+};
+
+use diesel::{pg::PgConnection, prelude::*};
+
+use crate::{
+    db::{Db, schema_public::{domains, tenants}},
+    error::{ApiError, ApiResult},
+    tenancy::{SchemaName, Tenant, TenantRef},
+};
+
+#[derive(Default)]
+pub struct Snapshot {
+    by_domain: HashMap<String, TenantRef>,
+    by_schema: HashMap<String, TenantRef>,
+}
+
+impl Snapshot {
+    pub fn by_domain(&self, host: &str) -> Option<&TenantRef> {
+        self.by_domain.get(host)
+    }
+
+    pub fn by_schema(&self, schema: &str) -> Option<&TenantRef> {
+        self.by_schema.get(schema)
+    }
+
+    fn load(conn: &mut PgConnection) -> ApiResult<Self> {
+        let rows: Vec<(uuid::Uuid, String, String, bool)> = tenants::table
+            .select((tenants::id, tenants::schema_name, tenants::name, tenants::is_active))
+            .load(conn)?;
+        let mut by_id = HashMap::with_capacity(rows.len());
+        let mut by_schema = HashMap::with_capacity(rows.len());
+        for (id, schema_name, name, is_active) in rows {
+            // The table's CHECK enforces the rule; a row that still fails it is skipped
+            // rather than ever reaching SQL.
+            let Ok(schema_name) = SchemaName::parse(&schema_name) else {
+                log::error!("tenant {id} has an invalid schema name; ignored");
+                continue;
+            };
+            let tenant = Arc::new(Tenant { id, schema_name, name, is_active });
+            by_schema.insert(tenant.schema_name.as_str().to_owned(), tenant.clone());
+            by_id.insert(id, tenant);
+        }
+        let domain_rows: Vec<(String, uuid::Uuid)> =
+            domains::table.select((domains::domain, domains::tenant_id)).load(conn)?;
+        let by_domain = domain_rows
+            .into_iter()
+            .filter_map(|(domain, tenant_id)| Some((domain, by_id.get(&tenant_id)?.clone())))
+            .collect();
+        Ok(Self { by_domain, by_schema })
+    }
+}
+
+pub struct TenantDirectory {
+    db: Db,
+    snapshot: RwLock<Option<Arc<Snapshot>>>,
+    /// Bumped by every invalidation, so a load that raced one is not cached.
+    generation: AtomicU64,
+}
+
+impl TenantDirectory {
+    pub fn new(db: Db) -> Self {
+        Self { db, snapshot: RwLock::new(None), generation: AtomicU64::new(0) }
+    }
+
+    /// The current snapshot, loading it (off the executor) when it was invalidated.
+    pub async fn snapshot(self: &Arc<Self>) -> ApiResult<Arc<Snapshot>> {
+        if let Some(snapshot) = self.cached() {
+            return Ok(snapshot);
+        }
+        let directory = self.clone();
+        actix_web::web::block(move || directory.load_blocking()).await?
+    }
+
+    /// The blocking form of `snapshot`, for code already off the executor.
+    pub fn load_blocking(&self) -> ApiResult<Arc<Snapshot>> {
+        if let Some(snapshot) = self.cached() {
+            return Ok(snapshot);
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        let snapshot = Arc::new(self.db.with_conn(Snapshot::load)?);
+        if self.generation.load(Ordering::Acquire) == generation {
+            *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Some(snapshot.clone());
+        }
+        Ok(snapshot)
+    }
+
+    fn cached(&self) -> Option<Arc<Snapshot>> {
+        self.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Looks a school up by schema name (blocking; CLI and provisioning use it).
+    pub fn find_schema(&self, schema: &str) -> ApiResult<TenantRef> {
+        self.load_blocking()?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)
+    }
+
+    /// Starts the background thread that listens for changes made by other processes.
+    pub fn spawn_listener(self: &Arc<Self>, database_url: String) {
+        let directory = Arc::downgrade(self);
+        let spawned = thread::Builder::new().name("tenant-listener".into()).spawn(move || {
+            while let Some(dir) = directory.upgrade() {
+                drop(dir);
+                if let Err(err) = listen(&directory, &database_url) {
+                    log::warn!("tenant change listener: {err}; reconnecting");
+                }
+                // Changes may have been missed while disconnected.
+                if let Some(dir) = directory.upgrade() {
+                    dir.invalidate();
+                }
+                thread::sleep(Duration::from_secs(2));
+            }
+        });
+        if let Err(err) = spawned {
+            log::error!("could not start the tenant change listener: {err}");
+        }
+    }
+}
+
+const LISTEN_POLL: Duration = Duration::from_millis(250);
+
+/// Polls a LISTEN connection; returns when the directory is dropped or on an error.
+/// Polling reads the socket only (`PQconsumeInput`): it sends nothing to the server.
+fn listen(directory: &std::sync::Weak<TenantDirectory>, database_url: &str) -> anyhow::Result<()> {
+    let mut conn = PgConnection::establish(database_url)?;
+    diesel::sql_query("LISTEN tenant_directory").execute(&mut conn)?;
+    loop {
+        let Some(dir) = directory.upgrade() else { return Ok(()) };
+        let mut changed = false;
+        for notification in conn.notifications_iter() {
+            notification?;
+            changed = true;
+        }
+        if changed {
+            dir.invalidate();
+        }
+        drop(dir);
+        thread::sleep(LISTEN_POLL);
+    }
+}

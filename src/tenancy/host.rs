@@ -1,0 +1,97 @@
+//! Classifies each request by its `Host` header, before routing: the main domain, a
+//! school's domain, or unknown. Only `Host` counts; `Forwarded` and `X-Forwarded-Host` are
+//! never used to pick a school.
+
+use actix_web::{
+    Error, HttpMessage,
+    body::{BoxBody, MessageBody},
+    dev::{ServiceRequest, ServiceResponse},
+    http::header,
+    middleware::Next,
+    web,
+};
+
+use crate::{error::ApiError, startup::AppState, tenancy::TenantRef};
+
+/// What the request's host is; put in the request extensions by `classify_host`.
+#[derive(Clone, Debug)]
+pub enum HostKind {
+    Main,
+    Tenant(TenantRef),
+}
+
+/// Paths answered on every host, known or not.
+fn is_host_independent(path: &str) -> bool {
+    matches!(path, "/healthz/" | "/readyz/") || path.starts_with("/api/v1/schema/")
+        || path.starts_with("/api/v1/docs/")
+}
+
+pub async fn classify_host(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let path = req.path();
+    if is_host_independent(path) {
+        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+    }
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
+    };
+    let host = request_host(&req);
+    let kind = if state.config.main_domains.iter().any(|main| *main == host) {
+        HostKind::Main
+    } else {
+        let snapshot = match state.directory.snapshot().await {
+            Ok(snapshot) => snapshot,
+            Err(err) => return Ok(req.error_response(err)),
+        };
+        match snapshot.by_domain(&host) {
+            Some(tenant) if !tenant.is_active => {
+                return Ok(req.error_response(ApiError::TenantInactive));
+            }
+            Some(tenant) => HostKind::Tenant(tenant.clone()),
+            None => return Ok(req.error_response(ApiError::TenantNotFound)),
+        }
+    };
+    if matches!(kind, HostKind::Tenant(_)) && req.path().starts_with("/api/v1/system/") {
+        return Ok(req.error_response(ApiError::not_found()));
+    }
+    req.extensions_mut().insert(kind);
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+}
+
+/// The host name of the request, lower-cased, without port or trailing dot.
+fn request_host(req: &ServiceRequest) -> String {
+    let raw = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .or_else(|| req.uri().host())
+        .unwrap_or("");
+    normalize_host(raw)
+}
+
+pub fn normalize_host(raw: &str) -> String {
+    let raw = raw.trim();
+    let without_port = if let Some(rest) = raw.strip_prefix('[') {
+        // An IPv6 literal: `[::1]:8000`.
+        rest.split(']').next().unwrap_or("")
+    } else {
+        raw.rsplit_once(':').map_or(raw, |(host, _port)| host)
+    };
+    without_port.trim_end_matches('.').to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_host;
+
+    #[test]
+    fn strips_port_case_and_trailing_dot() {
+        assert_eq!(normalize_host("Greenwood.Localhost:8000"), "greenwood.localhost");
+        assert_eq!(normalize_host("greenwood.localhost."), "greenwood.localhost");
+        assert_eq!(normalize_host("127.0.0.1:8000"), "127.0.0.1");
+        assert_eq!(normalize_host("[::1]:8000"), "::1");
+        assert_eq!(normalize_host("localhost"), "localhost");
+    }
+}

@@ -1,0 +1,150 @@
+//! Creating, migrating and dropping school schemas.
+
+use std::sync::Arc;
+
+use diesel::{pg::PgConnection, prelude::*};
+use uuid::Uuid;
+
+use crate::{
+    auth::roles,
+    db::{
+        Db,
+        migrations::{migrate_tenant, tenant_has_pending},
+        models::{DomainRow, TenantRow, tenant::normalize_domain},
+        schema_public::tenants,
+    },
+    error::{ApiError, ApiResult, FieldErrors},
+    tenancy::{SchemaName, Tenant, TenantRef},
+};
+
+/// The tenant migration that creates `school_roles`: schools that get it also get the
+/// default roles.
+const ROLES_MIGRATION_VERSION: &str = "20261121000001";
+
+#[derive(Debug, Clone)]
+pub struct NewTenant {
+    pub schema_name: SchemaName,
+    pub name: String,
+    pub domains: Vec<String>,
+}
+
+impl NewTenant {
+    /// Validates raw input into a `NewTenant`, reporting every bad field at once.
+    pub fn parse(schema_name: &str, name: &str, domains: &[String]) -> ApiResult<Self> {
+        let mut errors = FieldErrors::new();
+        let schema = SchemaName::parse(schema_name)
+            .map_err(|err| errors.add("schema_name", err.to_string()))
+            .ok();
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 255 {
+            errors.add("name", "must be 1-255 characters");
+        }
+        let mut normalized = Vec::with_capacity(domains.len());
+        for raw in domains {
+            match normalize_domain(raw) {
+                Some(domain) if !normalized.contains(&domain) => normalized.push(domain),
+                Some(domain) => errors.add("domains", format!("'{domain}' is listed twice")),
+                None => errors.add("domains", format!("'{raw}' is not a valid host name")),
+            }
+        }
+        errors.into_result(())?;
+        Ok(Self { schema_name: schema.ok_or_else(|| ApiError::validation("schema_name", "invalid"))?, name: name.to_owned(), domains: normalized })
+    }
+}
+
+fn schema_exists(conn: &mut PgConnection, schema: &SchemaName) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
+        "EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}')",
+        schema.as_str()
+    )))
+    .get_result(conn)
+}
+
+/// Creates the school: registry row, domains, schema, tables and default roles, in one
+/// transaction, so a failure leaves nothing behind.
+pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
+    let tenant: TenantRef = Arc::new(Tenant {
+        id: Uuid::new_v4(),
+        schema_name: new.schema_name.clone(),
+        name: new.name.clone(),
+        is_active: true,
+    });
+    // Binding names a schema that does not exist yet: PostgreSQL allows that, and the SET
+    // stays outside the transaction below, so a rollback cannot undo it behind our back.
+    db.with_tenant(&tenant, |conn| {
+        conn.transaction(|conn| {
+            if schema_exists(conn.pg(), &tenant.schema_name)? {
+                return Err(ApiError::Conflict(format!("schema '{}' already exists", tenant.schema_name)));
+            }
+            let row: TenantRow = diesel::insert_into(tenants::table)
+                .values((
+                    tenants::id.eq(tenant.id),
+                    tenants::schema_name.eq(tenant.schema_name.as_str()),
+                    tenants::name.eq(&tenant.name),
+                ))
+                .returning(TenantRow::as_returning())
+                .get_result(conn.pg())
+                .map_err(|err| conflict_as(err, "a school with this schema name already exists"))?;
+            for domain in &new.domains {
+                DomainRow::add(conn.pg(), tenant.id, domain, false)
+                    .map_err(|err| conflict_as(err, &format!("domain '{domain}' is already registered")))?;
+            }
+            diesel::sql_query(format!("CREATE SCHEMA {}", tenant.schema_name.quoted())).execute(conn.pg())?;
+            migrate_tenant(conn)?;
+            roles::seed_defaults(conn)?;
+            Ok(row)
+        })
+    })
+}
+
+fn conflict_as(err: diesel::result::Error, message: &str) -> ApiError {
+    match ApiError::from(err) {
+        ApiError::Conflict(_) => ApiError::Conflict(message.to_owned()),
+        other => other,
+    }
+}
+
+/// Brings one school up to date; returns the number of migrations applied.
+pub fn migrate_one(db: &Db, tenant: &TenantRef) -> ApiResult<usize> {
+    db.with_tenant(tenant, |conn| {
+        if !tenant_has_pending(conn)? {
+            return Ok(0);
+        }
+        conn.transaction(|conn| {
+            let applied = migrate_tenant(conn)?;
+            if applied.iter().any(|v| v == ROLES_MIGRATION_VERSION) {
+                roles::seed_defaults(conn)?;
+            }
+            Ok(applied.len())
+        })
+    })
+}
+
+/// Deletes the school's registry row (domains, users and keys go with it) and drops its
+/// schema with every record in it.
+pub fn drop_tenant(db: &Db, tenant_id: Uuid) -> ApiResult<()> {
+    db.with_conn(|conn| {
+        conn.transaction(|conn| {
+            let row = TenantRow::find(conn, tenant_id)?.ok_or_else(ApiError::not_found)?;
+            let schema = SchemaName::parse(&row.schema_name).map_err(ApiError::internal)?;
+            diesel::delete(tenants::table.find(tenant_id)).execute(conn)?;
+            diesel::sql_query(format!("DROP SCHEMA IF EXISTS {} CASCADE", schema.quoted())).execute(conn)?;
+            Ok(())
+        })
+    })
+}
+
+/// All schools as `TenantRef`s, for commands that walk every schema.
+pub fn all_tenants(db: &Db) -> ApiResult<Vec<TenantRef>> {
+    let rows = db.with_conn(|conn| Ok(TenantRow::all(conn)?))?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(Arc::new(Tenant {
+                id: row.id,
+                schema_name: SchemaName::parse(&row.schema_name).map_err(ApiError::internal)?,
+                name: row.name,
+                is_active: row.is_active,
+            }))
+        })
+        .collect()
+}
