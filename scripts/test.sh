@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# `make test`: unit and integration tests. Each integration test clones its own database
-# from a template migrated once per run; every database is dropped afterwards.
+# `make test`: unit and integration tests against a real PostgreSQL. Each integration test
+# clones its own database from a template migrated and seeded once per run; the run's
+# databases (template included) are dropped at the end, pass or fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
 pg_ensure
 export TEST_PG_URL="$PG_SERVER_URL"
+export TEST_RUN_ID="r$(date +%s)_$$"
 export RUST_LOG="${RUST_LOG:-warn}"
+
+cleanup() {
+  psql -qAt "$(pg_admin_url)" -c \
+    "SELECT datname FROM pg_database WHERE datname LIKE 'school\_t%' AND datname LIKE '%$TEST_RUN_ID%'" |
+    while read -r db; do
+      psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null || true
+    done
+}
+trap cleanup EXIT
+
+# Integration tests wait on the database, not the CPU: run more of them than cores.
+threads="${TEST_THREADS:-8}"
 if command -v cargo-nextest >/dev/null 2>&1; then
-  cargo nextest run --all-targets --no-fail-fast
+  cargo nextest run --all-targets --no-fail-fast --test-threads "$threads"
 else
-  cargo test --all-targets --no-fail-fast
+  cargo test --all-targets --no-fail-fast -- --test-threads "$threads"
 fi

@@ -1,0 +1,325 @@
+//! Test harness: each test gets its own database, cloned from a template that is migrated
+//! and seeded once per run, and its own server on a free port.
+//!
+//! The template holds two schools, `alpha` (alpha.localhost) and `beta` (beta.localhost),
+//! each with an `admin` user (admin role), a `teacher` user (teacher role and profile) and
+//! a `norole` user, plus a platform superuser `root@platform.test`, a staff admin
+//! `staff@platform.test` and a plain platform user `plain@platform.test`.
+
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
+
+use diesel::{Connection, RunQueryDsl, pg::PgConnection};
+use reqwest::{Method, StatusCode};
+use school_service::{
+    api::school::teachers,
+    auth::{password, roles},
+    config::Config,
+    db::{Db, migrations::migrate_public, models::{NewUser, User}},
+    startup::Application,
+    tenancy::{
+        TenantDirectory,
+        provision::{NewTenant, create_tenant},
+    },
+};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+pub const PASSWORD: &str = "password-123";
+pub const JWT_SECRET: &str = "integration-test-secret-0123456789abcdef";
+pub const SCHOOLS: [&str; 2] = ["alpha", "beta"];
+
+fn server_url() -> String {
+    std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+fn run_id() -> &'static str {
+    static RUN_ID: OnceLock<String> = OnceLock::new();
+    RUN_ID.get_or_init(|| std::env::var("TEST_RUN_ID").unwrap_or_else(|_| "local".into()))
+}
+
+fn admin_conn() -> PgConnection {
+    PgConnection::establish(&format!("{}/postgres", server_url())).expect("connect to PostgreSQL")
+}
+
+/// Creates the run's template database once (across test processes, under an advisory lock).
+fn template() -> String {
+    static TEMPLATE: OnceLock<String> = OnceLock::new();
+    TEMPLATE
+        .get_or_init(|| {
+            let name = format!("school_tpl_{}", run_id());
+            let mut conn = admin_conn();
+            diesel::sql_query("SELECT pg_advisory_lock(471100)").execute(&mut conn).expect("lock");
+            let exists = diesel::sql_query(format!("SELECT 1 FROM pg_database WHERE datname = '{name}'"))
+                .execute(&mut conn)
+                .expect("query")
+                == 1;
+            if !exists {
+                let building = format!("{name}_building");
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).execute(&mut conn).expect("drop");
+                diesel::sql_query(format!("CREATE DATABASE {building}")).execute(&mut conn).expect("create");
+                seed(&format!("{}/{building}", server_url()));
+                diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {name}")).execute(&mut conn).expect("rename");
+            }
+            diesel::sql_query("SELECT pg_advisory_unlock(471100)").execute(&mut conn).expect("unlock");
+            name
+        })
+        .clone()
+}
+
+fn seed(url: &str) {
+    migrate_public(url).expect("public migrations");
+    let db = Db::new(url, 2, Duration::from_secs(10));
+    let hash = password::hash(PASSWORD, 4).expect("hash");
+    let user = |email: &str, client: Option<Uuid>, superuser: bool, staff: bool| NewUser {
+        id: Uuid::new_v4(),
+        email: Some(email.to_owned()),
+        phone: None,
+        password_hash: hash.clone(),
+        first_name: email.split('@').next().unwrap_or("").to_owned(),
+        last_name: "Test".into(),
+        is_superuser: superuser,
+        is_staff: staff,
+        client_id: client,
+    };
+    db.with_conn(|conn| {
+        User::insert(conn, &user("root@platform.test", None, true, true))?;
+        User::insert(conn, &user("staff@platform.test", None, false, true))?;
+        User::insert(conn, &user("plain@platform.test", None, false, false))?;
+        Ok(())
+    })
+    .expect("platform users");
+    for (index, school) in SCHOOLS.iter().enumerate() {
+        let new = NewTenant::parse(school, &format!("School {}", index + 1), &[format!("{school}.localhost")]).expect("tenant");
+        let row = create_tenant(&db, &new).expect("provision");
+        let directory = TenantDirectory::new(db.clone());
+        let tenant = directory.find_schema(school).expect("tenant in directory");
+        db.with_tenant(&tenant, |conn| {
+            let admin = User::insert(conn.pg(), &user(&format!("admin@{school}.test"), Some(row.id), false, false))?;
+            roles::assign_by_name(conn, admin.id, "admin")?;
+            let teacher = User::insert(conn.pg(), &user(&format!("teacher@{school}.test"), Some(row.id), false, false))?;
+            roles::assign_by_name(conn, teacher.id, "teacher")?;
+            teachers::create_for_user(conn, teacher.id, None)?;
+            User::insert(conn.pg(), &user(&format!("norole@{school}.test"), Some(row.id), false, false))?;
+            Ok(())
+        })
+        .expect("school users");
+    }
+}
+
+/// A per-test database, dropped when the test ends.
+pub struct TestDb {
+    pub name: String,
+    pub url: String,
+}
+
+impl TestDb {
+    pub fn new() -> Self {
+        let template = template();
+        let name = format!("school_t_{}_{}", run_id(), &Uuid::new_v4().simple().to_string()[..12]);
+        let mut conn = admin_conn();
+        let mut attempts = 0;
+        // Two clones of one template at the same instant can collide; retry briefly.
+        while let Err(err) = diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}")).execute(&mut conn) {
+            attempts += 1;
+            assert!(attempts < 50, "cannot clone the template: {err}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let url = format!("{}/{name}", server_url());
+        Self { name, url }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let mut conn = admin_conn();
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)).execute(&mut conn);
+    }
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    pub db: Arc<TestDb>,
+    pub config: Config,
+}
+
+pub fn test_config(db_url: &str) -> Config {
+    Config {
+        database_url: db_url.to_owned(),
+        bind_addr: "127.0.0.1:0".parse().expect("addr"),
+        main_domains: vec!["localhost".into(), "127.0.0.1".into()],
+        jwt_secret: JWT_SECRET.into(),
+        insecure_dev_secret: false,
+        access_token_ttl: Duration::from_secs(300),
+        refresh_token_ttl: Duration::from_secs(3600),
+        rotate_refresh_tokens: true,
+        bcrypt_cost: 4,
+        db_pool_size: 4,
+        db_pool_timeout: Duration::from_secs(5),
+        max_body_bytes: 1024 * 1024,
+        login_rate_per_minute: 1000,
+        cors_allowed_origins: vec!["https://app.example.org".into()],
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    let db = Arc::new(tokio::task::spawn_blocking(TestDb::new).await.expect("test db"));
+    let mut config = test_config(&db.url);
+    adjust(&mut config);
+    let app = Application::build(config.clone()).expect("build app");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
+    TestApp { address, client, db, config }
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    /// The problem `code` of an error answer.
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+
+    #[track_caller]
+    pub fn assert(&self, status: u16, code: Option<&str>) -> &Self {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        if let Some(code) = code {
+            assert_eq!(self.code(), code, "unexpected code; body: {}", self.body);
+            let content_type = self.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+            assert_eq!(content_type, "application/problem+json");
+        }
+        self
+    }
+}
+
+/// How a request reaches the server: host and credentials.
+#[derive(Clone, Default)]
+pub struct As {
+    pub host: String,
+    pub token: Option<String>,
+    pub api_key: Option<String>,
+    pub x_tenant: Option<String>,
+}
+
+impl As {
+    pub fn host(host: &str) -> Self {
+        Self { host: host.into(), ..Self::default() }
+    }
+    pub fn school(school: &str) -> Self {
+        Self::host(&format!("{school}.localhost"))
+    }
+    pub fn main() -> Self {
+        Self::host("localhost")
+    }
+    pub fn token(mut self, token: &str) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+    pub fn key(mut self, key: &str) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+    pub fn tenant(mut self, schema: &str) -> Self {
+        self.x_tenant = Some(schema.into());
+        self
+    }
+}
+
+impl TestApp {
+    pub async fn request(&self, method: Method, path: &str, who: &As, body: Option<Value>) -> Reply {
+        let mut req = self.client.request(method, format!("{}{}", self.address, path)).header("Host", &who.host);
+        if let Some(token) = &who.token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(key) = &who.api_key {
+            req = req.header("X-API-KEY", key);
+        }
+        if let Some(schema) = &who.x_tenant {
+            req = req.header("X-Tenant", schema);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.expect("request");
+        Self::read(res).await
+    }
+
+    pub async fn read(res: reqwest::Response) -> Reply {
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.expect("body");
+        let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into())) };
+        Reply { status, headers, body }
+    }
+
+    pub async fn get(&self, path: &str, who: &As) -> Reply {
+        self.request(Method::GET, path, who, None).await
+    }
+    pub async fn post(&self, path: &str, who: &As, body: Value) -> Reply {
+        self.request(Method::POST, path, who, Some(body)).await
+    }
+    pub async fn patch(&self, path: &str, who: &As, body: Value) -> Reply {
+        self.request(Method::PATCH, path, who, Some(body)).await
+    }
+    pub async fn put(&self, path: &str, who: &As, body: Value) -> Reply {
+        self.request(Method::PUT, path, who, Some(body)).await
+    }
+    pub async fn delete(&self, path: &str, who: &As) -> Reply {
+        self.request(Method::DELETE, path, who, None).await
+    }
+
+    /// Logs in to a school; answers the whole login body.
+    pub async fn school_login(&self, school: &str, identifier: &str) -> Value {
+        let reply = self
+            .post("/api/v1/school/auth/login/", &As::school(school), json!({"identifier": identifier, "password": PASSWORD}))
+            .await;
+        reply.assert(200, None);
+        reply.body
+    }
+
+    /// An access token of `who@school.test` on `school`.
+    pub async fn school_token(&self, school: &str, who: &str) -> String {
+        self.school_login(school, &format!("{who}@{school}.test")).await["access"].as_str().expect("access").to_owned()
+    }
+
+    /// Logged in as `who` of `school`, on the school's own address.
+    pub async fn as_school_user(&self, school: &str, who: &str) -> As {
+        As::school(school).token(&self.school_token(school, who).await)
+    }
+
+    pub async fn system_login(&self, identifier: &str) -> Value {
+        let reply = self
+            .post("/api/v1/system/auth/login/", &As::main(), json!({"identifier": identifier, "password": PASSWORD}))
+            .await;
+        reply.assert(200, None);
+        reply.body
+    }
+
+    pub async fn as_root(&self) -> As {
+        As::main().token(self.system_login("root@platform.test").await["access"].as_str().expect("access"))
+    }
+
+    pub async fn as_staff(&self) -> As {
+        As::main().token(self.system_login("staff@platform.test").await["access"].as_str().expect("access"))
+    }
+
+    /// Runs SQL on the test database (for setting up states the API cannot reach).
+    pub fn sql(&self, statement: &str) {
+        let mut conn = PgConnection::establish(&self.db.url).expect("connect");
+        diesel::sql_query(statement).execute(&mut conn).expect("sql");
+    }
+}

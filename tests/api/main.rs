@@ -1,0 +1,8 @@
+//! Integration tests: black-box HTTP against a real server and a real PostgreSQL.
+
+mod helpers;
+
+mod auth;
+mod isolation;
+mod system;
+mod tenancy;
