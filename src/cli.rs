@@ -18,7 +18,11 @@ use crate::{
 };
 
 #[derive(Parser, Debug)]
-#[command(name = "school-service", version, about = "Multi-tenant school management API server")]
+#[command(
+    name = "school-service",
+    version,
+    about = "Multi-tenant school management API server"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -118,7 +122,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 async fn serve() -> anyhow::Result<()> {
     let config = Config::from_env(false)?;
     if config.insecure_dev_secret {
-        log::warn!("JWT_SECRET is not set: using an insecure development secret (APP_ENV=development)");
+        log::warn!(
+            "JWT_SECRET is not set: using an insecure development secret (APP_ENV=development)"
+        );
     }
     let app = Application::build(config.clone())?;
     log::info!("listening on {} (port {})", config.bind_addr, app.port());
@@ -127,8 +133,11 @@ async fn serve() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> impl Future<Output = anyhow::Result<T>> {
-    async move { Ok(web::block(work).await.map_err(ApiError::from)??) }
+/// Runs blocking database work off the async executor.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> anyhow::Result<T> {
+    Ok(web::block(work).await.map_err(ApiError::from)??)
 }
 
 async fn migrate(state: &AppState) -> anyhow::Result<()> {
@@ -160,10 +169,17 @@ async fn migrate(state: &AppState) -> anyhow::Result<()> {
 async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> {
     let db = state.db.clone();
     match command {
-        TenantCommand::Create { schema, name, domains } => {
+        TenantCommand::Create {
+            schema,
+            name,
+            domains,
+        } => {
             let new = NewTenant::parse(&schema, &name, &domains)?;
             let row = blocking(move || provision::create_tenant(&db, &new)).await?;
-            println!("created school '{}' ({}) with schema {}", row.name, row.id, row.schema_name);
+            println!(
+                "created school '{}' ({}) with schema {}",
+                row.name, row.id, row.schema_name
+            );
         }
         TenantCommand::List => {
             let rows = blocking(move || db.with_conn(|conn| Ok(TenantRow::all(conn)?))).await?;
@@ -172,7 +188,10 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 println!("{}\t{}\t{}\t{}", row.schema_name, row.id, status, row.name);
             }
         }
-        TenantCommand::Delete { schema, drop_schema } => {
+        TenantCommand::Delete {
+            schema,
+            drop_schema,
+        } => {
             let directory = TenantDirectory::new(db.clone());
             let tenant = blocking(move || directory.find_schema(&schema))
                 .await
@@ -180,9 +199,15 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             let id = tenant.id;
             if drop_schema {
                 blocking(move || provision::drop_tenant(&db, id)).await?;
-                println!("deleted school '{}' and dropped schema {}", tenant.name, tenant.schema_name);
+                println!(
+                    "deleted school '{}' and dropped schema {}",
+                    tenant.name, tenant.schema_name
+                );
             } else {
-                blocking(move || db.with_conn(|conn| Ok(TenantRow::set_fields(conn, id, None, Some(false))?))).await?;
+                blocking(move || {
+                    db.with_conn(|conn| Ok(TenantRow::set_fields(conn, id, None, Some(false))?))
+                })
+                .await?;
                 println!("deactivated school '{}'", tenant.name);
             }
         }
@@ -206,7 +231,14 @@ async fn user(state: &AppState, command: UserCommand) -> anyhow::Result<()> {
             )
             .await?
         }
-        UserCommand::Create { tenant, contact, first_name, last_name, roles, teacher } => {
+        UserCommand::Create {
+            tenant,
+            contact,
+            first_name,
+            last_name,
+            roles,
+            teacher,
+        } => {
             create_user_from_cli(
                 state,
                 contact.email.as_deref(),
@@ -226,7 +258,10 @@ async fn user(state: &AppState, command: UserCommand) -> anyhow::Result<()> {
 }
 
 const DEMO_PASSWORD: &str = "demo-password-123";
-const DEMO_SCHOOLS: [(&str, &str); 2] = [("greenwood", "Greenwood High"), ("riverside", "Riverside Academy")];
+const DEMO_SCHOOLS: [(&str, &str); 2] = [
+    ("greenwood", "Greenwood High"),
+    ("riverside", "Riverside Academy"),
+];
 
 async fn demo(state: &AppState) -> anyhow::Result<()> {
     let directory = state.directory.clone();
@@ -274,8 +309,12 @@ async fn demo(state: &AppState) -> anyhow::Result<()> {
         Err(err) => return Err(err.into()),
     }
     let port = state.config.bind_addr.port();
-    println!("\nDemo users (password '{DEMO_PASSWORD}'): admin@greenwood.test, teacher@greenwood.test,");
-    println!("admin@riverside.test, teacher@riverside.test; platform superuser root@platform.test.");
+    println!(
+        "\nDemo users (password '{DEMO_PASSWORD}'): admin@greenwood.test, teacher@greenwood.test,"
+    );
+    println!(
+        "admin@riverside.test, teacher@riverside.test; platform superuser root@platform.test."
+    );
     println!("Log in to a school:");
     println!(
         "  curl -s -H 'Host: greenwood.localhost' -H 'Content-Type: application/json' \\\n    -d '{{\"identifier\": \"admin@greenwood.test\", \"password\": \"{DEMO_PASSWORD}\"}}' \\\n    http://127.0.0.1:{port}/api/v1/school/auth/login/"
@@ -285,7 +324,10 @@ async fn demo(state: &AppState) -> anyhow::Result<()> {
 
 fn capitalize(word: &str) -> String {
     let mut chars = word.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -300,11 +342,46 @@ mod tests {
 
     #[test]
     fn parses_the_documented_commands() {
-        let parse = |args: &[&str]| Cli::try_parse_from(std::iter::once("school-service").chain(args.iter().copied()));
-        assert!(parse(&["tenant", "create", "--schema", "g", "--name", "G", "--domain", "a", "--domain", "b"]).is_ok());
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(std::iter::once("school-service").chain(args.iter().copied()))
+        };
+        assert!(
+            parse(&[
+                "tenant", "create", "--schema", "g", "--name", "G", "--domain", "a", "--domain",
+                "b"
+            ])
+            .is_ok()
+        );
         assert!(parse(&["tenant", "delete", "--schema", "g", "--drop-schema"]).is_ok());
-        assert!(parse(&["user", "create-superuser", "--email", "a@b.c", "--password", "x"]).is_ok());
-        assert!(parse(&["user", "create", "--tenant", "g", "--phone", "+1555", "--password", "p", "--role", "admin", "--role", "teacher", "--teacher"]).is_ok());
+        assert!(
+            parse(&[
+                "user",
+                "create-superuser",
+                "--email",
+                "a@b.c",
+                "--password",
+                "x"
+            ])
+            .is_ok()
+        );
+        assert!(
+            parse(&[
+                "user",
+                "create",
+                "--tenant",
+                "g",
+                "--phone",
+                "+1555",
+                "--password",
+                "p",
+                "--role",
+                "admin",
+                "--role",
+                "teacher",
+                "--teacher"
+            ])
+            .is_ok()
+        );
         assert!(parse(&["user", "create"]).is_err());
     }
 }

@@ -42,13 +42,12 @@ impl Config {
                  development secret"
             ),
         };
-        Ok(Self {
+        Self {
             database_url: env_str("DATABASE_URL")
                 .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into()),
             bind_addr: parse_env("BIND_ADDR", "127.0.0.1:8000".parse()?)?,
-            main_domains: env_list("MAIN_DOMAINS").unwrap_or_else(|| {
-                vec!["localhost".into(), "127.0.0.1".into()]
-            }),
+            main_domains: env_list("MAIN_DOMAINS")
+                .unwrap_or_else(|| vec!["localhost".into(), "127.0.0.1".into()]),
             jwt_secret,
             insecure_dev_secret,
             access_token_ttl: Duration::from_secs(parse_env("ACCESS_TOKEN_TTL", 300)?),
@@ -61,7 +60,7 @@ impl Config {
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
         }
-        .checked()?)
+        .checked()
     }
 
     fn checked(self) -> anyhow::Result<Self> {
@@ -79,7 +78,10 @@ impl Config {
 }
 
 fn env_str(key: &str) -> Option<String> {
-    env::var(key).ok().map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    env::var(key)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
 }
 
 fn env_list(key: &str) -> Option<Vec<String>> {
@@ -96,7 +98,9 @@ where
     T::Err: std::error::Error + Send + Sync + 'static,
 {
     match env_str(key) {
-        Some(raw) => raw.parse().with_context(|| format!("{key}={raw:?} is not valid")),
+        Some(raw) => raw
+            .parse()
+            .with_context(|| format!("{key}={raw:?} is not valid")),
         None => Ok(default),
     }
 }

@@ -29,7 +29,10 @@ impl FieldErrors {
     }
 
     pub fn add(&mut self, field: &str, message: impl Into<String>) {
-        self.0.entry(field.to_owned()).or_default().push(message.into());
+        self.0
+            .entry(field.to_owned())
+            .or_default()
+            .push(message.into());
     }
 
     pub fn has(&self, field: &str) -> bool {
@@ -42,7 +45,11 @@ impl FieldErrors {
 
     /// `Ok(value)` when no error was recorded.
     pub fn into_result<T>(self, value: T) -> Result<T, ApiError> {
-        if self.is_empty() { Ok(value) } else { Err(ApiError::Validation(self)) }
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(ApiError::Validation(self))
+        }
     }
 
     fn summary(&self) -> String {
@@ -203,7 +210,11 @@ impl ResponseError for ApiError {
                 response.insert_header((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS));
             }
             Self::MethodNotAllowed { allow, .. } => {
-                let allow = allow.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+                let allow = allow
+                    .iter()
+                    .map(Method::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 response.insert_header((header::ALLOW, allow));
             }
             Self::NotAuthenticated | Self::TokenNotValid(_) => {
@@ -230,7 +241,10 @@ impl From<DieselError> for ApiError {
                 )),
                 DatabaseErrorKind::CheckViolation => Self::validation(
                     "non_field",
-                    format!("a constraint was violated: {}", info.constraint_name().unwrap_or("?")),
+                    format!(
+                        "a constraint was violated: {}",
+                        info.constraint_name().unwrap_or("?")
+                    ),
                 ),
                 DatabaseErrorKind::ClosedConnection => Self::ServiceUnavailable,
                 _ if connection_lost(info.message()) => Self::ServiceUnavailable,
@@ -254,9 +268,13 @@ fn conflict_detail(constraint: Option<&str>, fallback: &str) -> String {
 /// libpq reports a dead server as an unclassified error; recognise it by its text.
 fn connection_lost(message: &str) -> bool {
     let message = message.to_ascii_lowercase();
-    ["server closed the connection", "no connection to the server", "connection refused"]
-        .iter()
-        .any(|needle| message.contains(needle))
+    [
+        "server closed the connection",
+        "no connection to the server",
+        "connection refused",
+    ]
+    .iter()
+    .any(|needle| message.contains(needle))
         || message.contains("terminating connection")
 }
 
@@ -281,7 +299,11 @@ mod tests {
     use actix_web::body::MessageBody;
 
     fn body_of(err: &ApiError) -> serde_json::Value {
-        let bytes = err.error_response().into_body().try_into_bytes().expect("bytes");
+        let bytes = err
+            .error_response()
+            .into_body()
+            .try_into_bytes()
+            .expect("bytes");
         serde_json::from_slice(&bytes).expect("json")
     }
 
@@ -292,8 +314,14 @@ mod tests {
         let body = body_of(&ApiError::Validation(errors));
         assert_eq!(body["status"], 400);
         assert_eq!(body["code"], "validation_error");
-        assert_eq!(body["errors"]["name"][0], "ensure this field has at most 255 characters");
-        assert_eq!(body["detail"], "name: ensure this field has at most 255 characters");
+        assert_eq!(
+            body["errors"]["name"][0],
+            "ensure this field has at most 255 characters"
+        );
+        assert_eq!(
+            body["detail"],
+            "name: ensure this field has at most 255 characters"
+        );
     }
 
     #[test]

@@ -34,10 +34,18 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: Config) -> Self {
-        let db = Db::new(&config.database_url, config.db_pool_size, config.db_pool_timeout);
+        let db = Db::new(
+            &config.database_url,
+            config.db_pool_size,
+            config.db_pool_timeout,
+        );
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {
-            jwt: JwtKeys::new(&config.jwt_secret, config.access_token_ttl, config.refresh_token_ttl),
+            jwt: JwtKeys::new(
+                &config.jwt_secret,
+                config.access_token_ttl,
+                config.refresh_token_ttl,
+            ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
             db,
@@ -58,7 +66,9 @@ impl Application {
         let listener = TcpListener::bind(config.bind_addr)?;
         let port = listener.local_addr()?.port();
         let state = web::Data::new(AppState::new(config));
-        state.directory.spawn_listener(state.config.database_url.clone());
+        state
+            .directory
+            .spawn_listener(state.config.database_url.clone());
         let server = serve(listener, state)?;
         Ok(Self { port, server })
     }
@@ -119,7 +129,10 @@ const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Assigns the request id, and writes one log line per request when the answer is out:
 /// request id, tenant, user, method, path, status and latency. Internal errors are logged
 /// with their cause here, where the request id is known.
-async fn access_log(req: ServiceRequest, next: Next<impl MessageBody>) -> Result<ServiceResponse<impl MessageBody>, Error> {
+async fn access_log(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, Error> {
     let started = Instant::now();
     let request_id = req
         .headers()
@@ -137,13 +150,19 @@ async fn access_log(req: ServiceRequest, next: Next<impl MessageBody>) -> Result
     let (tenant, user) = {
         let extensions = res.request().extensions();
         let identity = extensions.get::<LogIdentity>().cloned().unwrap_or_default();
-        let tenant = identity.tenant.or_else(|| match extensions.get::<HostKind>() {
-            Some(HostKind::Tenant(t)) => Some(t.schema_name.to_string()),
-            _ => None,
-        });
+        let tenant = identity
+            .tenant
+            .or_else(|| match extensions.get::<HostKind>() {
+                Some(HostKind::Tenant(t)) => Some(t.schema_name.to_string()),
+                _ => None,
+            });
         (tenant, identity.user)
     };
-    if let Some(ApiError::Internal(cause)) = res.response().error().and_then(|e| e.as_error::<ApiError>()) {
+    if let Some(ApiError::Internal(cause)) = res
+        .response()
+        .error()
+        .and_then(|e| e.as_error::<ApiError>())
+    {
         log::error!("request_id={request_id} internal error: {cause:#}");
     }
     log::info!(

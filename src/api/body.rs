@@ -14,7 +14,11 @@ pub type JsonObject = Map<String, Value>;
 pub type PendingBody = Result<JsonObject, ApiError>;
 
 /// Reads the body as a JSON object. An empty body reads as `{}`.
-pub async fn read_object(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> PendingBody {
+pub async fn read_object(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: usize,
+) -> PendingBody {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -25,7 +29,8 @@ pub async fn read_object(req: &HttpRequest, mut payload: web::Payload, limit: us
     }
     let mut bytes = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|err| ApiError::MalformedJson(format!("could not read the body: {err}")))?;
+        let chunk = chunk
+            .map_err(|err| ApiError::MalformedJson(format!("could not read the body: {err}")))?;
         if bytes.len() + chunk.len() > limit {
             return Err(ApiError::PayloadTooLarge(limit));
         }
@@ -45,9 +50,19 @@ pub async fn read_object(req: &HttpRequest, mut payload: web::Payload, limit: us
 }
 
 fn is_json(req: &HttpRequest) -> bool {
-    let Some(content_type) = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+    let Some(content_type) = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
 }

@@ -5,7 +5,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::{api::body::JsonObject, error::{ApiError, FieldErrors}};
+use crate::{
+    api::body::JsonObject,
+    error::{ApiError, FieldErrors},
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -34,16 +37,23 @@ impl FieldType for String {
 
 impl FieldType for i32 {
     fn from_json(value: &Value) -> Result<Self, String> {
-        let Value::Number(n) = value else { return Err("a valid integer is required".into()) };
+        let Value::Number(n) = value else {
+            return Err("a valid integer is required".into());
+        };
         match n.as_i64() {
-            Some(v) if v > i64::from(i32::MAX) => {
-                Err(format!("ensure this value is less than or equal to {}", i32::MAX))
-            }
-            Some(v) if v < i64::from(i32::MIN) => {
-                Err(format!("ensure this value is greater than or equal to {}", i32::MIN))
-            }
+            Some(v) if v > i64::from(i32::MAX) => Err(format!(
+                "ensure this value is less than or equal to {}",
+                i32::MAX
+            )),
+            Some(v) if v < i64::from(i32::MIN) => Err(format!(
+                "ensure this value is greater than or equal to {}",
+                i32::MIN
+            )),
             Some(v) => Ok(v as i32),
-            None if n.is_u64() => Err(format!("ensure this value is less than or equal to {}", i32::MAX)),
+            None if n.is_u64() => Err(format!(
+                "ensure this value is less than or equal to {}",
+                i32::MAX
+            )),
             None => Err("a valid integer is required".into()),
         }
     }
@@ -51,7 +61,9 @@ impl FieldType for i32 {
 
 impl FieldType for bool {
     fn from_json(value: &Value) -> Result<Self, String> {
-        value.as_bool().ok_or_else(|| "must be a valid boolean".into())
+        value
+            .as_bool()
+            .ok_or_else(|| "must be a valid boolean".into())
     }
 }
 
@@ -66,14 +78,18 @@ impl FieldType for Uuid {
 
 impl FieldType for Vec<Uuid> {
     fn from_json(value: &Value) -> Result<Self, String> {
-        let Value::Array(items) = value else { return Err("expected a list of UUIDs".into()) };
+        let Value::Array(items) = value else {
+            return Err("expected a list of UUIDs".into());
+        };
         items.iter().map(Uuid::from_json).collect()
     }
 }
 
 impl FieldType for Vec<String> {
     fn from_json(value: &Value) -> Result<Self, String> {
-        let Value::Array(items) = value else { return Err("expected a list of strings".into()) };
+        let Value::Array(items) = value else {
+            return Err("expected a list of strings".into());
+        };
         items.iter().map(String::from_json).collect()
     }
 }
@@ -81,7 +97,9 @@ impl FieldType for Vec<String> {
 impl FieldType for DateTime<Utc> {
     /// An RFC 3339 date-time with an offset, or a plain date taken as midnight UTC.
     fn from_json(value: &Value) -> Result<Self, String> {
-        let Value::String(s) = value else { return Err("expected a date-time string".into()) };
+        let Value::String(s) = value else {
+            return Err("expected a date-time string".into());
+        };
         if let Ok(at) = DateTime::parse_from_rfc3339(s) {
             return Ok(at.with_timezone(&Utc));
         }
@@ -113,7 +131,11 @@ pub fn len(min: usize, max: usize) -> impl Fn(&String) -> Result<(), String> {
     move |s: &String| {
         let n = s.chars().count();
         if n < min {
-            Err(if min == 1 { "this field may not be blank".into() } else { format!("ensure this field has at least {min} characters") })
+            Err(if min == 1 {
+                "this field may not be blank".into()
+            } else {
+                format!("ensure this field has at least {min} characters")
+            })
         } else if n > max {
             Err(format!("ensure this field has at most {max} characters"))
         } else {
@@ -125,7 +147,9 @@ pub fn len(min: usize, max: usize) -> impl Fn(&String) -> Result<(), String> {
 pub fn range(min: i32, max: i32) -> impl Fn(&i32) -> Result<(), String> {
     move |v: &i32| {
         if *v < min {
-            Err(format!("ensure this value is greater than or equal to {min}"))
+            Err(format!(
+                "ensure this value is greater than or equal to {min}"
+            ))
         } else if *v > max {
             Err(format!("ensure this value is less than or equal to {max}"))
         } else {
@@ -136,7 +160,11 @@ pub fn range(min: i32, max: i32) -> impl Fn(&i32) -> Result<(), String> {
 
 pub fn email(s: &String) -> Result<(), String> {
     use validator::ValidateEmail;
-    if s.validate_email() { Ok(()) } else { Err("enter a valid email address".into()) }
+    if s.validate_email() {
+        Ok(())
+    } else {
+        Err("enter a valid email address".into())
+    }
 }
 
 pub struct Fields<'b> {
@@ -147,7 +175,11 @@ pub struct Fields<'b> {
 
 impl<'b> Fields<'b> {
     pub fn new(body: &'b JsonObject, mode: Mode) -> Self {
-        Self { body, mode, errors: FieldErrors::new() }
+        Self {
+            body,
+            mode,
+            errors: FieldErrors::new(),
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -194,7 +226,12 @@ impl<'b> Fields<'b> {
     }
 
     /// A field that may be omitted (then `default` on create/replace) but not null.
-    pub fn optional<T: FieldType>(&mut self, key: &str, default: T, check: Check<'_, T>) -> Option<T> {
+    pub fn optional<T: FieldType>(
+        &mut self,
+        key: &str,
+        default: T,
+        check: Check<'_, T>,
+    ) -> Option<T> {
         match self.body.get(key) {
             None if self.is_patch() => None,
             None => Some(default),
@@ -207,7 +244,12 @@ impl<'b> Fields<'b> {
     }
 
     /// A nullable field: omitted means `default` on create/replace (usually `None`).
-    pub fn nullable<T: FieldType>(&mut self, key: &str, default: Option<T>, check: Check<'_, T>) -> Option<Option<T>> {
+    pub fn nullable<T: FieldType>(
+        &mut self,
+        key: &str,
+        default: Option<T>,
+        check: Check<'_, T>,
+    ) -> Option<Option<T>> {
         match self.body.get(key) {
             None if self.is_patch() => None,
             None => Some(default),
@@ -233,7 +275,9 @@ mod tests {
 
     #[test]
     fn integers_are_not_coerced_and_int32_bounded() {
-        let body = object(json!({"a": "50", "b": 2147483648i64, "c": 2147483647, "d": 1.5, "e": -2147483649i64}));
+        let body = object(
+            json!({"a": "50", "b": 2147483648i64, "c": 2147483647, "d": 1.5, "e": -2147483649i64}),
+        );
         let mut f = Fields::new(&body, Mode::Create);
         assert_eq!(f.required::<i32>("a", &any), None);
         assert_eq!(f.required::<i32>("b", &any), None);
@@ -241,7 +285,9 @@ mod tests {
         assert_eq!(f.required::<i32>("d", &any), None);
         assert_eq!(f.required::<i32>("e", &any), None);
         let err = f.finish(()).expect_err("errors");
-        let ApiError::Validation(errors) = err else { panic!("validation") };
+        let ApiError::Validation(errors) = err else {
+            panic!("validation")
+        };
         for key in ["a", "b", "d", "e"] {
             assert!(errors.has(key), "{key}");
         }
@@ -249,7 +295,9 @@ mod tests {
 
     #[test]
     fn strings_count_characters_and_refuse_nul() {
-        let body = object(json!({"ok": "é".repeat(255), "long": "é".repeat(256), "nul": "a\u{0}b", "num": 5}));
+        let body = object(
+            json!({"ok": "é".repeat(255), "long": "é".repeat(256), "nul": "a\u{0}b", "num": 5}),
+        );
         let mut f = Fields::new(&body, Mode::Create);
         assert!(f.required("ok", &len(1, 255)).is_some());
         assert!(f.required("long", &len(1, 255)).is_none());

@@ -18,6 +18,9 @@ async fn healthz() -> HttpResponse {
 
 /// The database answers a query (503 otherwise).
 async fn readyz(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
-    state.db.run(|conn| Ok(diesel::sql_query("SELECT 1").execute(conn)?)).await?;
+    state
+        .db
+        .run(|conn| Ok(diesel::sql_query("SELECT 1").execute(conn)?))
+        .await?;
     Ok(HttpResponse::Ok().json(json!({"status": "ok", "database": "ok"})))
 }

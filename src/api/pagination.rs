@@ -26,7 +26,11 @@ impl ListQuery {
 
     /// Fails with 404 `invalid_page` when the page lies past the last one.
     pub fn check_page(&self, count: i64) -> ApiResult<()> {
-        if self.page > 1 && self.offset() >= count { Err(ApiError::InvalidPage) } else { Ok(()) }
+        if self.page > 1 && self.offset() >= count {
+            Err(ApiError::InvalidPage)
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -41,7 +45,9 @@ pub fn flag(params: &HashMap<String, String>, key: &str) -> ApiResult<bool> {
     match params.get(key).map(String::as_str) {
         None | Some("false" | "0" | "") => Ok(false),
         Some("true" | "1") => Ok(true),
-        Some(_) => Err(ApiError::InvalidQuery(format!("{key} must be true or false"))),
+        Some(_) => Err(ApiError::InvalidQuery(format!(
+            "{key} must be true or false"
+        ))),
     }
 }
 
@@ -65,11 +71,24 @@ impl ListQuery {
         if page > 10_000_000 {
             return Err(ApiError::InvalidPage);
         }
-        let search = params.get("search").map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-        if search.as_ref().is_some_and(|s| s.contains('\0') || s.chars().count() > 255) {
-            return Err(ApiError::InvalidQuery("search must be at most 255 characters".into()));
+        let search = params
+            .get("search")
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        if search
+            .as_ref()
+            .is_some_and(|s| s.contains('\0') || s.chars().count() > 255)
+        {
+            return Err(ApiError::InvalidQuery(
+                "search must be at most 255 characters".into(),
+            ));
         }
-        Ok(Self { page, page_size, include_deleted: flag(&params, "include_deleted")?, search })
+        Ok(Self {
+            page,
+            page_size,
+            include_deleted: flag(&params, "include_deleted")?,
+            search,
+        })
     }
 }
 
@@ -82,12 +101,18 @@ pub struct Page<T> {
 }
 
 /// Builds the envelope; `next`/`previous` are absolute URLs on the request's own host.
-pub fn page<T: Serialize>(req: &HttpRequest, query: &ListQuery, count: i64, results: Vec<T>) -> ApiResult<Page<T>> {
+pub fn page<T: Serialize>(
+    req: &HttpRequest,
+    query: &ListQuery,
+    count: i64,
+    results: Vec<T>,
+) -> ApiResult<Page<T>> {
     query.check_page(count)?;
     let url_for = |page: i64| -> String {
-        let mut params: Vec<(String, String)> = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
-            .map(web::Query::into_inner)
-            .unwrap_or_default();
+        let mut params: Vec<(String, String)> =
+            web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+                .map(web::Query::into_inner)
+                .unwrap_or_default();
         params.retain(|(k, _)| k != "page");
         params.push(("page".into(), page.to_string()));
         let query = params
@@ -95,8 +120,18 @@ pub fn page<T: Serialize>(req: &HttpRequest, query: &ListQuery, count: i64, resu
             .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
             .collect::<Vec<_>>()
             .join("&");
-        let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
-        format!("{}://{}{}?{}", req.connection_info().scheme(), host, req.path(), query)
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        format!(
+            "{}://{}{}?{}",
+            req.connection_info().scheme(),
+            host,
+            req.path(),
+            query
+        )
     };
     let last_page = ((count + query.page_size - 1) / query.page_size).max(1);
     Ok(Page {
@@ -107,14 +142,21 @@ pub fn page<T: Serialize>(req: &HttpRequest, query: &ListQuery, count: i64, resu
     })
 }
 
-pub fn page_response<T: Serialize>(req: &HttpRequest, query: &ListQuery, count: i64, results: Vec<T>) -> ApiResult<HttpResponse> {
+pub fn page_response<T: Serialize>(
+    req: &HttpRequest,
+    query: &ListQuery,
+    count: i64,
+    results: Vec<T>,
+) -> ApiResult<HttpResponse> {
     Ok(HttpResponse::Ok().json(page(req, query, count, results)?))
 }
 
 fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()

@@ -2,7 +2,7 @@
 //! (as problem+json) for any other method.
 
 use actix_web::{
-    FromRequest, Handler, HttpRequest, HttpResponse, Responder, Resource,
+    FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder,
     http::Method,
     web::{self, ServiceConfig},
 };
@@ -16,7 +16,10 @@ pub struct Endpoint {
 
 impl Endpoint {
     pub fn new(path: &str) -> Self {
-        Self { resource: web::resource(path), allow: Vec::new() }
+        Self {
+            resource: web::resource(path),
+            allow: Vec::new(),
+        }
     }
 
     pub fn on<F, Args>(mut self, method: Method, handler: F) -> Self
@@ -77,12 +80,18 @@ impl Endpoint {
 
     pub fn register(self, cfg: &mut ServiceConfig) {
         let allow = self.allow;
-        cfg.service(self.resource.default_service(web::to(move |req: HttpRequest| {
-            let allow = allow.clone();
-            async move {
-                Err::<HttpResponse, _>(ApiError::MethodNotAllowed { method: req.method().clone(), allow })
-            }
-        })));
+        cfg.service(
+            self.resource
+                .default_service(web::to(move |req: HttpRequest| {
+                    let allow = allow.clone();
+                    async move {
+                        Err::<HttpResponse, _>(ApiError::MethodNotAllowed {
+                            method: req.method().clone(),
+                            allow,
+                        })
+                    }
+                })),
+        );
     }
 }
 

@@ -19,13 +19,22 @@ pub const PREFIX_LEN: usize = 8;
 const LAST_USED_GRANULARITY_SECS: i64 = 60;
 
 pub fn generate() -> String {
-    rand::thread_rng().sample_iter(&Alphanumeric).take(KEY_LEN).map(char::from).collect()
+    rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(KEY_LEN)
+        .map(char::from)
+        .collect()
 }
 
 pub fn hash(secret: &str, key: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
     mac.update(key.as_bytes());
-    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone)]
@@ -49,7 +58,11 @@ impl ApiKeyRecord {
     }
 
     /// Finds the key with this plain text, whatever its state.
-    pub fn find_by_key(conn: &mut PgConnection, secret: &str, key: &str) -> QueryResult<Option<Self>> {
+    pub fn find_by_key(
+        conn: &mut PgConnection,
+        secret: &str,
+        key: &str,
+    ) -> QueryResult<Option<Self>> {
         if key.is_empty() {
             return Ok(None);
         }

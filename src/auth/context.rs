@@ -44,14 +44,18 @@ fn credentials(req: &HttpRequest, accept_api_key: bool) -> Credentials {
     if let Some(value) = req.headers().get(actix_web::http::header::AUTHORIZATION) {
         let value = value.to_str().unwrap_or("");
         return match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => {
+            Some((scheme, token))
+                if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() =>
+            {
                 Credentials::Bearer(token.trim().to_owned())
             }
             _ => Credentials::Malformed,
         };
     }
     match req.headers().get("x-api-key") {
-        Some(value) if accept_api_key => Credentials::ApiKey(value.to_str().unwrap_or("").trim().to_owned()),
+        Some(value) if accept_api_key => {
+            Credentials::ApiKey(value.to_str().unwrap_or("").trim().to_owned())
+        }
         _ => Credentials::None,
     }
 }
@@ -107,7 +111,9 @@ impl Caller {
     fn require(&self, need: Need, method: &Method) -> ApiResult<()> {
         if let Principal::ApiKey(key) = &self.principal {
             if key.read_only && !matches!(*method, Method::GET | Method::HEAD) {
-                return Err(ApiError::PermissionDenied("this API key is read-only".into()));
+                return Err(ApiError::PermissionDenied(
+                    "this API key is read-only".into(),
+                ));
             }
         }
         let missing = match need {
@@ -115,7 +121,10 @@ impl Caller {
             Need::Method(resource) => Action::for_method(method)
                 .map(|action| Permission::new(action, resource))
                 .filter(|p| !self.permissions.contains(*p)),
-            Need::All(required) => required.iter().copied().find(|p| !self.permissions.contains(*p)),
+            Need::All(required) => required
+                .iter()
+                .copied()
+                .find(|p| !self.permissions.contains(*p)),
         };
         match missing {
             None => Ok(()),
@@ -181,7 +190,13 @@ impl SchoolRequest {
         let tenant = match (&self.host, &self.x_tenant) {
             (HostKind::Tenant(tenant), _) => Some(tenant.clone()),
             (HostKind::Main, Some(schema)) => Some(
-                self.state.directory.snapshot().await?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?,
+                self.state
+                    .directory
+                    .snapshot()
+                    .await?
+                    .by_schema(schema)
+                    .cloned()
+                    .ok_or(ApiError::TenantNotFound)?,
             ),
             (HostKind::Main, None) => None,
         };
@@ -193,7 +208,9 @@ impl SchoolRequest {
 
     /// The school for an unauthenticated endpoint (login, refresh): host or `X-Tenant`.
     pub async fn tenant_for_login(&self) -> ApiResult<TenantRef> {
-        self.tenant_by_address().await?.ok_or(ApiError::TenantNotFound)
+        self.tenant_by_address()
+            .await?
+            .ok_or(ApiError::TenantNotFound)
     }
 
     /// Authenticates and authorises the caller, then runs `work` on a connection bound to
@@ -205,7 +222,11 @@ impl SchoolRequest {
     {
         let by_address = self.tenant_by_address().await?;
         let claims = match &self.credentials {
-            Credentials::Bearer(token) => Some(self.state.jwt.decode(token, TokenType::Access, Layer::School)),
+            Credentials::Bearer(token) => Some(self.state.jwt.decode(
+                token,
+                TokenType::Access,
+                Layer::School,
+            )),
             _ => None,
         };
         let tenant = match by_address {
@@ -215,14 +236,19 @@ impl SchoolRequest {
                 Some(Ok(claims)) => {
                     let schema = claims.tenant.as_deref().unwrap_or_default();
                     let snapshot = self.state.directory.snapshot().await?;
-                    let tenant = snapshot.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?;
+                    let tenant = snapshot
+                        .by_schema(schema)
+                        .cloned()
+                        .ok_or(ApiError::TenantNotFound)?;
                     if !tenant.is_active {
                         return Err(ApiError::TenantInactive);
                     }
                     tenant
                 }
                 Some(Err(_)) | None if matches!(self.credentials, Credentials::Malformed) => {
-                    return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+                    return Err(ApiError::TokenNotValid(
+                        "the Authorization header must be 'Bearer <token>'",
+                    ));
                 }
                 Some(Err(err)) => return Err(clone_auth_error(err)),
                 None => return Err(ApiError::TenantNotFound),
@@ -231,14 +257,18 @@ impl SchoolRequest {
         let credentials = match (self.credentials, claims) {
             (Credentials::None, _) => return Err(ApiError::NotAuthenticated),
             (Credentials::Malformed, _) => {
-                return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+                return Err(ApiError::TokenNotValid(
+                    "the Authorization header must be 'Bearer <token>'",
+                ));
             }
             (Credentials::Bearer(_), Some(claims)) => Authenticate::Token(claims?),
             (Credentials::ApiKey(key), _) => Authenticate::Key(key),
             (Credentials::Bearer(_), None) => return Err(ApiError::NotAuthenticated),
         };
         let x_tenant_mismatch = match (&self.host, &self.x_tenant) {
-            (HostKind::Tenant(host_tenant), Some(schema)) => schema != host_tenant.schema_name.as_str(),
+            (HostKind::Tenant(host_tenant), Some(schema)) => {
+                schema != host_tenant.schema_name.as_str()
+            }
             _ => false,
         };
         let method = self.http.method().clone();
@@ -257,7 +287,9 @@ impl SchoolRequest {
                     identity.user = caller.user_id();
                 }
                 if x_tenant_mismatch {
-                    return Err(ApiError::TenantMismatch("the X-Tenant header names another school"));
+                    return Err(ApiError::TenantMismatch(
+                        "the X-Tenant header names another school",
+                    ));
                 }
                 caller.require(need, &method)?;
                 work(conn, &caller)
@@ -293,11 +325,20 @@ fn authenticate(
     match credentials {
         Authenticate::Token(claims) => {
             let user = load_token_user(conn.pg(), &claims)?;
-            if user.client_id != Some(tenant.id) || claims.tenant.as_deref() != Some(tenant.schema_name.as_str()) {
-                return Err(ApiError::TenantMismatch("this token was issued for another school"));
+            if user.client_id != Some(tenant.id)
+                || claims.tenant.as_deref() != Some(tenant.schema_name.as_str())
+            {
+                return Err(ApiError::TenantMismatch(
+                    "this token was issued for another school",
+                ));
             }
             let (role_names, permissions) = roles::for_user(conn, user.id)?;
-            Ok(Caller { tenant, principal: Principal::User(Box::new(user)), roles: role_names, permissions })
+            Ok(Caller {
+                tenant,
+                principal: Principal::User(Box::new(user)),
+                roles: role_names,
+                permissions,
+            })
         }
         Authenticate::Key(key) => {
             let now = Utc::now();
@@ -305,11 +346,22 @@ fn authenticate(
                 .filter(|record| record.is_usable(now))
                 .ok_or(ApiError::InvalidApiKey)?;
             if record.tenant_id.is_some_and(|id| id != tenant.id) {
-                return Err(ApiError::TenantMismatch("this API key is scoped to another school"));
+                return Err(ApiError::TenantMismatch(
+                    "this API key is scoped to another school",
+                ));
             }
             record.touch(conn.pg(), now)?;
-            let permissions = if record.read_only { PermissionSet::all().view_only() } else { PermissionSet::all() };
-            Ok(Caller { tenant, principal: Principal::ApiKey(record), roles: Vec::new(), permissions })
+            let permissions = if record.read_only {
+                PermissionSet::all().view_only()
+            } else {
+                PermissionSet::all()
+            };
+            Ok(Caller {
+                tenant,
+                principal: Principal::ApiKey(record),
+                roles: Vec::new(),
+                permissions,
+            })
         }
     }
 }
@@ -318,7 +370,9 @@ fn authenticate(
 pub fn load_token_user(conn: &mut PgConnection, claims: &Claims) -> ApiResult<User> {
     User::find(conn, claims.sub)?
         .filter(|user| user.is_active && user.token_version == claims.ver)
-        .ok_or(ApiError::TokenNotValid("the user is inactive or the token was revoked"))
+        .ok_or(ApiError::TokenNotValid(
+            "the user is inactive or the token was revoked",
+        ))
 }
 
 /// What a system endpoint requires of its caller.
@@ -371,9 +425,15 @@ impl SystemRequest {
         let claims = match &self.credentials {
             Credentials::None | Credentials::ApiKey(_) => return Err(ApiError::NotAuthenticated),
             Credentials::Malformed => {
-                return Err(ApiError::TokenNotValid("the Authorization header must be 'Bearer <token>'"));
+                return Err(ApiError::TokenNotValid(
+                    "the Authorization header must be 'Bearer <token>'",
+                ));
             }
-            Credentials::Bearer(token) => self.state.jwt.decode(token, TokenType::Access, Layer::System)?,
+            Credentials::Bearer(token) => {
+                self.state
+                    .jwt
+                    .decode(token, TokenType::Access, Layer::System)?
+            }
         };
         let user_id = claims.sub;
         let result = self
@@ -382,7 +442,9 @@ impl SystemRequest {
             .run(move |conn| {
                 let user = load_token_user(conn, &claims)?;
                 if user.client_id.is_some() {
-                    return Err(ApiError::TokenNotValid("school users cannot use system endpoints"));
+                    return Err(ApiError::TokenNotValid(
+                        "school users cannot use system endpoints",
+                    ));
                 }
                 let allowed = match need {
                     SystemNeed::PlatformUser => true,
@@ -397,7 +459,10 @@ impl SystemRequest {
                 work(conn, &user)
             })
             .await;
-        self.http.extensions_mut().insert(LogIdentity { tenant: None, user: Some(user_id) });
+        self.http.extensions_mut().insert(LogIdentity {
+            tenant: None,
+            user: Some(user_id),
+        });
         result
     }
 }

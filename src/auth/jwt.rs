@@ -113,7 +113,12 @@ impl JwtKeys {
     }
 
     /// Decodes and checks signature, algorithm, expiry, type and layer.
-    pub fn decode(&self, token: &str, expected: TokenType, layer: Layer) -> Result<Claims, ApiError> {
+    pub fn decode(
+        &self,
+        token: &str,
+        expected: TokenType,
+        layer: Layer,
+    ) -> Result<Claims, ApiError> {
         let claims = decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|err| match err.kind() {
                 jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
@@ -146,30 +151,62 @@ mod tests {
     use super::*;
 
     fn keys() -> JwtKeys {
-        JwtKeys::new("test-secret-test-secret-test-secret", Duration::from_secs(60), Duration::from_secs(600))
+        JwtKeys::new(
+            "test-secret-test-secret-test-secret",
+            Duration::from_secs(60),
+            Duration::from_secs(600),
+        )
     }
 
     #[test]
     fn round_trip_and_type_checks() {
         let keys = keys();
         let user = Uuid::new_v4();
-        let pair = keys.issue_pair(user, 3, Layer::School, Some("greenwood")).expect("issue");
-        let claims = keys.decode(&pair.access, TokenType::Access, Layer::School).expect("valid");
-        assert_eq!((claims.sub, claims.ver, claims.tenant.as_deref()), (user, 3, Some("greenwood")));
-        assert!(keys.decode(&pair.refresh, TokenType::Access, Layer::School).is_err());
-        assert!(keys.decode(&pair.access, TokenType::Refresh, Layer::School).is_err());
-        assert!(keys.decode(&pair.access, TokenType::Access, Layer::System).is_err());
+        let pair = keys
+            .issue_pair(user, 3, Layer::School, Some("greenwood"))
+            .expect("issue");
+        let claims = keys
+            .decode(&pair.access, TokenType::Access, Layer::School)
+            .expect("valid");
+        assert_eq!(
+            (claims.sub, claims.ver, claims.tenant.as_deref()),
+            (user, 3, Some("greenwood"))
+        );
+        assert!(
+            keys.decode(&pair.refresh, TokenType::Access, Layer::School)
+                .is_err()
+        );
+        assert!(
+            keys.decode(&pair.access, TokenType::Refresh, Layer::School)
+                .is_err()
+        );
+        assert!(
+            keys.decode(&pair.access, TokenType::Access, Layer::System)
+                .is_err()
+        );
     }
 
     #[test]
     fn refuses_foreign_signatures_and_alg_none() {
         let keys = keys();
-        let other = JwtKeys::new("another-secret-another-secret-12345", Duration::from_secs(60), Duration::from_secs(60));
-        let token = other.issue(Uuid::new_v4(), 0, Layer::System, None, TokenType::Access).expect("issue");
-        assert!(keys.decode(&token, TokenType::Access, Layer::System).is_err());
+        let other = JwtKeys::new(
+            "another-secret-another-secret-12345",
+            Duration::from_secs(60),
+            Duration::from_secs(60),
+        );
+        let token = other
+            .issue(Uuid::new_v4(), 0, Layer::System, None, TokenType::Access)
+            .expect("issue");
+        assert!(
+            keys.decode(&token, TokenType::Access, Layer::System)
+                .is_err()
+        );
 
         let payload = token.split('.').nth(1).expect("payload");
         let unsigned = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{payload}.");
-        assert!(keys.decode(&unsigned, TokenType::Access, Layer::System).is_err());
+        assert!(
+            keys.decode(&unsigned, TokenType::Access, Layer::System)
+                .is_err()
+        );
     }
 }

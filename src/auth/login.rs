@@ -23,9 +23,13 @@ impl LoginInput {
     /// `{"identifier" | "email" | "phone": ..., "password": ...}`.
     pub fn parse(body: &JsonObject) -> ApiResult<Self> {
         let mut errors = FieldErrors::new();
-        let key = ["identifier", "email", "phone"].into_iter().find(|k| body.contains_key(*k));
+        let key = ["identifier", "email", "phone"]
+            .into_iter()
+            .find(|k| body.contains_key(*k));
         let identifier = match key.map(|k| (k, &body[k])) {
-            Some((_, Value::String(s))) if !s.trim().is_empty() && !s.contains('\0') => s.trim().to_owned(),
+            Some((_, Value::String(s))) if !s.trim().is_empty() && !s.contains('\0') => {
+                s.trim().to_owned()
+            }
             Some((k, _)) => {
                 errors.add(k, "a non-empty string is required");
                 String::new()
@@ -46,27 +50,46 @@ impl LoginInput {
                 String::new()
             }
         };
-        errors.into_result(Self { identifier, password })
+        errors.into_result(Self {
+            identifier,
+            password,
+        })
     }
 }
 
 fn client_address(req: &HttpRequest) -> String {
     // The socket peer only: forwarding headers are client-controlled.
-    req.peer_addr().map(|addr| addr.ip().to_string()).unwrap_or_default()
+    req.peer_addr()
+        .map(|addr| addr.ip().to_string())
+        .unwrap_or_default()
 }
 
 /// Checks credentials (throttled); answers the active user they belong to. Layer and
 /// tenant rules are the caller's.
-pub async fn verify_credentials(state: &AppState, req: &HttpRequest, input: LoginInput) -> ApiResult<User> {
+pub async fn verify_credentials(
+    state: &AppState,
+    req: &HttpRequest,
+    input: LoginInput,
+) -> ApiResult<User> {
     let client = client_address(req);
-    state.throttle.check(&input.identifier, &client).map_err(ApiError::Throttled)?;
+    state
+        .throttle
+        .check(&input.identifier, &client)
+        .map_err(ApiError::Throttled)?;
     let user = match Identifier::parse(&input.identifier) {
-        Some(identifier) => state.db.run(move |conn| Ok(User::find_by_identifier(conn, &identifier)?)).await?,
+        Some(identifier) => {
+            state
+                .db
+                .run(move |conn| Ok(User::find_by_identifier(conn, &identifier)?))
+                .await?
+        }
         None => None,
     };
     // bcrypt runs without holding a database connection; unknown users are checked
     // against a dummy hash so both failures take the same time.
-    let stored = user.as_ref().map_or_else(|| state.dummy_hash.clone(), |u| u.password_hash.clone());
+    let stored = user
+        .as_ref()
+        .map_or_else(|| state.dummy_hash.clone(), |u| u.password_hash.clone());
     let password = input.password;
     let matches = web::block(move || password::verify(&password, &stored)).await?;
     match user {
@@ -89,7 +112,12 @@ pub async fn refresh(
 ) -> ApiResult<(String, Option<String>)> {
     let token = match body.get("refresh") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(_) => return Err(ApiError::validation("refresh", "a non-empty string is required")),
+        Some(_) => {
+            return Err(ApiError::validation(
+                "refresh",
+                "a non-empty string is required",
+            ));
+        }
         None => return Err(ApiError::validation("refresh", "this field is required")),
     };
     let claims = state.jwt.decode(&token, TokenType::Refresh, layer)?;
@@ -110,10 +138,22 @@ pub async fn refresh(
         .await?;
     let (user, claims) = user;
     if rotate {
-        let TokenPair { access, refresh } = state.jwt.issue_pair(user.id, user.token_version, layer, claims.tenant.as_deref())?;
+        let TokenPair { access, refresh } =
+            state
+                .jwt
+                .issue_pair(user.id, user.token_version, layer, claims.tenant.as_deref())?;
         Ok((access, Some(refresh)))
     } else {
-        Ok((state.jwt.issue(user.id, user.token_version, layer, claims.tenant.as_deref(), TokenType::Access)?, None))
+        Ok((
+            state.jwt.issue(
+                user.id,
+                user.token_version,
+                layer,
+                claims.tenant.as_deref(),
+                TokenType::Access,
+            )?,
+            None,
+        ))
     }
 }
 
@@ -130,7 +170,9 @@ pub fn revoke_refresh(
     };
     let claims = state.jwt.decode(&token, TokenType::Refresh, layer)?;
     if claims.sub != user_id {
-        return Err(ApiError::TokenNotValid("this refresh token belongs to another user"));
+        return Err(ApiError::TokenNotValid(
+            "this refresh token belongs to another user",
+        ));
     }
     Ok(claims)
 }

@@ -10,9 +10,13 @@ pub const MAX_LEN: usize = 128;
 pub fn check_policy(password: &str) -> Result<(), String> {
     let len = password.chars().count();
     if len < MIN_LEN {
-        Err(format!("ensure this field has at least {MIN_LEN} characters"))
+        Err(format!(
+            "ensure this field has at least {MIN_LEN} characters"
+        ))
     } else if len > MAX_LEN {
-        Err(format!("ensure this field has at most {MAX_LEN} characters"))
+        Err(format!(
+            "ensure this field has at most {MAX_LEN} characters"
+        ))
     } else {
         Ok(())
     }

@@ -85,15 +85,24 @@ impl Permission {
     }
 
     fn bit(self) -> u128 {
-        let resource = Resource::ALL.iter().position(|r| *r == self.resource).unwrap_or(0);
-        let action = Action::ALL.iter().position(|a| *a == self.action).unwrap_or(0);
+        let resource = Resource::ALL
+            .iter()
+            .position(|r| *r == self.resource)
+            .unwrap_or(0);
+        let action = Action::ALL
+            .iter()
+            .position(|a| *a == self.action)
+            .unwrap_or(0);
         1u128 << (resource * 4 + action)
     }
 
     pub fn parse(codename: &str) -> Option<Self> {
         let (action, resource) = codename.split_once('_')?;
         let action = Action::ALL.into_iter().find(|a| a.as_str() == action)?;
-        let resource = Resource::ALL.iter().copied().find(|r| r.codename() == resource)?;
+        let resource = Resource::ALL
+            .iter()
+            .copied()
+            .find(|r| r.codename() == resource)?;
         Some(Self::new(action, resource))
     }
 }
@@ -143,7 +152,10 @@ impl PermissionSet {
 
     /// Parses codenames, ignoring unknown ones (a role row may predate a rename).
     pub fn from_codenames<'a>(codenames: impl IntoIterator<Item = &'a str>) -> Self {
-        codenames.into_iter().filter_map(Permission::parse).collect()
+        codenames
+            .into_iter()
+            .filter_map(Permission::parse)
+            .collect()
     }
 }
 
@@ -184,16 +196,31 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
     };
     let office = view_all(&[]).union(grant(
         &[
-            AcademicSession, ExamSession, Department, Subject, AcademicClass, Student,
-            TeacherProfile, TeacherAssignment, SessionSetup, GeneralSettings, AcademicSettings,
+            AcademicSession,
+            ExamSession,
+            Department,
+            Subject,
+            AcademicClass,
+            Student,
+            TeacherProfile,
+            TeacherAssignment,
+            SessionSetup,
+            GeneralSettings,
+            AcademicSettings,
             ReportSettings,
         ],
         &[Action::Add, Action::Change, Action::Delete],
     ));
     let teacher = view_all(&[SchoolRole, UserRoleAssignment])
-        .union(grant(&[Exam, Mark, TeacherGradeComment], &[Action::Add, Action::Change]))
+        .union(grant(
+            &[Exam, Mark, TeacherGradeComment],
+            &[Action::Add, Action::Change],
+        ))
         .union(grant(&[TeacherGradeComment], &[Action::Delete]));
-    let student = grant(&[AcademicSession, ExamSession, Exam, Subject, AcademicClass], &[Action::View]);
+    let student = grant(
+        &[AcademicSession, ExamSession, Exam, Subject, AcademicClass],
+        &[Action::View],
+    );
     vec![
         ("admin", PermissionSet::all()),
         ("principal", PermissionSet::all()),
@@ -212,7 +239,10 @@ mod tests {
         let all = all_codenames();
         assert_eq!(all.len(), 68);
         for name in &all {
-            assert_eq!(Permission::parse(name).map(|p| p.to_string()).as_deref(), Some(name.as_str()));
+            assert_eq!(
+                Permission::parse(name).map(|p| p.to_string()).as_deref(),
+                Some(name.as_str())
+            );
         }
         assert!(all.windows(2).all(|w| w[0] < w[1]), "sorted");
         assert_eq!(Permission::parse("view_nothing"), None);
@@ -222,9 +252,14 @@ mod tests {
     #[test]
     fn default_roles_match_the_contract() {
         let roles: std::collections::HashMap<_, _> = default_roles().into_iter().collect();
-        let has = |role: &str, code: &str| roles[role].contains(Permission::parse(code).expect(code));
+        let has =
+            |role: &str, code: &str| roles[role].contains(Permission::parse(code).expect(code));
         assert!(has("admin", "delete_userroleassignment"));
-        assert!(has("office", "delete_student") && !has("office", "add_exam") && has("office", "view_mark"));
+        assert!(
+            has("office", "delete_student")
+                && !has("office", "add_exam")
+                && has("office", "view_mark")
+        );
         assert!(has("teacher", "change_mark") && !has("teacher", "delete_mark"));
         assert!(has("teacher", "delete_teachergradecomment") && !has("teacher", "view_schoolrole"));
         assert!(has("student", "view_exam") && !has("student", "view_mark"));

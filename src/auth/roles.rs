@@ -22,7 +22,9 @@ pub fn for_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<(Vec<String>,
     let mut permissions = PermissionSet::default();
     let mut names = Vec::with_capacity(rows.len());
     for (name, codenames) in rows {
-        permissions = permissions.union(PermissionSet::from_codenames(codenames.iter().flatten().map(String::as_str)));
+        permissions = permissions.union(PermissionSet::from_codenames(
+            codenames.iter().flatten().map(String::as_str),
+        ));
         names.push(name);
     }
     Ok((names, permissions))
@@ -37,7 +39,11 @@ pub fn seed_defaults(conn: &mut TenantConn) -> ApiResult<()> {
             (
                 school_roles::id.eq(Uuid::new_v4()),
                 school_roles::name.eq(name),
-                school_roles::permissions.eq(permissions.codenames().into_iter().map(Some).collect::<Vec<_>>()),
+                school_roles::permissions.eq(permissions
+                    .codenames()
+                    .into_iter()
+                    .map(Some)
+                    .collect::<Vec<_>>()),
                 school_roles::created_at.eq(now),
                 school_roles::updated_at.eq(now),
             )
@@ -65,7 +71,10 @@ pub fn assign_by_name(conn: &mut TenantConn, user_id: Uuid, role_name: &str) -> 
             user_role_assignments::user_id.eq(user_id),
             user_role_assignments::role_id.eq(role_id),
         ))
-        .on_conflict((user_role_assignments::user_id, user_role_assignments::role_id))
+        .on_conflict((
+            user_role_assignments::user_id,
+            user_role_assignments::role_id,
+        ))
         .do_nothing()
         .execute(conn.pg())?;
     Ok(())

@@ -21,11 +21,17 @@ pub struct LoginThrottle {
 
 impl LoginThrottle {
     pub fn new(limit_per_minute: u32) -> Self {
-        Self { limit: limit_per_minute as usize, failures: Mutex::new(HashMap::new()) }
+        Self {
+            limit: limit_per_minute as usize,
+            failures: Mutex::new(HashMap::new()),
+        }
     }
 
     fn keys(identifier: &str, client: &str) -> [String; 2] {
-        [format!("id:{}", identifier.trim().to_lowercase()), format!("ip:{client}")]
+        [
+            format!("id:{}", identifier.trim().to_lowercase()),
+            format!("ip:{client}"),
+        ]
     }
 
     /// `Err(seconds to wait)` when either key is over the limit.
@@ -43,7 +49,11 @@ impl LoginThrottle {
                 }
             }
         }
-        if wait.is_zero() { Ok(()) } else { Err(wait.as_secs().max(1)) }
+        if wait.is_zero() {
+            Ok(())
+        } else {
+            Err(wait.as_secs().max(1))
+        }
     }
 
     pub fn record_failure(&self, identifier: &str, client: &str) {
@@ -64,7 +74,10 @@ impl LoginThrottle {
 }
 
 fn prune(times: &mut VecDeque<Instant>, now: Instant) {
-    while times.front().is_some_and(|t| now.duration_since(*t) >= WINDOW) {
+    while times
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= WINDOW)
+    {
         times.pop_front();
     }
 }
@@ -80,9 +93,14 @@ mod tests {
             assert!(throttle.check("a@x.io", "1.1.1.1").is_ok());
             throttle.record_failure("a@x.io", "1.1.1.1");
         }
-        let wait = throttle.check("A@X.io", "2.2.2.2").expect_err("identifier blocked");
+        let wait = throttle
+            .check("A@X.io", "2.2.2.2")
+            .expect_err("identifier blocked");
         assert!((1..=60).contains(&wait));
-        assert!(throttle.check("b@x.io", "1.1.1.1").is_err(), "address blocked");
+        assert!(
+            throttle.check("b@x.io", "1.1.1.1").is_err(),
+            "address blocked"
+        );
         assert!(throttle.check("b@x.io", "2.2.2.2").is_ok());
     }
 }

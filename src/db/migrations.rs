@@ -19,14 +19,18 @@ pub fn migrate_public(database_url: &str) -> Result<Vec<String>, ApiError> {
         .map_err(|err| ApiError::internal(anyhow::anyhow!("cannot connect: {err}")))?;
     // Not the server default `"$user", public`: a school schema may be called `postgres`.
     diesel::sql_query("SET search_path TO public").execute(&mut conn)?;
-    let applied = conn.run_pending_migrations(PUBLIC_MIGRATIONS).map_err(migration_error)?;
+    let applied = conn
+        .run_pending_migrations(PUBLIC_MIGRATIONS)
+        .map_err(migration_error)?;
     Ok(applied.iter().map(ToString::to_string).collect())
 }
 
 /// Brings one school schema up to date; returns the versions applied.
 pub fn migrate_tenant(conn: &mut TenantConn) -> Result<Vec<String>, ApiError> {
-    let applied =
-        conn.pg().run_pending_migrations(TENANT_MIGRATIONS).map_err(migration_error)?;
+    let applied = conn
+        .pg()
+        .run_pending_migrations(TENANT_MIGRATIONS)
+        .map_err(migration_error)?;
     Ok(applied.iter().map(ToString::to_string).collect())
 }
 

@@ -36,7 +36,11 @@ impl ManageConnection for Manager {
     type Error = diesel::r2d2::Error;
 
     fn connect(&self) -> Result<PgConn, Self::Error> {
-        Ok(PgConn { conn: self.inner.connect()?, bound_schema: None, broken: false })
+        Ok(PgConn {
+            conn: self.inner.connect()?,
+            bound_schema: None,
+            broken: false,
+        })
     }
 
     fn is_valid(&self, conn: &mut PgConn) -> Result<(), Self::Error> {
@@ -67,7 +71,9 @@ impl Db {
             // A dead connection is detected when it fails (and then discarded), so the
             // common checkout costs no extra `SELECT 1` round trip.
             .test_on_check_out(false)
-            .build_unchecked(Manager { inner: ConnectionManager::new(database_url) });
+            .build_unchecked(Manager {
+                inner: ConnectionManager::new(database_url),
+            });
         Self { pool }
     }
 
@@ -115,7 +121,10 @@ impl Db {
     }
 
     /// Runs `work` synchronously on a public connection (CLI, start-up).
-    pub fn with_conn<T>(&self, work: impl FnOnce(&mut PgConnection) -> ApiResult<T>) -> ApiResult<T> {
+    pub fn with_conn<T>(
+        &self,
+        work: impl FnOnce(&mut PgConnection) -> ApiResult<T>,
+    ) -> ApiResult<T> {
         let mut pooled = self.checkout()?;
         let result = work(&mut pooled.conn);
         mark_if_lost(&mut pooled, &result);

@@ -30,8 +30,11 @@ impl TenantConn {
     pub(crate) fn bind(mut pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
         if pooled.bound_schema.as_ref() != Some(&tenant.schema_name) {
             pooled.bound_schema = None;
-            diesel::sql_query(format!("SET search_path TO {}", tenant.schema_name.quoted()))
-                .execute(&mut pooled.conn)?;
+            diesel::sql_query(format!(
+                "SET search_path TO {}",
+                tenant.schema_name.quoted()
+            ))
+            .execute(&mut pooled.conn)?;
             pooled.bound_schema = Some(tenant.schema_name.clone());
         }
         Ok(Self { pooled, tenant })

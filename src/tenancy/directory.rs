@@ -20,7 +20,10 @@ use std::{
 use diesel::{pg::PgConnection, prelude::*};
 
 use crate::{
-    db::{Db, schema_public::{domains, tenants}},
+    db::{
+        Db,
+        schema_public::{domains, tenants},
+    },
     error::{ApiError, ApiResult},
     tenancy::{SchemaName, Tenant, TenantRef},
 };
@@ -42,7 +45,12 @@ impl Snapshot {
 
     fn load(conn: &mut PgConnection) -> ApiResult<Self> {
         let rows: Vec<(uuid::Uuid, String, String, bool)> = tenants::table
-            .select((tenants::id, tenants::schema_name, tenants::name, tenants::is_active))
+            .select((
+                tenants::id,
+                tenants::schema_name,
+                tenants::name,
+                tenants::is_active,
+            ))
             .load(conn)?;
         let mut by_id = HashMap::with_capacity(rows.len());
         let mut by_schema = HashMap::with_capacity(rows.len());
@@ -53,17 +61,26 @@ impl Snapshot {
                 log::error!("tenant {id} has an invalid schema name; ignored");
                 continue;
             };
-            let tenant = Arc::new(Tenant { id, schema_name, name, is_active });
+            let tenant = Arc::new(Tenant {
+                id,
+                schema_name,
+                name,
+                is_active,
+            });
             by_schema.insert(tenant.schema_name.as_str().to_owned(), tenant.clone());
             by_id.insert(id, tenant);
         }
-        let domain_rows: Vec<(String, uuid::Uuid)> =
-            domains::table.select((domains::domain, domains::tenant_id)).load(conn)?;
+        let domain_rows: Vec<(String, uuid::Uuid)> = domains::table
+            .select((domains::domain, domains::tenant_id))
+            .load(conn)?;
         let by_domain = domain_rows
             .into_iter()
             .filter_map(|(domain, tenant_id)| Some((domain, by_id.get(&tenant_id)?.clone())))
             .collect();
-        Ok(Self { by_domain, by_schema })
+        Ok(Self {
+            by_domain,
+            by_schema,
+        })
     }
 }
 
@@ -76,7 +93,11 @@ pub struct TenantDirectory {
 
 impl TenantDirectory {
     pub fn new(db: Db) -> Self {
-        Self { db, snapshot: RwLock::new(None), generation: AtomicU64::new(0) }
+        Self {
+            db,
+            snapshot: RwLock::new(None),
+            generation: AtomicU64::new(0),
+        }
     }
 
     /// The current snapshot, loading it (off the executor) when it was invalidated.
@@ -102,7 +123,10 @@ impl TenantDirectory {
     }
 
     fn cached(&self) -> Option<Arc<Snapshot>> {
-        self.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn invalidate(&self) {
@@ -112,25 +136,30 @@ impl TenantDirectory {
 
     /// Looks a school up by schema name (blocking; CLI and provisioning use it).
     pub fn find_schema(&self, schema: &str) -> ApiResult<TenantRef> {
-        self.load_blocking()?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)
+        self.load_blocking()?
+            .by_schema(schema)
+            .cloned()
+            .ok_or(ApiError::TenantNotFound)
     }
 
     /// Starts the background thread that listens for changes made by other processes.
     pub fn spawn_listener(self: &Arc<Self>, database_url: String) {
         let directory = Arc::downgrade(self);
-        let spawned = thread::Builder::new().name("tenant-listener".into()).spawn(move || {
-            while let Some(dir) = directory.upgrade() {
-                drop(dir);
-                if let Err(err) = listen(&directory, &database_url) {
-                    log::warn!("tenant change listener: {err}; reconnecting");
+        let spawned = thread::Builder::new()
+            .name("tenant-listener".into())
+            .spawn(move || {
+                while let Some(dir) = directory.upgrade() {
+                    drop(dir);
+                    if let Err(err) = listen(&directory, &database_url) {
+                        log::warn!("tenant change listener: {err}; reconnecting");
+                    }
+                    // Changes may have been missed while disconnected.
+                    if let Some(dir) = directory.upgrade() {
+                        dir.invalidate();
+                    }
+                    thread::sleep(Duration::from_secs(2));
                 }
-                // Changes may have been missed while disconnected.
-                if let Some(dir) = directory.upgrade() {
-                    dir.invalidate();
-                }
-                thread::sleep(Duration::from_secs(2));
-            }
-        });
+            });
         if let Err(err) = spawned {
             log::error!("could not start the tenant change listener: {err}");
         }
@@ -145,7 +174,9 @@ fn listen(directory: &std::sync::Weak<TenantDirectory>, database_url: &str) -> a
     let mut conn = PgConnection::establish(database_url)?;
     diesel::sql_query("LISTEN tenant_directory").execute(&mut conn)?;
     loop {
-        let Some(dir) = directory.upgrade() else { return Ok(()) };
+        let Some(dir) = directory.upgrade() else {
+            return Ok(());
+        };
         let mut changed = false;
         for notification in conn.notifications_iter() {
             notification?;

@@ -22,7 +22,8 @@ pub enum HostKind {
 
 /// Paths answered on every host, known or not.
 fn is_host_independent(path: &str) -> bool {
-    matches!(path, "/healthz/" | "/readyz/") || path.starts_with("/api/v1/schema/")
+    matches!(path, "/healthz/" | "/readyz/")
+        || path.starts_with("/api/v1/schema/")
         || path.starts_with("/api/v1/docs/")
 }
 
@@ -32,13 +33,16 @@ pub async fn classify_host(
 ) -> Result<ServiceResponse<BoxBody>, Error> {
     let path = req.path();
     if is_host_independent(path) {
-        return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
+        return next
+            .call(req)
+            .await
+            .map(ServiceResponse::map_into_boxed_body);
     }
     let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
         return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
     };
     let host = request_host(&req);
-    let kind = if state.config.main_domains.iter().any(|main| *main == host) {
+    let kind = if state.config.main_domains.contains(&host) {
         HostKind::Main
     } else {
         let snapshot = match state.directory.snapshot().await {
@@ -57,7 +61,9 @@ pub async fn classify_host(
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);
-    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_boxed_body)
 }
 
 /// The host name of the request, lower-cased, without port or trailing dot.
@@ -88,8 +94,14 @@ mod tests {
 
     #[test]
     fn strips_port_case_and_trailing_dot() {
-        assert_eq!(normalize_host("Greenwood.Localhost:8000"), "greenwood.localhost");
-        assert_eq!(normalize_host("greenwood.localhost."), "greenwood.localhost");
+        assert_eq!(
+            normalize_host("Greenwood.Localhost:8000"),
+            "greenwood.localhost"
+        );
+        assert_eq!(
+            normalize_host("greenwood.localhost."),
+            "greenwood.localhost"
+        );
         assert_eq!(normalize_host("127.0.0.1:8000"), "127.0.0.1");
         assert_eq!(normalize_host("[::1]:8000"), "::1");
         assert_eq!(normalize_host("localhost"), "localhost");

@@ -48,7 +48,11 @@ impl NewTenant {
             }
         }
         errors.into_result(())?;
-        Ok(Self { schema_name: schema.ok_or_else(|| ApiError::validation("schema_name", "invalid"))?, name: name.to_owned(), domains: normalized })
+        Ok(Self {
+            schema_name: schema.ok_or_else(|| ApiError::validation("schema_name", "invalid"))?,
+            name: name.to_owned(),
+            domains: normalized,
+        })
     }
 }
 
@@ -74,7 +78,10 @@ pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
     db.with_tenant(&tenant, |conn| {
         conn.transaction(|conn| {
             if schema_exists(conn.pg(), &tenant.schema_name)? {
-                return Err(ApiError::Conflict(format!("schema '{}' already exists", tenant.schema_name)));
+                return Err(ApiError::Conflict(format!(
+                    "schema '{}' already exists",
+                    tenant.schema_name
+                )));
             }
             let row: TenantRow = diesel::insert_into(tenants::table)
                 .values((
@@ -86,10 +93,12 @@ pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
                 .get_result(conn.pg())
                 .map_err(|err| conflict_as(err, "a school with this schema name already exists"))?;
             for domain in &new.domains {
-                DomainRow::add(conn.pg(), tenant.id, domain, false)
-                    .map_err(|err| conflict_as(err, &format!("domain '{domain}' is already registered")))?;
+                DomainRow::add(conn.pg(), tenant.id, domain, false).map_err(|err| {
+                    conflict_as(err, &format!("domain '{domain}' is already registered"))
+                })?;
             }
-            diesel::sql_query(format!("CREATE SCHEMA {}", tenant.schema_name.quoted())).execute(conn.pg())?;
+            diesel::sql_query(format!("CREATE SCHEMA {}", tenant.schema_name.quoted()))
+                .execute(conn.pg())?;
             migrate_tenant(conn)?;
             roles::seed_defaults(conn)?;
             Ok(row)
@@ -128,7 +137,8 @@ pub fn drop_tenant(db: &Db, tenant_id: Uuid) -> ApiResult<()> {
             let row = TenantRow::find(conn, tenant_id)?.ok_or_else(ApiError::not_found)?;
             let schema = SchemaName::parse(&row.schema_name).map_err(ApiError::internal)?;
             diesel::delete(tenants::table.find(tenant_id)).execute(conn)?;
-            diesel::sql_query(format!("DROP SCHEMA IF EXISTS {} CASCADE", schema.quoted())).execute(conn)?;
+            diesel::sql_query(format!("DROP SCHEMA IF EXISTS {} CASCADE", schema.quoted()))
+                .execute(conn)?;
             Ok(())
         })
     })

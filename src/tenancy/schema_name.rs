@@ -20,9 +20,10 @@ impl SchemaName {
     pub fn parse(raw: &str) -> Result<Self, InvalidSchemaName> {
         let valid_chars = raw.len() <= 63
             && raw.starts_with(|c: char| c.is_ascii_lowercase())
-            && raw.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        let reserved =
-            raw == "public" || raw == "information_schema" || raw.starts_with("pg_");
+            && raw
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        let reserved = raw == "public" || raw == "information_schema" || raw.starts_with("pg_");
         if valid_chars && !reserved {
             Ok(Self(raw.to_owned()))
         } else {
@@ -87,6 +88,9 @@ mod tests {
 
     #[test]
     fn quotes_as_identifier() {
-        assert_eq!(SchemaName::parse("greenwood").expect("valid").quoted(), "\"greenwood\"");
+        assert_eq!(
+            SchemaName::parse("greenwood").expect("valid").quoted(),
+            "\"greenwood\""
+        );
     }
 }

@@ -17,7 +17,11 @@ use school_service::{
     api::school::teachers,
     auth::{password, roles},
     config::Config,
-    db::{Db, migrations::migrate_public, models::{NewUser, User}},
+    db::{
+        Db,
+        migrations::migrate_public,
+        models::{NewUser, User},
+    },
     startup::Application,
     tenancy::{
         TenantDirectory,
@@ -51,19 +55,31 @@ fn template() -> String {
         .get_or_init(|| {
             let name = format!("school_tpl_{}", run_id());
             let mut conn = admin_conn();
-            diesel::sql_query("SELECT pg_advisory_lock(471100)").execute(&mut conn).expect("lock");
-            let exists = diesel::sql_query(format!("SELECT 1 FROM pg_database WHERE datname = '{name}'"))
+            diesel::sql_query("SELECT pg_advisory_lock(471100)")
                 .execute(&mut conn)
-                .expect("query")
+                .expect("lock");
+            let exists = diesel::sql_query(format!(
+                "SELECT 1 FROM pg_database WHERE datname = '{name}'"
+            ))
+            .execute(&mut conn)
+            .expect("query")
                 == 1;
             if !exists {
                 let building = format!("{name}_building");
-                diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).execute(&mut conn).expect("drop");
-                diesel::sql_query(format!("CREATE DATABASE {building}")).execute(&mut conn).expect("create");
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"))
+                    .execute(&mut conn)
+                    .expect("drop");
+                diesel::sql_query(format!("CREATE DATABASE {building}"))
+                    .execute(&mut conn)
+                    .expect("create");
                 seed(&format!("{}/{building}", server_url()));
-                diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {name}")).execute(&mut conn).expect("rename");
+                diesel::sql_query(format!("ALTER DATABASE {building} RENAME TO {name}"))
+                    .execute(&mut conn)
+                    .expect("rename");
             }
-            diesel::sql_query("SELECT pg_advisory_unlock(471100)").execute(&mut conn).expect("unlock");
+            diesel::sql_query("SELECT pg_advisory_unlock(471100)")
+                .execute(&mut conn)
+                .expect("unlock");
             name
         })
         .clone()
@@ -92,17 +108,36 @@ fn seed(url: &str) {
     })
     .expect("platform users");
     for (index, school) in SCHOOLS.iter().enumerate() {
-        let new = NewTenant::parse(school, &format!("School {}", index + 1), &[format!("{school}.localhost")]).expect("tenant");
+        let new = NewTenant::parse(
+            school,
+            &format!("School {}", index + 1),
+            &[format!("{school}.localhost")],
+        )
+        .expect("tenant");
         let row = create_tenant(&db, &new).expect("provision");
         let directory = TenantDirectory::new(db.clone());
         let tenant = directory.find_schema(school).expect("tenant in directory");
         db.with_tenant(&tenant, |conn| {
-            let admin = User::insert(conn.pg(), &user(&format!("admin@{school}.test"), Some(row.id), false, false))?;
+            let admin = User::insert(
+                conn.pg(),
+                &user(&format!("admin@{school}.test"), Some(row.id), false, false),
+            )?;
             roles::assign_by_name(conn, admin.id, "admin")?;
-            let teacher = User::insert(conn.pg(), &user(&format!("teacher@{school}.test"), Some(row.id), false, false))?;
+            let teacher = User::insert(
+                conn.pg(),
+                &user(
+                    &format!("teacher@{school}.test"),
+                    Some(row.id),
+                    false,
+                    false,
+                ),
+            )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
             teachers::create_for_user(conn, teacher.id, None)?;
-            User::insert(conn.pg(), &user(&format!("norole@{school}.test"), Some(row.id), false, false))?;
+            User::insert(
+                conn.pg(),
+                &user(&format!("norole@{school}.test"), Some(row.id), false, false),
+            )?;
             Ok(())
         })
         .expect("school users");
@@ -118,11 +153,18 @@ pub struct TestDb {
 impl TestDb {
     pub fn new() -> Self {
         let template = template();
-        let name = format!("school_t_{}_{}", run_id(), &Uuid::new_v4().simple().to_string()[..12]);
+        let name = format!(
+            "school_t_{}_{}",
+            run_id(),
+            &Uuid::new_v4().simple().to_string()[..12]
+        );
         let mut conn = admin_conn();
         let mut attempts = 0;
         // Two clones of one template at the same instant can collide; retry briefly.
-        while let Err(err) = diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}")).execute(&mut conn) {
+        while let Err(err) =
+            diesel::sql_query(format!("CREATE DATABASE {name} TEMPLATE {template}"))
+                .execute(&mut conn)
+        {
             attempts += 1;
             assert!(attempts < 50, "cannot clone the template: {err}");
             std::thread::sleep(Duration::from_millis(100));
@@ -135,7 +177,11 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         let mut conn = admin_conn();
-        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name)).execute(&mut conn);
+        let _ = diesel::sql_query(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ))
+        .execute(&mut conn);
     }
 }
 
@@ -143,7 +189,6 @@ pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
     pub db: Arc<TestDb>,
-    pub config: Config,
 }
 
 pub fn test_config(db_url: &str) -> Config {
@@ -170,14 +215,26 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
-    let db = Arc::new(tokio::task::spawn_blocking(TestDb::new).await.expect("test db"));
+    let db = Arc::new(
+        tokio::task::spawn_blocking(TestDb::new)
+            .await
+            .expect("test db"),
+    );
     let mut config = test_config(&db.url);
     adjust(&mut config);
-    let app = Application::build(config.clone()).expect("build app");
+    let app = Application::build(config).expect("build app");
     let address = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
-    TestApp { address, client, db, config }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    TestApp {
+        address,
+        client,
+        db,
+        config,
+    }
 }
 
 /// A response, read whole.
@@ -196,10 +253,19 @@ impl Reply {
 
     #[track_caller]
     pub fn assert(&self, status: u16, code: Option<&str>) -> &Self {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
         if let Some(code) = code {
             assert_eq!(self.code(), code, "unexpected code; body: {}", self.body);
-            let content_type = self.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+            let content_type = self
+                .headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
             assert_eq!(content_type, "application/problem+json");
         }
         self
@@ -217,7 +283,10 @@ pub struct As {
 
 impl As {
     pub fn host(host: &str) -> Self {
-        Self { host: host.into(), ..Self::default() }
+        Self {
+            host: host.into(),
+            ..Self::default()
+        }
     }
     pub fn school(school: &str) -> Self {
         Self::host(&format!("{school}.localhost"))
@@ -240,8 +309,17 @@ impl As {
 }
 
 impl TestApp {
-    pub async fn request(&self, method: Method, path: &str, who: &As, body: Option<Value>) -> Reply {
-        let mut req = self.client.request(method, format!("{}{}", self.address, path)).header("Host", &who.host);
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        who: &As,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut req = self
+            .client
+            .request(method, format!("{}{}", self.address, path))
+            .header("Host", &who.host);
         if let Some(token) = &who.token {
             req = req.bearer_auth(token);
         }
@@ -262,8 +340,17 @@ impl TestApp {
         let status = res.status();
         let headers = res.headers().clone();
         let bytes = res.bytes().await.expect("body");
-        let body = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into())) };
-        Reply { status, headers, body }
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Reply {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, path: &str, who: &As) -> Reply {
@@ -275,9 +362,6 @@ impl TestApp {
     pub async fn patch(&self, path: &str, who: &As, body: Value) -> Reply {
         self.request(Method::PATCH, path, who, Some(body)).await
     }
-    pub async fn put(&self, path: &str, who: &As, body: Value) -> Reply {
-        self.request(Method::PUT, path, who, Some(body)).await
-    }
     pub async fn delete(&self, path: &str, who: &As) -> Reply {
         self.request(Method::DELETE, path, who, None).await
     }
@@ -285,7 +369,11 @@ impl TestApp {
     /// Logs in to a school; answers the whole login body.
     pub async fn school_login(&self, school: &str, identifier: &str) -> Value {
         let reply = self
-            .post("/api/v1/school/auth/login/", &As::school(school), json!({"identifier": identifier, "password": PASSWORD}))
+            .post(
+                "/api/v1/school/auth/login/",
+                &As::school(school),
+                json!({"identifier": identifier, "password": PASSWORD}),
+            )
             .await;
         reply.assert(200, None);
         reply.body
@@ -293,7 +381,11 @@ impl TestApp {
 
     /// An access token of `who@school.test` on `school`.
     pub async fn school_token(&self, school: &str, who: &str) -> String {
-        self.school_login(school, &format!("{who}@{school}.test")).await["access"].as_str().expect("access").to_owned()
+        self.school_login(school, &format!("{who}@{school}.test"))
+            .await["access"]
+            .as_str()
+            .expect("access")
+            .to_owned()
     }
 
     /// Logged in as `who` of `school`, on the school's own address.
@@ -303,23 +395,29 @@ impl TestApp {
 
     pub async fn system_login(&self, identifier: &str) -> Value {
         let reply = self
-            .post("/api/v1/system/auth/login/", &As::main(), json!({"identifier": identifier, "password": PASSWORD}))
+            .post(
+                "/api/v1/system/auth/login/",
+                &As::main(),
+                json!({"identifier": identifier, "password": PASSWORD}),
+            )
             .await;
         reply.assert(200, None);
         reply.body
     }
 
     pub async fn as_root(&self) -> As {
-        As::main().token(self.system_login("root@platform.test").await["access"].as_str().expect("access"))
+        As::main().token(
+            self.system_login("root@platform.test").await["access"]
+                .as_str()
+                .expect("access"),
+        )
     }
 
     pub async fn as_staff(&self) -> As {
-        As::main().token(self.system_login("staff@platform.test").await["access"].as_str().expect("access"))
-    }
-
-    /// Runs SQL on the test database (for setting up states the API cannot reach).
-    pub fn sql(&self, statement: &str) {
-        let mut conn = PgConnection::establish(&self.db.url).expect("connect");
-        diesel::sql_query(statement).execute(&mut conn).expect("sql");
+        As::main().token(
+            self.system_login("staff@platform.test").await["access"]
+                .as_str()
+                .expect("access"),
+        )
     }
 }

@@ -15,16 +15,25 @@ async fn interleaved_requests_of_two_schools_through_one_connection_stay_apart()
     let app = spawn_app_with(|c| c.db_pool_size = 1).await;
     let alpha = app.as_school_user("alpha", "teacher").await;
     let beta = app.as_school_user("beta", "teacher").await;
-    let alpha_teacher = app.get("/api/v1/school/auth/me/", &alpha).await.body["teacher"]["id"].clone();
-    let beta_teacher = app.get("/api/v1/school/auth/me/", &beta).await.body["teacher"]["id"].clone();
+    let alpha_teacher =
+        app.get("/api/v1/school/auth/me/", &alpha).await.body["teacher"]["id"].clone();
+    let beta_teacher =
+        app.get("/api/v1/school/auth/me/", &beta).await.body["teacher"]["id"].clone();
     assert_ne!(alpha_teacher, beta_teacher);
     let requests = (0..120).map(|i| {
-        let (who, expected): (&As, &serde_json::Value) = if i % 2 == 0 { (&alpha, &alpha_teacher) } else { (&beta, &beta_teacher) };
+        let (who, expected): (&As, &serde_json::Value) = if i % 2 == 0 {
+            (&alpha, &alpha_teacher)
+        } else {
+            (&beta, &beta_teacher)
+        };
         let app = &app;
         async move {
             let reply = app.get("/api/v1/school/auth/me/", who).await;
             reply.assert(200, None);
-            assert_eq!(&reply.body["teacher"]["id"], expected, "a request saw the other school's row");
+            assert_eq!(
+                &reply.body["teacher"]["id"], expected,
+                "a request saw the other school's row"
+            );
         }
     });
     join_all(requests).await;
@@ -37,13 +46,17 @@ async fn bound_connections_report_their_own_schema() {
     tokio::task::spawn_blocking(move || {
         let pool = Db::new(&url, 1, Duration::from_secs(5));
         let directory = Arc::new(TenantDirectory::new(pool.clone()));
-        let schools: Vec<TenantRef> = ["alpha", "beta"].iter().map(|s| directory.find_schema(s).expect("school")).collect();
+        let schools: Vec<TenantRef> = ["alpha", "beta"]
+            .iter()
+            .map(|s| directory.find_schema(s).expect("school"))
+            .collect();
         for round in 0..10 {
             let tenant = &schools[round % 2];
             let schema: String = pool
                 .with_tenant(tenant, |conn| {
                     use diesel::{RunQueryDsl, dsl::sql, sql_types::Text};
-                    Ok(diesel::select(sql::<Text>("current_schemas(false)::text")).get_result(conn.pg())?)
+                    Ok(diesel::select(sql::<Text>("current_schemas(false)::text"))
+                        .get_result(conn.pg())?)
                 })
                 .expect("query");
             assert_eq!(schema, format!("{{{}}}", tenant.schema_name));
@@ -51,15 +64,21 @@ async fn bound_connections_report_their_own_schema() {
         // A failed transaction does not leave the connection bound elsewhere.
         let result: Result<(), _> = pool.with_tenant(&schools[0], |conn| {
             conn.transaction(|conn| {
-                diesel::RunQueryDsl::execute(diesel::sql_query("SET search_path TO public"), conn.pg())?;
-                Err(school_service::error::ApiError::Conflict("roll back".into()))
+                diesel::RunQueryDsl::execute(
+                    diesel::sql_query("SET search_path TO public"),
+                    conn.pg(),
+                )?;
+                Err(school_service::error::ApiError::Conflict(
+                    "roll back".into(),
+                ))
             })
         });
         assert!(result.is_err());
         let schema: String = pool
             .with_tenant(&schools[0], |conn| {
                 use diesel::{RunQueryDsl, dsl::sql, sql_types::Text};
-                Ok(diesel::select(sql::<Text>("current_schemas(false)::text")).get_result(conn.pg())?)
+                Ok(diesel::select(sql::<Text>("current_schemas(false)::text"))
+                    .get_result(conn.pg())?)
             })
             .expect("query");
         assert_eq!(schema, "{alpha}");

@@ -30,14 +30,42 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
     let login = app.school_login("gamma", "head@gamma.test").await;
     assert_eq!(login["roles"], json!(["principal"]));
 
-    app.post(TENANTS, &root, json!({"schema_name": "gamma", "name": "Again"})).await.assert(409, Some("conflict"));
-    app.post(TENANTS, &root, json!({"schema_name": "delta", "name": "Delta", "domains": ["gamma.localhost"]})).await.assert(409, Some("conflict"));
-    for bad in ["public", "pg_x", "information_schema", "Bad", "1x", "x-y", "x\"; drop schema public; --"] {
-        let reply = app.post(TENANTS, &root, json!({"schema_name": bad, "name": "X"})).await;
+    app.post(
+        TENANTS,
+        &root,
+        json!({"schema_name": "gamma", "name": "Again"}),
+    )
+    .await
+    .assert(409, Some("conflict"));
+    app.post(
+        TENANTS,
+        &root,
+        json!({"schema_name": "delta", "name": "Delta", "domains": ["gamma.localhost"]}),
+    )
+    .await
+    .assert(409, Some("conflict"));
+    for bad in [
+        "public",
+        "pg_x",
+        "information_schema",
+        "Bad",
+        "1x",
+        "x-y",
+        "x\"; drop schema public; --",
+    ] {
+        let reply = app
+            .post(TENANTS, &root, json!({"schema_name": bad, "name": "X"}))
+            .await;
         reply.assert(400, Some("validation_error"));
         assert!(reply.body["errors"]["schema_name"].is_array(), "{bad}");
     }
-    app.post(TENANTS, &root, json!({"schema_name": "epsilon", "name": "E", "domains": ["localhost"]})).await.assert(400, Some("validation_error"));
+    app.post(
+        TENANTS,
+        &root,
+        json!({"schema_name": "epsilon", "name": "E", "domains": ["localhost"]}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
 }
 
 #[tokio::test]
@@ -46,22 +74,47 @@ async fn domains_keep_one_primary() {
     let root = app.as_root().await;
     let id = tenant_id(&app, &root, "alpha").await;
     let path = format!("{TENANTS}{id}/domains/");
-    app.post(&path, &root, json!({"domain": "alpha2.localhost"})).await.assert(201, None);
-    let reply = app.post(&path, &root, json!({"domain": "alpha3.localhost", "is_primary": true})).await;
+    app.post(&path, &root, json!({"domain": "alpha2.localhost"}))
+        .await
+        .assert(201, None);
+    let reply = app
+        .post(
+            &path,
+            &root,
+            json!({"domain": "alpha3.localhost", "is_primary": true}),
+        )
+        .await;
     reply.assert(201, None);
     let list = app.get(&path, &root).await;
-    let primaries: Vec<&Value> = list.body["results"].as_array().expect("list").iter().filter(|d| d["is_primary"] == true).collect();
+    let primaries: Vec<&Value> = list.body["results"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter(|d| d["is_primary"] == true)
+        .collect();
     assert_eq!(primaries.len(), 1);
     assert_eq!(primaries[0]["domain"], "alpha3.localhost");
-    app.post(&path, &root, json!({"domain": "beta.localhost"})).await.assert(409, Some("conflict"));
+    app.post(&path, &root, json!({"domain": "beta.localhost"}))
+        .await
+        .assert(409, Some("conflict"));
     // The new domain routes at once.
     let token = app.school_token("alpha", "admin").await;
-    app.get("/api/v1/school/auth/me/", &As::host("alpha3.localhost").token(&token)).await.assert(200, None);
+    app.get(
+        "/api/v1/school/auth/me/",
+        &As::host("alpha3.localhost").token(&token),
+    )
+    .await
+    .assert(200, None);
 }
 
 async fn tenant_id(app: &crate::helpers::TestApp, root: &As, schema: &str) -> String {
     let list = app.get(TENANTS, root).await;
-    list.body["results"].as_array().expect("list").iter().find(|t| t["schema_name"] == schema).expect("tenant")["id"]
+    list.body["results"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|t| t["schema_name"] == schema)
+        .expect("tenant")["id"]
         .as_str()
         .expect("id")
         .to_owned()
@@ -73,30 +126,53 @@ async fn deleting_a_tenant_deactivates_or_drops_it() {
     let root = app.as_root().await;
     let staff = app.as_staff().await;
     let beta = tenant_id(&app, &root, "beta").await;
-    app.delete(&format!("{TENANTS}{beta}/"), &staff).await.assert(204, None);
+    app.delete(&format!("{TENANTS}{beta}/"), &staff)
+        .await
+        .assert(204, None);
     let reply = app.get(&format!("{TENANTS}{beta}/"), &staff).await;
     reply.assert(200, None);
     assert_eq!(reply.body["is_active"], false);
-    app.delete(&format!("{TENANTS}{beta}/?drop_schema=true"), &staff).await.assert(403, Some("permission_denied"));
-    app.delete(&format!("{TENANTS}{beta}/?drop_schema=true"), &root).await.assert(204, None);
-    app.get(&format!("{TENANTS}{beta}/"), &root).await.assert(404, Some("not_found"));
-    app.get("/healthz", &As::school("beta")).await.assert(200, None);
-    app.get("/api/v1/school/auth/me/", &As::school("beta")).await.assert(404, Some("tenant_not_found"));
-    app.get(&format!("{TENANTS}not-a-uuid/"), &root).await.assert(400, Some("invalid_id"));
+    app.delete(&format!("{TENANTS}{beta}/?drop_schema=true"), &staff)
+        .await
+        .assert(403, Some("permission_denied"));
+    app.delete(&format!("{TENANTS}{beta}/?drop_schema=true"), &root)
+        .await
+        .assert(204, None);
+    app.get(&format!("{TENANTS}{beta}/"), &root)
+        .await
+        .assert(404, Some("not_found"));
+    app.get("/healthz", &As::school("beta"))
+        .await
+        .assert(200, None);
+    app.get("/api/v1/school/auth/me/", &As::school("beta"))
+        .await
+        .assert(404, Some("tenant_not_found"));
+    app.get(&format!("{TENANTS}not-a-uuid/"), &root)
+        .await
+        .assert(400, Some("invalid_id"));
 }
 
 #[tokio::test]
 async fn system_endpoints_need_a_platform_admin() {
     let app = spawn_app().await;
-    app.get(TENANTS, &As::main()).await.assert(401, Some("not_authenticated"));
+    app.get(TENANTS, &As::main())
+        .await
+        .assert(401, Some("not_authenticated"));
     let plain = app.system_login("plain@platform.test").await;
-    app.get(TENANTS, &As::main().token(plain["access"].as_str().expect("a"))).await.assert(403, Some("permission_denied"));
+    app.get(
+        TENANTS,
+        &As::main().token(plain["access"].as_str().expect("a")),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
     let staff = app.as_staff().await;
     let reply = app.get(TENANTS, &staff).await;
     reply.assert(200, None);
     assert_eq!(reply.body["count"], 2);
     // An API key counts as no credentials here.
-    app.get(TENANTS, &As::main().key("whatever")).await.assert(401, Some("not_authenticated"));
+    app.get(TENANTS, &As::main().key("whatever"))
+        .await
+        .assert(401, Some("not_authenticated"));
 }
 
 #[tokio::test]
@@ -106,27 +182,83 @@ async fn user_creation_rules() {
     let staff = app.as_staff().await;
     let alpha = tenant_id(&app, &root, "alpha").await;
     let users = "/api/v1/system/users/";
-    app.post(users, &staff, json!({"email": "su@x.test", "password": "password-123", "is_superuser": true})).await.assert(403, Some("permission_denied"));
-    let reply = app.post(users, &root, json!({"email": "su@x.test", "password": "password-123", "is_superuser": true})).await;
+    app.post(
+        users,
+        &staff,
+        json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+    let reply = app
+        .post(
+            users,
+            &root,
+            json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
+        )
+        .await;
     reply.assert(201, None);
     assert_eq!(reply.body["is_superuser"], true);
     assert_eq!(reply.body["first_name"], "");
     assert!(reply.body.get("password").is_none() && reply.body.get("password_hash").is_none());
-    app.post(users, &root, json!({"email": "SU@x.test", "password": "password-123"})).await.assert(409, Some("conflict"));
-    let reply = app.post(users, &root, json!({"email": "r@x.test", "password": "password-123", "roles": ["admin"]})).await;
+    app.post(
+        users,
+        &root,
+        json!({"email": "SU@x.test", "password": "password-123"}),
+    )
+    .await
+    .assert(409, Some("conflict"));
+    let reply = app
+        .post(
+            users,
+            &root,
+            json!({"email": "r@x.test", "password": "password-123", "roles": ["admin"]}),
+        )
+        .await;
     reply.assert(400, Some("validation_error"));
     assert!(reply.body["errors"]["roles"].is_array());
-    app.post(users, &root, json!({"password": "password-123"})).await.assert(400, Some("validation_error"));
-    app.post(users, &root, json!({"email": "short@x.test", "password": "short"})).await.assert(400, Some("validation_error"));
-    app.post(users, &root, json!({"email": "not-an-email", "password": "password-123"})).await.assert(400, Some("validation_error"));
-    app.post(users, &root, json!({"email": "c@x.test", "password": "password-123", "client": uuid::Uuid::new_v4()})).await.assert(400, Some("validation_error"));
+    app.post(users, &root, json!({"password": "password-123"}))
+        .await
+        .assert(400, Some("validation_error"));
+    app.post(
+        users,
+        &root,
+        json!({"email": "short@x.test", "password": "short"}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.post(
+        users,
+        &root,
+        json!({"email": "not-an-email", "password": "password-123"}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.post(
+        users,
+        &root,
+        json!({"email": "c@x.test", "password": "password-123", "client": uuid::Uuid::new_v4()}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
     app.post(users, &root, json!({"email": "c@x.test", "password": "password-123", "client": alpha, "roles": ["nosuchrole"]})).await.assert(400, Some("validation_error"));
     let reply = app.post(users, &root, json!({"email": "c@x.test", "password": "password-123", "client": alpha, "roles": ["office"], "first_name": "Cee"})).await;
     reply.assert(201, None);
     assert_eq!(reply.body["client"], json!(alpha));
     let id = reply.body["id"].as_str().expect("id");
-    app.patch(&format!("{users}{id}/"), &staff, json!({"is_superuser": true})).await.assert(403, Some("permission_denied"));
-    let reply = app.patch(&format!("{users}{id}/"), &staff, json!({"last_name": "Dee"})).await;
+    app.patch(
+        &format!("{users}{id}/"),
+        &staff,
+        json!({"is_superuser": true}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+    let reply = app
+        .patch(
+            &format!("{users}{id}/"),
+            &staff,
+            json!({"last_name": "Dee"}),
+        )
+        .await;
     reply.assert(200, None);
     assert_eq!(reply.body["last_name"], "Dee");
     let list = app.get(&format!("{users}?search=cee"), &staff).await;
@@ -141,7 +273,11 @@ fn cli(db_url: &str, args: &[&str]) -> (bool, String, String) {
         .env("RUST_LOG", "warn")
         .output()
         .expect("run the binary");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[tokio::test]
@@ -149,23 +285,81 @@ async fn the_command_line_provisions_schools_and_users() {
     let app = spawn_app().await;
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
-        let (ok, _, err) = cli(&url, &["tenant", "create", "--schema", "zeta", "--name", "Zeta High", "--domain", "zeta.localhost"]);
+        let (ok, _, err) = cli(
+            &url,
+            &[
+                "tenant",
+                "create",
+                "--schema",
+                "zeta",
+                "--name",
+                "Zeta High",
+                "--domain",
+                "zeta.localhost",
+            ],
+        );
         assert!(ok, "{err}");
-        let (ok, _, err) = cli(&url, &["tenant", "create", "--schema", "zeta", "--name", "Zeta Again"]);
+        let (ok, _, err) = cli(
+            &url,
+            &[
+                "tenant",
+                "create",
+                "--schema",
+                "zeta",
+                "--name",
+                "Zeta Again",
+            ],
+        );
         assert!(!ok);
         assert_eq!(err.trim().lines().count(), 1, "one-line error: {err}");
-        let (ok, _, err) = cli(&url, &["tenant", "create", "--schema", "Bad-Name", "--name", "X"]);
+        let (ok, _, err) = cli(
+            &url,
+            &["tenant", "create", "--schema", "Bad-Name", "--name", "X"],
+        );
         assert!(!ok && err.contains("schema"), "{err}");
         let (ok, out, _) = cli(&url, &["tenant", "list"]);
         assert!(ok && out.contains("zeta") && out.contains("alpha"));
-        let (ok, _, err) = cli(&url, &["user", "create", "--tenant", "zeta", "--email", "t@zeta.test", "--password", "password-123", "--role", "teacher", "--teacher", "--first-name", "Tea"]);
+        let (ok, _, err) = cli(
+            &url,
+            &[
+                "user",
+                "create",
+                "--tenant",
+                "zeta",
+                "--email",
+                "t@zeta.test",
+                "--password",
+                "password-123",
+                "--role",
+                "teacher",
+                "--teacher",
+                "--first-name",
+                "Tea",
+            ],
+        );
         assert!(ok, "{err}");
-        let (ok, _, err) = cli(&url, &["user", "create-superuser", "--phone", "+15550001111", "--password", "password-123"]);
+        let (ok, _, err) = cli(
+            &url,
+            &[
+                "user",
+                "create-superuser",
+                "--phone",
+                "+15550001111",
+                "--password",
+                "password-123",
+            ],
+        );
         assert!(ok, "{err}");
-        let (ok, _, _) = cli(&url, &["user", "create-superuser", "--password", "password-123"]);
+        let (ok, _, _) = cli(
+            &url,
+            &["user", "create-superuser", "--password", "password-123"],
+        );
         assert!(!ok);
         let (ok, out, err) = cli(&url, &["migrate"]);
-        assert!(ok && out.contains("3 school schema(s) up to date"), "{out}{err}");
+        assert!(
+            ok && out.contains("3 school schema(s) up to date"),
+            "{out}{err}"
+        );
     })
     .await
     .expect("cli");
@@ -173,7 +367,13 @@ async fn the_command_line_provisions_schools_and_users() {
     assert_eq!(login["roles"], json!(["teacher"]));
     assert!(login["teacher"]["id"].is_string());
     assert_eq!(login["teacher"]["name"], "Tea");
-    app.post("/api/v1/system/auth/login/", &As::main(), json!({"phone": "+15550001111", "password": "password-123"})).await.assert(200, None);
+    app.post(
+        "/api/v1/system/auth/login/",
+        &As::main(),
+        json!({"phone": "+15550001111", "password": "password-123"}),
+    )
+    .await
+    .assert(200, None);
 
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
@@ -185,16 +385,27 @@ async fn the_command_line_provisions_schools_and_users() {
     // Another process changed the registry: the server's directory hears of it.
     let mut inactive = false;
     for _ in 0..40 {
-        if app.get("/api/v1/school/auth/me/", &As::school("zeta")).await.code() == "tenant_inactive" {
+        if app
+            .get("/api/v1/school/auth/me/", &As::school("zeta"))
+            .await
+            .code()
+            == "tenant_inactive"
+        {
             inactive = true;
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(inactive, "the CLI's deactivation reached the running server");
+    assert!(
+        inactive,
+        "the CLI's deactivation reached the running server"
+    );
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
-        let (ok, _, err) = cli(&url, &["tenant", "delete", "--schema", "zeta", "--drop-schema"]);
+        let (ok, _, err) = cli(
+            &url,
+            &["tenant", "delete", "--schema", "zeta", "--drop-schema"],
+        );
         assert!(ok, "{err}");
         let (ok, out, _) = cli(&url, &["tenant", "list"]);
         assert!(ok && !out.contains("zeta"));

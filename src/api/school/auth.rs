@@ -17,30 +17,53 @@ use crate::{
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/school/auth/login/").post(login_handler).register(cfg);
-    Endpoint::new("/api/v1/school/auth/refresh/").post(refresh).register(cfg);
-    Endpoint::new("/api/v1/school/auth/me/").get(me).register(cfg);
-    Endpoint::new("/api/v1/school/auth/logout/").post(logout).register(cfg);
+    Endpoint::new("/api/v1/school/auth/login/")
+        .post(login_handler)
+        .register(cfg);
+    Endpoint::new("/api/v1/school/auth/refresh/")
+        .post(refresh)
+        .register(cfg);
+    Endpoint::new("/api/v1/school/auth/me/")
+        .get(me)
+        .register(cfg);
+    Endpoint::new("/api/v1/school/auth/logout/")
+        .post(logout)
+        .register(cfg);
 }
 
 fn tenant_json(tenant: &Tenant) -> serde_json::Value {
     json!({"id": tenant.id, "schema_name": tenant.schema_name, "name": tenant.name})
 }
 
-async fn login_handler(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn login_handler(
+    request: SchoolRequest,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let tenant = request.tenant_for_login().await?;
     let state = request.state();
     let body = read_object(&req, payload, state.config.max_body_bytes).await?;
     let input = LoginInput::parse(&body)?;
     let user = login::verify_credentials(&state, &req, input).await?;
     match user.client_id {
-        None => return Err(ApiError::WrongAuthLayer("platform administrators log in through /api/v1/system/auth/login/")),
+        None => {
+            return Err(ApiError::WrongAuthLayer(
+                "platform administrators log in through /api/v1/system/auth/login/",
+            ));
+        }
         Some(client) if client != tenant.id => {
-            return Err(ApiError::TenantMismatch("this user belongs to another school"));
+            return Err(ApiError::TenantMismatch(
+                "this user belongs to another school",
+            ));
         }
         Some(_) => {}
     }
-    let tokens = state.jwt.issue_pair(user.id, user.token_version, Layer::School, Some(tenant.schema_name.as_str()))?;
+    let tokens = state.jwt.issue_pair(
+        user.id,
+        user.token_version,
+        Layer::School,
+        Some(tenant.schema_name.as_str()),
+    )?;
     let tenant_view = tenant_json(&tenant);
     let (role_names, teacher) = state
         .db
@@ -60,7 +83,11 @@ async fn login_handler(request: SchoolRequest, req: HttpRequest, payload: web::P
     })))
 }
 
-async fn refresh(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn refresh(
+    request: SchoolRequest,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let state = request.state();
     let tenant = request.tenant_for_login().await;
     let body = read_object(&req, payload, state.config.max_body_bytes).await?;
@@ -75,13 +102,19 @@ async fn refresh(request: SchoolRequest, req: HttpRequest, payload: web::Payload
         let schema = claims.tenant.as_deref().unwrap_or_default();
         let tenant = match tenant {
             Some(tenant) => tenant,
-            None => directory.load_blocking()?.by_schema(schema).cloned().ok_or(ApiError::TenantNotFound)?,
+            None => directory
+                .load_blocking()?
+                .by_schema(schema)
+                .cloned()
+                .ok_or(ApiError::TenantNotFound)?,
         };
         if !tenant.is_active {
             return Err(ApiError::TenantInactive);
         }
         if schema != tenant.schema_name.as_str() || user.client_id != Some(tenant.id) {
-            return Err(ApiError::TenantMismatch("this token was issued for another school"));
+            return Err(ApiError::TenantMismatch(
+                "this token was issued for another school",
+            ));
         }
         Ok(())
     })
@@ -116,14 +149,18 @@ async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
     Ok(HttpResponse::Ok().json(body))
 }
 
-async fn logout(request: SchoolRequest, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn logout(
+    request: SchoolRequest,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(&req, payload, state.config.max_body_bytes).await;
     request
         .run(Need::Authenticated, move |conn, caller| {
-            let user_id = caller
-                .user_id()
-                .ok_or_else(|| ApiError::validation("refresh", "API keys have no session to log out of"))?;
+            let user_id = caller.user_id().ok_or_else(|| {
+                ApiError::validation("refresh", "API keys have no session to log out of")
+            })?;
             let claims = login::revoke_refresh(&state, &body?, Layer::School, user_id)?;
             revoked_token::revoke(conn.pg(), claims.jti, claims.expires_at())?;
             Ok(())

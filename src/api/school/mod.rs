@@ -14,7 +14,9 @@ use crate::{
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     auth::configure(cfg);
-    Endpoint::new("/api/v1/school/permissions/").get(permissions).register(cfg);
+    Endpoint::new("/api/v1/school/permissions/")
+        .get(permissions)
+        .register(cfg);
 }
 
 /// Every permission codename, sorted, to any authenticated caller of the school.

@@ -55,7 +55,10 @@ impl TeacherProfile {
 }
 
 /// The live teacher profile of a user in this school, if any.
-pub fn find_live_by_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<Option<TeacherProfile>> {
+pub fn find_live_by_user(
+    conn: &mut TenantConn,
+    user_id: Uuid,
+) -> ApiResult<Option<TeacherProfile>> {
     Ok(teacher_profiles::table
         .filter(teacher_profiles::user_id.eq(user_id))
         .filter(teacher_profiles::is_deleted.eq(false))
@@ -70,12 +73,22 @@ pub fn view_for_user(conn: &mut TenantConn, user: &User) -> ApiResult<Option<Tea
 }
 
 /// Display names of users, by id (one query).
-pub fn names_of(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<std::collections::HashMap<Uuid, String>> {
-    let rows: Vec<User> = users::table.filter(users::id.eq_any(ids)).select(User::as_select()).load(conn.pg())?;
+pub fn names_of(
+    conn: &mut TenantConn,
+    ids: &[Uuid],
+) -> ApiResult<std::collections::HashMap<Uuid, String>> {
+    let rows: Vec<User> = users::table
+        .filter(users::id.eq_any(ids))
+        .select(User::as_select())
+        .load(conn.pg())?;
     Ok(rows.into_iter().map(|u| (u.id, u.display_name())).collect())
 }
 
-pub fn create_for_user(conn: &mut TenantConn, user_id: Uuid, created_by: Option<Uuid>) -> ApiResult<TeacherProfile> {
+pub fn create_for_user(
+    conn: &mut TenantConn,
+    user_id: Uuid,
+    created_by: Option<Uuid>,
+) -> ApiResult<TeacherProfile> {
     Ok(diesel::insert_into(teacher_profiles::table)
         .values((
             teacher_profiles::id.eq(Uuid::new_v4()),

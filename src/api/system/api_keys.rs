@@ -24,8 +24,14 @@ use crate::{
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/api-keys/").get(list).post(create).register(cfg);
-    Endpoint::new("/api/v1/system/api-keys/{id}/").get(retrieve).delete(revoke).register(cfg);
+    Endpoint::new("/api/v1/system/api-keys/")
+        .get(list)
+        .post(create)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/api-keys/{id}/")
+        .get(retrieve)
+        .delete(revoke)
+        .register(cfg);
 }
 
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
@@ -66,9 +72,14 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
             let name = f.required("name", &len(1, 100));
             let tenant = f.nullable::<Uuid>("tenant", None, &any).flatten();
             let read_only = f.optional("read_only", false, &any);
-            let expires_at = f.nullable::<DateTime<Utc>>("expires_at", None, &|at: &DateTime<Utc>| {
-                if *at > Utc::now() { Ok(()) } else { Err("must be in the future".into()) }
-            });
+            let expires_at =
+                f.nullable::<DateTime<Utc>>("expires_at", None, &|at: &DateTime<Utc>| {
+                    if *at > Utc::now() {
+                        Ok(())
+                    } else {
+                        Err("must be in the future".into())
+                    }
+                });
             if let Some(id) = tenant {
                 if !f.has_error("tenant") && TenantRow::find(conn, id)?.is_none() {
                     f.error("tenant", "no school has this id");
@@ -100,7 +111,11 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
     let record = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let id = path_id(&raw)?;
-            Ok(api_keys::table.find(id).select(ApiKeyRecord::as_select()).first(conn).optional()?)
+            Ok(api_keys::table
+                .find(id)
+                .select(ApiKeyRecord::as_select())
+                .first(conn)
+                .optional()?)
         })
         .await?
         .ok_or_else(ApiError::not_found)?;
@@ -112,13 +127,18 @@ async fn revoke(request: SystemRequest, path: web::Path<String>) -> ApiResult<Ht
     request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let id = path_id(&raw)?;
-            let found: Option<Option<DateTime<Utc>>> =
-                api_keys::table.find(id).select(api_keys::revoked_at).first(conn).optional()?;
+            let found: Option<Option<DateTime<Utc>>> = api_keys::table
+                .find(id)
+                .select(api_keys::revoked_at)
+                .first(conn)
+                .optional()?;
             match found {
                 None => Err(ApiError::not_found()),
                 Some(Some(_)) => Ok(()),
                 Some(None) => {
-                    diesel::update(api_keys::table.find(id)).set(api_keys::revoked_at.eq(Utc::now())).execute(conn)?;
+                    diesel::update(api_keys::table.find(id))
+                        .set(api_keys::revoked_at.eq(Utc::now()))
+                        .execute(conn)?;
                     Ok(())
                 }
             }

@@ -16,28 +16,51 @@ use crate::{
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/auth/login/").post(login_handler).register(cfg);
-    Endpoint::new("/api/v1/system/auth/refresh/").post(refresh).register(cfg);
-    Endpoint::new("/api/v1/system/auth/me/").get(me).register(cfg);
-    Endpoint::new("/api/v1/system/auth/logout/").post(logout).register(cfg);
+    Endpoint::new("/api/v1/system/auth/login/")
+        .post(login_handler)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/auth/refresh/")
+        .post(refresh)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/auth/me/")
+        .get(me)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/auth/logout/")
+        .post(logout)
+        .register(cfg);
 }
 
-async fn login_handler(state: web::Data<AppState>, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn login_handler(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let body = read_object(&req, payload, state.config.max_body_bytes).await?;
     let input = LoginInput::parse(&body)?;
     let user = login::verify_credentials(&state, &req, input).await?;
     if user.client_id.is_some() {
-        return Err(ApiError::WrongAuthLayer("school users log in through /api/v1/school/auth/login/"));
+        return Err(ApiError::WrongAuthLayer(
+            "school users log in through /api/v1/school/auth/login/",
+        ));
     }
-    let tokens = state.jwt.issue_pair(user.id, user.token_version, Layer::System, None)?;
-    Ok(HttpResponse::Ok().json(json!({"access": tokens.access, "refresh": tokens.refresh, "user": user.view()})))
+    let tokens = state
+        .jwt
+        .issue_pair(user.id, user.token_version, Layer::System, None)?;
+    Ok(HttpResponse::Ok()
+        .json(json!({"access": tokens.access, "refresh": tokens.refresh, "user": user.view()})))
 }
 
-async fn refresh(state: web::Data<AppState>, req: HttpRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn refresh(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let body = read_object(&req, payload, state.config.max_body_bytes).await?;
     let (access, refresh) = login::refresh(&state, &body, Layer::System, |_, user| {
         if user.client_id.is_some() {
-            return Err(ApiError::TokenNotValid("school users cannot use system tokens"));
+            return Err(ApiError::TokenNotValid(
+                "school users cannot use system tokens",
+            ));
         }
         Ok(())
     })
@@ -53,12 +76,19 @@ pub fn token_answer(access: String, refresh: Option<String>) -> serde_json::Valu
 }
 
 async fn me(request: SystemRequest) -> ApiResult<HttpResponse> {
-    let user = request.run(SystemNeed::PlatformUser, |_, user| Ok(user.view())).await?;
+    let user = request
+        .run(SystemNeed::PlatformUser, |_, user| Ok(user.view()))
+        .await?;
     Ok(HttpResponse::Ok().json(json!({ "user": user })))
 }
 
 async fn logout(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
-    let body = read_object(request.http(), payload, request.state().config.max_body_bytes).await;
+    let body = read_object(
+        request.http(),
+        payload,
+        request.state().config.max_body_bytes,
+    )
+    .await;
     let state = request.state().clone();
     request
         .run(SystemNeed::PlatformUser, move |conn, user| {

@@ -25,9 +25,19 @@ use crate::{
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/tenants/").get(list).post(create).register(cfg);
-    Endpoint::new("/api/v1/system/tenants/{id}/").get(retrieve).patch(update).delete(delete).register(cfg);
-    Endpoint::new("/api/v1/system/tenants/{id}/domains/").get(list_domains).post(add_domain).register(cfg);
+    Endpoint::new("/api/v1/system/tenants/")
+        .get(list)
+        .post(create)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/tenants/{id}/")
+        .get(retrieve)
+        .patch(update)
+        .delete(delete)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/tenants/{id}/domains/")
+        .get(list_domains)
+        .post(add_domain)
+        .register(cfg);
 }
 
 #[derive(Serialize)]
@@ -50,7 +60,10 @@ fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<V
     }
     Ok(tenants
         .into_iter()
-        .map(|tenant| TenantView { domains: by_tenant.remove(&tenant.id).unwrap_or_default(), tenant })
+        .map(|tenant| TenantView {
+            domains: by_tenant.remove(&tenant.id).unwrap_or_default(),
+            tenant,
+        })
         .collect())
 }
 
@@ -72,7 +85,9 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
 async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
-    request.run(SystemNeed::PlatformAdmin, |_, _| Ok(())).await?;
+    request
+        .run(SystemNeed::PlatformAdmin, |_, _| Ok(()))
+        .await?;
     let body = body?;
     let mut fields = Fields::new(&body, Mode::Create);
     let schema_name = fields.required::<String>("schema_name", &any);
@@ -84,13 +99,23 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
         &name.unwrap_or_default(),
         &domains.unwrap_or_default(),
     )?;
-    if let Some(main) = new.domains.iter().find(|d| state.config.main_domains.contains(d)) {
-        return Err(ApiError::validation("domains", format!("'{main}' is a main domain of the platform")));
+    if let Some(main) = new
+        .domains
+        .iter()
+        .find(|d| state.config.main_domains.contains(d))
+    {
+        return Err(ApiError::validation(
+            "domains",
+            format!("'{main}' is a main domain of the platform"),
+        ));
     }
     let db = state.db.clone();
     let row = web::block(move || provision::create_tenant(&db, &new)).await??;
     state.directory.invalidate();
-    let view = state.db.run(move |conn| Ok(with_domains(conn, vec![row])?.remove(0))).await?;
+    let view = state
+        .db
+        .run(move |conn| Ok(with_domains(conn, vec![row])?.remove(0)))
+        .await?;
     Ok(HttpResponse::Created().json(view))
 }
 
@@ -106,7 +131,11 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
     Ok(HttpResponse::Ok().json(view))
 }
 
-async fn update(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn update(
+    request: SystemRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
     let raw = path.into_inner();
@@ -130,7 +159,11 @@ async fn update(request: SystemRequest, path: web::Path<String>, payload: web::P
 async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
     let state = request.state();
     let drop_schema = flag(&query_map(request.http())?, "drop_schema")?;
-    let need = if drop_schema { SystemNeed::SuperAdmin } else { SystemNeed::PlatformAdmin };
+    let need = if drop_schema {
+        SystemNeed::SuperAdmin
+    } else {
+        SystemNeed::PlatformAdmin
+    };
     let raw = path.into_inner();
     let id = request
         .run(need, move |conn, _| {
@@ -162,11 +195,19 @@ async fn list_domains(request: SystemRequest, path: web::Path<String>) -> ApiRes
         })
         .await?;
     let count = rows.len() as i64;
-    let results = rows.into_iter().skip(query.offset() as usize).take(query.page_size as usize).collect();
+    let results = rows
+        .into_iter()
+        .skip(query.offset() as usize)
+        .take(query.page_size as usize)
+        .collect();
     Ok(HttpResponse::Ok().json(page(&http, &query, count, results)?))
 }
 
-async fn add_domain(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn add_domain(
+    request: SystemRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
     let raw = path.into_inner();
@@ -178,17 +219,27 @@ async fn add_domain(request: SystemRequest, path: web::Path<String>, payload: we
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Create);
             let domain = fields.required::<String>("domain", &|d: &String| {
-                normalize_domain(d).map(|_| ()).ok_or_else(|| "enter a valid host name".to_owned())
+                normalize_domain(d)
+                    .map(|_| ())
+                    .ok_or_else(|| "enter a valid host name".to_owned())
             });
             let is_primary = fields.optional("is_primary", false, &any);
             let (domain, is_primary) = fields.finish((domain, is_primary))?;
-            let domain = domain.as_deref().and_then(normalize_domain).unwrap_or_default();
+            let domain = domain
+                .as_deref()
+                .and_then(normalize_domain)
+                .unwrap_or_default();
             if main_domains.contains(&domain) {
-                return Err(ApiError::validation("domain", "this is a main domain of the platform"));
+                return Err(ApiError::validation(
+                    "domain",
+                    "this is a main domain of the platform",
+                ));
             }
             conn.transaction(|conn| DomainRow::add(conn, id, &domain, is_primary.unwrap_or(false)))
                 .map_err(|err| match ApiError::from(err) {
-                    ApiError::Conflict(_) => ApiError::Conflict(format!("domain '{domain}' is already registered")),
+                    ApiError::Conflict(_) => {
+                        ApiError::Conflict(format!("domain '{domain}' is already registered"))
+                    }
                     other => other,
                 })
         })

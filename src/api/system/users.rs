@@ -24,8 +24,14 @@ use crate::{
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/users/").get(list).post(create).register(cfg);
-    Endpoint::new("/api/v1/system/users/{id}/").get(retrieve).patch(update).register(cfg);
+    Endpoint::new("/api/v1/system/users/")
+        .get(list)
+        .post(create)
+        .register(cfg);
+    Endpoint::new("/api/v1/system/users/{id}/")
+        .get(retrieve)
+        .patch(update)
+        .register(cfg);
 }
 
 #[derive(Serialize)]
@@ -39,7 +45,12 @@ pub struct UserRecord {
 
 impl From<&User> for UserRecord {
     fn from(user: &User) -> Self {
-        Self { user: user.view(), is_active: user.is_active, created_at: user.created_at, updated_at: user.updated_at }
+        Self {
+            user: user.view(),
+            is_active: user.is_active,
+            created_at: user.created_at,
+            updated_at: user.updated_at,
+        }
     }
 }
 
@@ -93,9 +104,13 @@ struct NewUserInput {
 impl NewUserInput {
     fn parse(body: &JsonObject) -> ApiResult<Self> {
         let mut f = Fields::new(body, Mode::Create);
-        let email = f.nullable("email", None, &|e: &String| len(1, 254)(e).and_then(|()| email(e)));
+        let email = f.nullable("email", None, &|e: &String| {
+            len(1, 254)(e).and_then(|()| email(e))
+        });
         let phone = f.nullable::<String>("phone", None, &|p: &String| {
-            normalize_phone(p).map(|_| ()).ok_or_else(|| "enter a valid phone number: + and 6-15 digits".into())
+            normalize_phone(p)
+                .map(|_| ())
+                .ok_or_else(|| "enter a valid phone number: + and 6-15 digits".into())
         });
         let password = f.required::<String>("password", &|p: &String| password::check_policy(p));
         let first_name = f.optional("first_name", String::new(), &len(0, 150));
@@ -113,7 +128,10 @@ impl NewUserInput {
         let client = client.flatten();
         let roles = roles.unwrap_or_default();
         if client.is_none() && !roles.is_empty() {
-            f.error("roles", "roles can only be given to users of a school (client)");
+            f.error(
+                "roles",
+                "roles can only be given to users of a school (client)",
+            );
         }
         if client.is_some() && is_superuser == Some(true) {
             f.error("is_superuser", "school users cannot be superusers");
@@ -137,10 +155,14 @@ impl NewUserInput {
 async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
-    let actor = request.run(SystemNeed::PlatformAdmin, |_, actor| Ok(actor.clone())).await?;
+    let actor = request
+        .run(SystemNeed::PlatformAdmin, |_, actor| Ok(actor.clone()))
+        .await?;
     let input = NewUserInput::parse(&body?)?;
     if input.is_superuser && !actor.is_superuser {
-        return Err(ApiError::PermissionDenied("only a superuser may create a superuser".into()));
+        return Err(ApiError::PermissionDenied(
+            "only a superuser may create a superuser".into(),
+        ));
     }
     let user = create_user(&state, input).await?;
     Ok(HttpResponse::Created().json(UserRecord::from(&user)))
@@ -151,7 +173,9 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
 async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
     let cost = state.config.bcrypt_cost;
     let password = input.password.clone();
-    let password_hash = web::block(move || password::hash(&password, cost)).await?.map_err(ApiError::internal)?;
+    let password_hash = web::block(move || password::hash(&password, cost))
+        .await?
+        .map_err(ApiError::internal)?;
     let db = state.db.clone();
     let directory = state.directory.clone();
     web::block(move || {
@@ -196,7 +220,9 @@ async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
 
 fn insert_unique(conn: &mut PgConnection, new: &NewUser) -> ApiResult<User> {
     User::insert(conn, new).map_err(|err| match ApiError::from(err) {
-        ApiError::Conflict(_) => ApiError::Conflict("a user with this email or phone already exists".into()),
+        ApiError::Conflict(_) => {
+            ApiError::Conflict("a user with this email or phone already exists".into())
+        }
         other => other,
     })
 }
@@ -212,7 +238,11 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
     Ok(HttpResponse::Ok().json(record))
 }
 
-async fn update(request: SystemRequest, path: web::Path<String>, payload: web::Payload) -> ApiResult<HttpResponse> {
+async fn update(
+    request: SystemRequest,
+    path: web::Path<String>,
+    payload: web::Payload,
+) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
     let raw = path.into_inner();
@@ -232,9 +262,12 @@ async fn update(request: SystemRequest, path: web::Path<String>, payload: web::P
                 is_superuser: f.required("is_superuser", &any),
                 ..UserChangeset::default()
             };
-            let new_password = f.required::<String>("password", &|p: &String| password::check_policy(p));
+            let new_password =
+                f.required::<String>("password", &|p: &String| password::check_policy(p));
             if changes.is_superuser.is_some() && !actor.is_superuser {
-                return Err(ApiError::PermissionDenied("only a superuser may set is_superuser".into()));
+                return Err(ApiError::PermissionDenied(
+                    "only a superuser may set is_superuser".into(),
+                ));
             }
             if changes.is_superuser == Some(true) && target.client_id.is_some() {
                 f.error("is_superuser", "school users cannot be superusers");
@@ -246,7 +279,11 @@ async fn update(request: SystemRequest, path: web::Path<String>, payload: web::P
     let password_hash = match new_password {
         Some(password) => {
             let cost = state.config.bcrypt_cost;
-            Some(web::block(move || password::hash(&password, cost)).await?.map_err(ApiError::internal)?)
+            Some(
+                web::block(move || password::hash(&password, cost))
+                    .await?
+                    .map_err(ApiError::internal)?,
+            )
         }
         None => None,
     };
@@ -273,9 +310,15 @@ async fn update(request: SystemRequest, path: web::Path<String>, payload: web::P
 }
 
 /// Parses `{email?, phone?}` pairs where at least one is needed (used by the CLI too).
-pub fn check_contact(email_value: Option<&str>, phone_value: Option<&str>) -> ApiResult<(Option<String>, Option<String>)> {
+pub fn check_contact(
+    email_value: Option<&str>,
+    phone_value: Option<&str>,
+) -> ApiResult<(Option<String>, Option<String>)> {
     let mut errors = FieldErrors::new();
-    let email_value = email_value.map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned);
+    let email_value = email_value
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned);
     if let Some(e) = &email_value {
         if let Err(message) = len(1, 254)(e).and_then(|()| email(e)) {
             errors.add("email", message);
@@ -316,7 +359,11 @@ pub async fn create_user_from_cli(
         Some(schema) => {
             let directory = state.directory.clone();
             let schema = schema.to_owned();
-            Some(web::block(move || directory.find_schema(&schema)).await??.id)
+            Some(
+                web::block(move || directory.find_schema(&schema))
+                    .await??
+                    .id,
+            )
         }
         None => None,
     };

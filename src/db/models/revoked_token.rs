@@ -10,7 +10,10 @@ use crate::db::schema_public::revoked_tokens;
 /// another use of the same token and must refuse it.
 pub fn revoke(conn: &mut PgConnection, jti: Uuid, expires_at: DateTime<Utc>) -> QueryResult<bool> {
     let inserted = diesel::insert_into(revoked_tokens::table)
-        .values((revoked_tokens::jti.eq(jti), revoked_tokens::expires_at.eq(expires_at)))
+        .values((
+            revoked_tokens::jti.eq(jti),
+            revoked_tokens::expires_at.eq(expires_at),
+        ))
         .on_conflict_do_nothing()
         .execute(conn)?;
     Ok(inserted == 1)

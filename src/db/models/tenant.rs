@@ -31,7 +31,11 @@ pub struct DomainRow {
 
 impl TenantRow {
     pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<Self>> {
-        tenants::table.find(id).select(Self::as_select()).first(conn).optional()
+        tenants::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
+            .optional()
     }
 
     pub fn find_by_schema(conn: &mut PgConnection, schema: &str) -> QueryResult<Option<Self>> {
@@ -56,7 +60,10 @@ impl TenantRow {
     }
 
     pub fn all(conn: &mut PgConnection) -> QueryResult<Vec<Self>> {
-        tenants::table.order(tenants::schema_name).select(Self::as_select()).load(conn)
+        tenants::table
+            .order(tenants::schema_name)
+            .select(Self::as_select())
+            .load(conn)
     }
 
     pub fn set_fields(
@@ -136,8 +143,14 @@ mod tests {
 
     #[test]
     fn domains_are_host_names() {
-        assert_eq!(normalize_domain("Greenwood.Localhost").as_deref(), Some("greenwood.localhost"));
-        assert_eq!(normalize_domain("a-b.example.org.").as_deref(), Some("a-b.example.org"));
+        assert_eq!(
+            normalize_domain("Greenwood.Localhost").as_deref(),
+            Some("greenwood.localhost")
+        );
+        assert_eq!(
+            normalize_domain("a-b.example.org.").as_deref(),
+            Some("a-b.example.org")
+        );
         for bad in ["", "a..b", "-a.b", "a_b.c", "a b", "x:80", "http://x"] {
             assert_eq!(normalize_domain(bad), None, "{bad}");
         }

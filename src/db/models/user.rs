@@ -89,7 +89,11 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
 
 impl User {
     pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<User>> {
-        users::table.find(id).select(User::as_select()).first(conn).optional()
+        users::table
+            .find(id)
+            .select(User::as_select())
+            .first(conn)
+            .optional()
     }
 
     pub fn find_by_identifier(
@@ -126,11 +130,16 @@ impl User {
 
     /// "First Last", else the e-mail, else the phone.
     pub fn display_name(&self) -> String {
-        let full = format!("{} {}", self.first_name, self.last_name).trim().to_owned();
+        let full = format!("{} {}", self.first_name, self.last_name)
+            .trim()
+            .to_owned();
         if !full.is_empty() {
             return full;
         }
-        self.email.clone().or_else(|| self.phone.clone()).unwrap_or_default()
+        self.email
+            .clone()
+            .or_else(|| self.phone.clone())
+            .unwrap_or_default()
     }
 
     pub fn view(&self) -> UserView {
@@ -166,8 +175,14 @@ mod tests {
 
     #[test]
     fn phones_normalize_to_plus_and_digits() {
-        assert_eq!(normalize_phone("+1 (555) 010-0000").as_deref(), Some("+15550100000"));
-        assert_eq!(normalize_phone("254700000001").as_deref(), Some("+254700000001"));
+        assert_eq!(
+            normalize_phone("+1 (555) 010-0000").as_deref(),
+            Some("+15550100000")
+        );
+        assert_eq!(
+            normalize_phone("254700000001").as_deref(),
+            Some("+254700000001")
+        );
         assert_eq!(normalize_phone("12345"), None);
         assert_eq!(normalize_phone("+1555abc0000"), None);
         assert_eq!(normalize_phone(&"9".repeat(16)), None);
@@ -175,8 +190,14 @@ mod tests {
 
     #[test]
     fn identifiers_are_email_or_phone() {
-        assert_eq!(Identifier::parse(" A@B.io "), Some(Identifier::Email("A@B.io".into())));
-        assert_eq!(Identifier::parse("+15550100000"), Some(Identifier::Phone("+15550100000".into())));
+        assert_eq!(
+            Identifier::parse(" A@B.io "),
+            Some(Identifier::Email("A@B.io".into()))
+        );
+        assert_eq!(
+            Identifier::parse("+15550100000"),
+            Some(Identifier::Phone("+15550100000".into()))
+        );
         assert_eq!(Identifier::parse("nobody"), None);
     }
 }
