@@ -233,7 +233,6 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         address,
         client,
         db,
-        config,
     }
 }
 
