@@ -413,3 +413,22 @@ async fn the_command_line_provisions_schools_and_users() {
     .await
     .expect("cli");
 }
+
+#[tokio::test]
+async fn serve_refuses_to_start_without_a_secret_outside_development() {
+    let out = tokio::task::spawn_blocking(|| {
+        Command::new(env!("CARGO_BIN_EXE_school-service"))
+            .arg("serve")
+            .env_remove("JWT_SECRET")
+            .env_remove("APP_ENV")
+            .env("BIND_ADDR", "127.0.0.1:0")
+            .output()
+            .expect("run the binary")
+    })
+    .await
+    .expect("spawn");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("JWT_SECRET"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

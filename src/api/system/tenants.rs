@@ -52,7 +52,7 @@ fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<V
     let mut by_tenant: HashMap<Uuid, Vec<DomainRow>> = HashMap::new();
     for domain in domains::table
         .filter(domains::tenant_id.eq_any(&ids))
-        .order((domains::created_at, domains::id))
+        .order((domains::is_primary.desc(), domains::created_at, domains::id))
         .select(DomainRow::as_select())
         .load(conn)?
     {

@@ -87,7 +87,7 @@ impl DomainRow {
     pub fn for_tenant(conn: &mut PgConnection, tenant_id: Uuid) -> QueryResult<Vec<Self>> {
         domains::table
             .filter(domains::tenant_id.eq(tenant_id))
-            .order((domains::created_at, domains::id))
+            .order((domains::is_primary.desc(), domains::created_at, domains::id))
             .select(Self::as_select())
             .load(conn)
     }
@@ -116,6 +116,8 @@ impl DomainRow {
                 domains::domain.eq(domain),
                 domains::tenant_id.eq(tenant_id),
                 domains::is_primary.eq(is_primary),
+                // Not the transaction's `now()`: domains added together keep their order.
+                domains::created_at.eq(Utc::now()),
             ))
             .returning(Self::as_returning())
             .get_result(conn)
