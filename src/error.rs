@@ -35,6 +35,12 @@ impl FieldErrors {
             .push(message.into());
     }
 
+    pub fn extend(&mut self, other: FieldErrors) {
+        for (field, messages) in other.0 {
+            self.0.entry(field).or_default().extend(messages);
+        }
+    }
+
     pub fn has(&self, field: &str) -> bool {
         self.0.contains_key(field)
     }

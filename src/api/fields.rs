@@ -258,6 +258,11 @@ impl<'b> Fields<'b> {
         }
     }
 
+    /// Adds errors found elsewhere (database checks).
+    pub fn merge(&mut self, other: FieldErrors) {
+        self.errors.extend(other);
+    }
+
     /// Finishes parsing: `Ok(value)` when no field was bad.
     pub fn finish<T>(self, value: T) -> Result<T, ApiError> {
         self.errors.into_result(value)

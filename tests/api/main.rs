@@ -4,5 +4,6 @@ mod helpers;
 
 mod auth;
 mod isolation;
+mod resources;
 mod system;
 mod tenancy;

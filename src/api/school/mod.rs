@@ -2,6 +2,8 @@
 //! `X-Tenant` or the token on the main domain). One module per resource.
 
 pub mod auth;
+pub mod classes;
+pub mod crud;
 pub mod teachers;
 
 use actix_web::{HttpResponse, web};
@@ -14,6 +16,7 @@ use crate::{
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     auth::configure(cfg);
+    crud::register::<classes::Classes>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);

@@ -1,0 +1,143 @@
+//! `/api/v1/school/classes/`: academic classes (name unique among live classes).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        fields::{Fields, any, len, range},
+        pagination::ListQuery,
+        school::crud::SchoolResource,
+    },
+    auth::{Caller, permissions::Resource},
+    db::{like_pattern, schema_tenant::academic_classes as t},
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct AcademicClass {
+    pub id: Uuid,
+    pub name: String,
+    pub level: Option<i32>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = t)]
+pub struct ClassInput {
+    name: Option<String>,
+    level: Option<Option<i32>>,
+    is_deleted: Option<bool>,
+}
+
+pub struct Classes;
+
+impl SchoolResource for Classes {
+    const PERMISSION: Resource = Resource::AcademicClass;
+    const PATH: &'static str = "/api/v1/school/classes/";
+    type Scope = ();
+    type Record = AcademicClass;
+    type Input = ClassInput;
+
+    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
+        Ok(())
+    }
+
+    fn parse(f: &mut Fields<'_>) -> ClassInput {
+        ClassInput {
+            name: f.required("name", &len(1, 255)),
+            level: f.nullable("level", None, &range(0, 100)),
+            is_deleted: f.optional("is_deleted", false, &any),
+        }
+    }
+
+    fn list(
+        conn: &mut TenantConn,
+        _: &(),
+        query: &ListQuery,
+    ) -> ApiResult<(i64, Vec<AcademicClass>)> {
+        let filtered = || {
+            let mut q = t::table.into_boxed();
+            if !query.include_deleted {
+                q = q.filter(t::is_deleted.eq(false));
+            }
+            if let Some(search) = &query.search {
+                q = q.filter(t::name.ilike(like_pattern(search)));
+            }
+            q
+        };
+        let count = filtered().count().get_result(conn.pg())?;
+        let rows = filtered()
+            .order((t::created_at, t::id))
+            .offset(query.offset())
+            .limit(query.page_size)
+            .select(AcademicClass::as_select())
+            .load(conn.pg())?;
+        Ok((count, rows))
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<AcademicClass>> {
+        Ok(t::table
+            .find(id)
+            .select(AcademicClass::as_select())
+            .first(conn.pg())
+            .optional()?
+            .filter(|row| include_deleted || !row.is_deleted))
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        input: ClassInput,
+        caller: &Caller,
+    ) -> ApiResult<AcademicClass> {
+        Ok(diesel::insert_into(t::table)
+            .values((
+                t::id.eq(Uuid::new_v4()),
+                t::name.eq(input.name.unwrap_or_default()),
+                t::level.eq(input.level.flatten()),
+                t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
+                t::created_by.eq(caller.user_id()),
+                t::updated_by.eq(caller.user_id()),
+            ))
+            .returning(AcademicClass::as_returning())
+            .get_result(conn.pg())?)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        input: ClassInput,
+        caller: &Caller,
+    ) -> ApiResult<AcademicClass> {
+        Ok(diesel::update(t::table.find(id))
+            .set((
+                &input,
+                t::updated_by.eq(caller.user_id()),
+                t::updated_at.eq(Utc::now()),
+            ))
+            .returning(AcademicClass::as_returning())
+            .get_result(conn.pg())?)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        match diesel::delete(t::table.find(id)).execute(conn.pg())? {
+            0 => Err(ApiError::not_found()),
+            _ => Ok(()),
+        }
+    }
+}
