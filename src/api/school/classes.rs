@@ -9,11 +9,11 @@ use crate::{
     api::{
         fields::{Fields, any, len, range},
         pagination::ListQuery,
-        school::crud::SchoolResource,
+        school::crud::{SchoolResource, table_queries},
     },
     auth::{Caller, permissions::Resource},
-    db::{like_pattern, schema_tenant::academic_classes as t},
-    error::{ApiError, ApiResult},
+    db::schema_tenant::academic_classes as t,
+    error::ApiResult,
     tenancy::TenantConn,
 };
 
@@ -37,6 +37,8 @@ pub struct ClassInput {
     level: Option<Option<i32>>,
     is_deleted: Option<bool>,
 }
+
+table_queries!(t, AcademicClass, search: [name]);
 
 pub struct Classes;
 
@@ -64,24 +66,7 @@ impl SchoolResource for Classes {
         _: &(),
         query: &ListQuery,
     ) -> ApiResult<(i64, Vec<AcademicClass>)> {
-        let filtered = || {
-            let mut q = t::table.into_boxed();
-            if !query.include_deleted {
-                q = q.filter(t::is_deleted.eq(false));
-            }
-            if let Some(search) = &query.search {
-                q = q.filter(t::name.ilike(like_pattern(search)));
-            }
-            q
-        };
-        let count = filtered().count().get_result(conn.pg())?;
-        let rows = filtered()
-            .order((t::created_at, t::id))
-            .offset(query.offset())
-            .limit(query.page_size)
-            .select(AcademicClass::as_select())
-            .load(conn.pg())?;
-        Ok((count, rows))
+        list_rows(conn, query, |q| q)
     }
 
     fn find(
@@ -90,12 +75,7 @@ impl SchoolResource for Classes {
         id: Uuid,
         include_deleted: bool,
     ) -> ApiResult<Option<AcademicClass>> {
-        Ok(t::table
-            .find(id)
-            .select(AcademicClass::as_select())
-            .first(conn.pg())
-            .optional()?
-            .filter(|row| include_deleted || !row.is_deleted))
+        find_row(conn, id, include_deleted)
     }
 
     fn create(
@@ -135,9 +115,6 @@ impl SchoolResource for Classes {
     }
 
     fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        match diesel::delete(t::table.find(id)).execute(conn.pg())? {
-            0 => Err(ApiError::not_found()),
-            _ => Ok(()),
-        }
+        delete_row(conn, id)
     }
 }

@@ -268,3 +268,68 @@ pub fn register<R: SchoolResource>(cfg: &mut web::ServiceConfig) {
         .delete(destroy::<R>)
         .register(cfg);
 }
+
+/// Generates the query functions every soft-deletable school table shares, in a module of
+/// the resource: `list_rows` (pagination, `include_deleted`, `search` over the named text
+/// columns, order `created_at, id`, narrowed by a scope filter), `find_row` and
+/// `delete_row`.
+macro_rules! table_queries {
+    ($table:ident, $record:ty, search: [$($column:ident),*]) => {
+        pub type Boxed = $table::BoxedQuery<'static, diesel::pg::Pg>;
+
+        fn filtered(query: &$crate::api::pagination::ListQuery) -> Boxed {
+            use diesel::prelude::*;
+            let mut q = $table::table.into_boxed();
+            if !query.include_deleted {
+                q = q.filter($table::is_deleted.eq(false));
+            }
+            if let Some(search) = &query.search {
+                let pattern = $crate::db::like_pattern(search);
+                q = q.filter(
+                    diesel::dsl::sql::<diesel::sql_types::Bool>("false")
+                        $(.or($table::$column.ilike(pattern.clone())))*
+                );
+            }
+            q
+        }
+
+        pub fn list_rows(
+            conn: &mut $crate::tenancy::TenantConn,
+            query: &$crate::api::pagination::ListQuery,
+            scope: impl Fn(Boxed) -> Boxed,
+        ) -> $crate::error::ApiResult<(i64, Vec<$record>)> {
+            use diesel::prelude::*;
+            let count = scope(filtered(query)).count().get_result(conn.pg())?;
+            let rows = scope(filtered(query))
+                .order(($table::created_at, $table::id))
+                .offset(query.offset())
+                .limit(query.page_size)
+                .select(<$record>::as_select())
+                .load(conn.pg())?;
+            Ok((count, rows))
+        }
+
+        pub fn find_row(
+            conn: &mut $crate::tenancy::TenantConn,
+            id: uuid::Uuid,
+            include_deleted: bool,
+        ) -> $crate::error::ApiResult<Option<$record>> {
+            use diesel::prelude::*;
+            Ok($table::table
+                .find(id)
+                .select(<$record>::as_select())
+                .first(conn.pg())
+                .optional()?
+                .filter(|row| include_deleted || !row.is_deleted))
+        }
+
+        pub fn delete_row(conn: &mut $crate::tenancy::TenantConn, id: uuid::Uuid) -> $crate::error::ApiResult<()> {
+            use diesel::prelude::*;
+            match diesel::delete($table::table.find(id)).execute(conn.pg())? {
+                0 => Err($crate::error::ApiError::not_found()),
+                _ => Ok(()),
+            }
+        }
+    };
+}
+pub(crate) use table_queries;
