@@ -139,3 +139,169 @@ async fn teachers_may_view_classes_but_not_change_them() {
         .await
         .assert(200, None);
 }
+
+const SUBJECTS: &str = "/api/v1/school/subjects/";
+const DEPARTMENTS: &str = "/api/v1/school/departments/";
+
+#[tokio::test]
+async fn subjects_bulk_soft_delete_counts_what_it_marked() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let mut ids = Vec::new();
+    for code in ["MATH", "ENG", "BIO"] {
+        let reply = app
+            .post(
+                SUBJECTS,
+                &admin,
+                json!({"name": format!("{code} subject"), "code": code}),
+            )
+            .await;
+        reply.assert(201, None);
+        ids.push(reply.body["id"].as_str().expect("id").to_owned());
+    }
+    app.post(SUBJECTS, &admin, json!({"name": "Again", "code": "MATH"}))
+        .await
+        .assert(409, Some("conflict"));
+    assert_eq!(
+        app.get(&format!("{SUBJECTS}?search=eng"), &admin)
+            .await
+            .body["count"],
+        1
+    );
+    let body = json!({"ids": [ids[0], ids[1], uuid::Uuid::new_v4()]});
+    let reply = app
+        .request(
+            reqwest::Method::DELETE,
+            &format!("{SUBJECTS}bulk-soft-delete/"),
+            &admin,
+            Some(body.clone()),
+        )
+        .await;
+    reply.assert(200, None);
+    assert_eq!(reply.body, json!({"deleted": true, "count": 2}));
+    let again = app
+        .request(
+            reqwest::Method::DELETE,
+            &format!("{SUBJECTS}bulk-soft-delete/"),
+            &admin,
+            Some(body),
+        )
+        .await;
+    assert_eq!(again.body, json!({"deleted": true, "count": 0}));
+    let by_query = app
+        .delete(
+            &format!("{SUBJECTS}bulk-soft-delete/?ids={}", ids[2]),
+            &admin,
+        )
+        .await;
+    assert_eq!(by_query.body, json!({"deleted": true, "count": 1}));
+    assert_eq!(app.get(SUBJECTS, &admin).await.body["count"], 0);
+    assert_eq!(
+        app.get(&format!("{SUBJECTS}?include_deleted=true"), &admin)
+            .await
+            .body["count"],
+        3
+    );
+    app.request(
+        reqwest::Method::DELETE,
+        &format!("{SUBJECTS}bulk-soft-delete/"),
+        &admin,
+        Some(json!({"ids": []})),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.request(
+        reqwest::Method::DELETE,
+        &format!("{SUBJECTS}bulk-soft-delete/"),
+        &admin,
+        Some(json!({"ids": ["x"]})),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    app.delete(
+        &format!("{SUBJECTS}bulk-soft-delete/?ids={}", ids[2]),
+        &teacher,
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+}
+
+#[tokio::test]
+async fn departments_patch_and_references() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let hod = app.get("/api/v1/school/auth/me/", &teacher).await.body["teacher"]["id"].clone();
+    let subject = app
+        .post(SUBJECTS, &admin, json!({"name": "Maths", "code": "M"}))
+        .await
+        .body["id"]
+        .clone();
+    let created = app
+        .post(
+            DEPARTMENTS,
+            &admin,
+            json!({"name": "Sciences", "hod": hod, "subject": subject}),
+        )
+        .await;
+    created.assert(201, None);
+    assert_eq!(created.body["teachers"], json!([]));
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let patched = app
+        .patch(
+            &format!("{DEPARTMENTS}{id}/"),
+            &admin,
+            json!({"name": "Science", "teachers": [hod]}),
+        )
+        .await;
+    patched.assert(200, None);
+    for key in [
+        "id",
+        "name",
+        "hod",
+        "subject",
+        "teachers",
+        "is_deleted",
+        "created_at",
+        "updated_at",
+    ] {
+        assert!(patched.body.get(key).is_some(), "{key}");
+    }
+    assert_eq!(patched.body["teachers"], json!([hod]));
+    assert_eq!(patched.body["hod"], hod);
+    let missing = uuid::Uuid::new_v4();
+    let reply = app
+        .patch(
+            &format!("{DEPARTMENTS}{id}/"),
+            &admin,
+            json!({"hod": missing, "teachers": [missing]}),
+        )
+        .await;
+    reply.assert(400, Some("validation_error"));
+    assert!(reply.body["errors"]["hod"].is_array() && reply.body["errors"]["teachers"].is_array());
+    // A subject of another school is simply not found.
+    let beta_admin = app.as_school_user("beta", "admin").await;
+    let beta_subject = app
+        .post(SUBJECTS, &beta_admin, json!({"name": "B", "code": "B"}))
+        .await
+        .body["id"]
+        .clone();
+    app.patch(
+        &format!("{DEPARTMENTS}{id}/"),
+        &admin,
+        json!({"subject": beta_subject}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.get(&format!("{DEPARTMENTS}{id}/"), &beta_admin)
+        .await
+        .assert(404, Some("not_found"));
+    // The subject is referenced: a real delete is a conflict.
+    app.delete(
+        &format!("{SUBJECTS}{}/", subject.as_str().expect("s")),
+        &admin,
+    )
+    .await
+    .assert(409, Some("conflict"));
+}

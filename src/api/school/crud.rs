@@ -323,6 +323,15 @@ macro_rules! table_queries {
                 .filter(|row| include_deleted || !row.is_deleted))
         }
 
+        /// Whether a live (not soft-deleted) record has this id: the rule for references.
+        pub fn live_exists(conn: &mut $crate::tenancy::TenantConn, id: uuid::Uuid) -> $crate::error::ApiResult<bool> {
+            use diesel::prelude::*;
+            Ok(diesel::select(diesel::dsl::exists(
+                $table::table.find(id).filter($table::is_deleted.eq(false)),
+            ))
+            .get_result(conn.pg())?)
+        }
+
         pub fn delete_row(conn: &mut $crate::tenancy::TenantConn, id: uuid::Uuid) -> $crate::error::ApiResult<()> {
             use diesel::prelude::*;
             match diesel::delete($table::table.find(id)).execute(conn.pg())? {

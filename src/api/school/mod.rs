@@ -4,6 +4,8 @@
 pub mod auth;
 pub mod classes;
 pub mod crud;
+pub mod departments;
+pub mod subjects;
 pub mod teachers;
 
 use actix_web::{HttpResponse, web};
@@ -16,7 +18,10 @@ use crate::{
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     auth::configure(cfg);
+    subjects::configure(cfg);
     crud::register::<classes::Classes>(cfg);
+    crud::register::<subjects::Subjects>(cfg);
+    crud::register::<departments::Departments>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);

@@ -99,3 +99,13 @@ pub fn create_for_user(
         .returning(TeacherProfile::as_returning())
         .get_result(conn.pg())?)
 }
+
+/// Whether a live teacher profile has this id.
+pub fn live_exists(conn: &mut TenantConn, id: Uuid) -> ApiResult<bool> {
+    Ok(diesel::select(diesel::dsl::exists(
+        teacher_profiles::table
+            .find(id)
+            .filter(teacher_profiles::is_deleted.eq(false)),
+    ))
+    .get_result(conn.pg())?)
+}
