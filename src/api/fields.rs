@@ -243,6 +243,18 @@ impl<'b> Fields<'b> {
         }
     }
 
+    /// A field that changes only when given, in every mode (never null).
+    pub fn when_given<T: FieldType>(&mut self, key: &str, check: Check<'_, T>) -> Option<T> {
+        match self.body.get(key) {
+            None => None,
+            Some(Value::Null) => {
+                self.errors.add(key, "this field may not be null");
+                None
+            }
+            Some(value) => self.parse(key, value, check),
+        }
+    }
+
     /// A nullable field: omitted means `default` on create/replace (usually `None`).
     pub fn nullable<T: FieldType>(
         &mut self,

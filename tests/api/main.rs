@@ -5,5 +5,6 @@ mod helpers;
 mod auth;
 mod isolation;
 mod resources;
+mod sessions;
 mod system;
 mod tenancy;

@@ -54,6 +54,11 @@ pub trait SchoolResource: Sized + Send + 'static {
         Ok(())
     }
 
+    /// The body of a 201 answer; the record itself unless the resource says otherwise.
+    fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
+        serde_json::to_value(record).map_err(ApiError::internal)
+    }
+
     fn list(
         conn: &mut TenantConn,
         scope: &Self::Scope,
@@ -189,7 +194,7 @@ pub async fn create<R: SchoolResource>(
             })
         })
         .await?;
-    Ok(HttpResponse::Created().json(record))
+    Ok(HttpResponse::Created().json(R::created_body(record)?))
 }
 
 pub async fn retrieve<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {

@@ -5,6 +5,8 @@ pub mod auth;
 pub mod classes;
 pub mod crud;
 pub mod departments;
+pub mod exam_sessions;
+pub mod sessions;
 pub mod subjects;
 pub mod teachers;
 
@@ -22,6 +24,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<classes::Classes>(cfg);
     crud::register::<subjects::Subjects>(cfg);
     crud::register::<departments::Departments>(cfg);
+    crud::register::<sessions::Sessions>(cfg);
+    crud::register::<exam_sessions::ExamSessions>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);
