@@ -305,3 +305,58 @@ async fn departments_patch_and_references() {
     .await
     .assert(409, Some("conflict"));
 }
+
+#[tokio::test]
+async fn teacher_profiles_belong_to_users_of_the_school() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let admin_me = app.get("/api/v1/school/auth/me/", &admin).await;
+    let admin_user = admin_me.body["user"]["id"].clone();
+    let created = app
+        .post(
+            "/api/v1/school/teachers/",
+            &admin,
+            json!({"user": admin_user, "staff_number": "ST-9"}),
+        )
+        .await;
+    created.assert(201, None);
+    assert_eq!(created.body["name"], "admin Test");
+    assert_eq!(created.body["user"], admin_user);
+    app.post(
+        "/api/v1/school/teachers/",
+        &admin,
+        json!({"user": admin_user}),
+    )
+    .await
+    .assert(409, Some("conflict"));
+    let beta_login = app.school_login("beta", "admin@beta.test").await;
+    let reply = app
+        .post(
+            "/api/v1/school/teachers/",
+            &admin,
+            json!({"user": beta_login["user"]["id"]}),
+        )
+        .await;
+    reply.assert(400, Some("validation_error"));
+    assert!(reply.body["errors"]["user"].is_array());
+    let all = app.get("/api/v1/school/teachers/", &admin).await;
+    assert_eq!(all.body["count"], 2);
+    assert_eq!(
+        app.get("/api/v1/school/teachers/?search=ADMIN", &admin)
+            .await
+            .body["count"],
+        1
+    );
+    assert_eq!(
+        app.get("/api/v1/school/teachers/?search=st-9", &admin)
+            .await
+            .body["count"],
+        1
+    );
+    assert_eq!(
+        app.get("/api/v1/school/teachers/?search=nobody", &admin)
+            .await
+            .body["count"],
+        0
+    );
+}

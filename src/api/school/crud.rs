@@ -279,6 +279,14 @@ pub fn register<R: SchoolResource>(cfg: &mut web::ServiceConfig) {
 /// columns, order `created_at, id`, narrowed by a scope filter), `find_row` and
 /// `delete_row`.
 macro_rules! table_queries {
+    (@search $q:ident, $table:ident, $search:ident, []) => {{
+        let _ = $search;
+        $q
+    }};
+    (@search $q:ident, $table:ident, $search:ident, [$($column:ident),+]) => {{
+        let pattern = $crate::db::like_pattern($search);
+        $q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>("false") $(.or($table::$column.ilike(pattern.clone())))+)
+    }};
     ($table:ident, $record:ty, search: [$($column:ident),*]) => {
         pub type Boxed = $table::BoxedQuery<'static, diesel::pg::Pg>;
 
@@ -289,11 +297,7 @@ macro_rules! table_queries {
                 q = q.filter($table::is_deleted.eq(false));
             }
             if let Some(search) = &query.search {
-                let pattern = $crate::db::like_pattern(search);
-                q = q.filter(
-                    diesel::dsl::sql::<diesel::sql_types::Bool>("false")
-                        $(.or($table::$column.ilike(pattern.clone())))*
-                );
+                q = $crate::api::school::crud::table_queries!(@search q, $table, search, [$($column),*]);
             }
             q
         }

@@ -26,6 +26,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<departments::Departments>(cfg);
     crud::register::<sessions::Sessions>(cfg);
     crud::register::<exam_sessions::ExamSessions>(cfg);
+    crud::register::<teachers::Teachers>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);

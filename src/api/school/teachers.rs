@@ -100,12 +100,157 @@ pub fn create_for_user(
         .get_result(conn.pg())?)
 }
 
-/// Whether a live teacher profile has this id.
-pub fn live_exists(conn: &mut TenantConn, id: Uuid) -> ApiResult<bool> {
-    Ok(diesel::select(diesel::dsl::exists(
-        teacher_profiles::table
-            .find(id)
-            .filter(teacher_profiles::is_deleted.eq(false)),
-    ))
-    .get_result(conn.pg())?)
+pub use queries::live_exists;
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = teacher_profiles)]
+pub struct TeacherInput {
+    user_id: Option<Uuid>,
+    staff_number: Option<Option<String>>,
+    is_deleted: Option<bool>,
+}
+
+mod queries {
+    use super::{TeacherProfile, teacher_profiles};
+    crate::api::school::crud::table_queries!(teacher_profiles, TeacherProfile, search: []);
+}
+
+fn views(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<TeacherView>> {
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.user_id).collect();
+    let names = names_of(conn, &ids)?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let name = names.get(&row.user_id).cloned().unwrap_or_default();
+            row.view(name)
+        })
+        .collect())
+}
+
+pub struct Teachers;
+
+impl crate::api::school::crud::SchoolResource for Teachers {
+    const PERMISSION: crate::auth::permissions::Resource =
+        crate::auth::permissions::Resource::TeacherProfile;
+    const PATH: &'static str = "/api/v1/school/teachers/";
+    type Scope = ();
+    type Record = TeacherView;
+    type Input = TeacherInput;
+
+    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
+        Ok(())
+    }
+
+    fn parse(f: &mut crate::api::fields::Fields<'_>) -> TeacherInput {
+        use crate::api::fields::{any, len};
+        TeacherInput {
+            user_id: f.required("user", &any),
+            staff_number: f.nullable("staff_number", None, &len(1, 50)),
+            is_deleted: f.optional("is_deleted", false, &any),
+        }
+    }
+
+    fn validate(
+        conn: &mut TenantConn,
+        _: &(),
+        input: &TeacherInput,
+        _: Option<&TeacherView>,
+        errors: &mut crate::error::FieldErrors,
+    ) -> ApiResult<()> {
+        if let Some(user_id) = input.user_id {
+            let tenant_id = conn.tenant().id;
+            let belongs =
+                User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(tenant_id));
+            if !belongs {
+                errors.add("user", "no user of this school has this id");
+            }
+        }
+        Ok(())
+    }
+
+    fn list(
+        conn: &mut TenantConn,
+        _: &(),
+        query: &crate::api::pagination::ListQuery,
+    ) -> ApiResult<(i64, Vec<TeacherView>)> {
+        let search = query.search.as_deref().map(crate::db::like_pattern);
+        let matching_users: Vec<Uuid> = match &search {
+            Some(pattern) => users::table
+                .filter(users::client_id.eq(conn.tenant().id))
+                .filter(
+                    users::first_name
+                        .ilike(pattern.clone())
+                        .or(users::last_name.ilike(pattern.clone()))
+                        .or(users::email.ilike(pattern.clone())),
+                )
+                .select(users::id)
+                .load(conn.pg())?,
+            None => Vec::new(),
+        };
+        let (count, rows) = queries::list_rows(conn, query, move |q| match &search {
+            Some(pattern) => q.filter(
+                teacher_profiles::user_id.eq_any(matching_users.clone()).or(
+                    teacher_profiles::staff_number
+                        .ilike(pattern.clone())
+                        .assume_not_null(),
+                ),
+            ),
+            None => q,
+        })?;
+        Ok((count, views(conn, rows)?))
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<TeacherView>> {
+        match queries::find_row(conn, id, include_deleted)? {
+            Some(row) => Ok(views(conn, vec![row])?.pop()),
+            None => Ok(None),
+        }
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        input: TeacherInput,
+        caller: &crate::auth::Caller,
+    ) -> ApiResult<TeacherView> {
+        let row = diesel::insert_into(teacher_profiles::table)
+            .values((
+                teacher_profiles::id.eq(Uuid::new_v4()),
+                teacher_profiles::user_id.eq(input.user_id.unwrap_or_default()),
+                teacher_profiles::staff_number.eq(input.staff_number.flatten()),
+                teacher_profiles::is_deleted.eq(input.is_deleted.unwrap_or(false)),
+                teacher_profiles::created_by.eq(caller.user_id()),
+                teacher_profiles::updated_by.eq(caller.user_id()),
+            ))
+            .returning(TeacherProfile::as_returning())
+            .get_result(conn.pg())?;
+        Ok(views(conn, vec![row])?.remove(0))
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        input: TeacherInput,
+        caller: &crate::auth::Caller,
+    ) -> ApiResult<TeacherView> {
+        let row = diesel::update(teacher_profiles::table.find(id))
+            .set((
+                &input,
+                teacher_profiles::updated_by.eq(caller.user_id()),
+                teacher_profiles::updated_at.eq(Utc::now()),
+            ))
+            .returning(TeacherProfile::as_returning())
+            .get_result(conn.pg())?;
+        Ok(views(conn, vec![row])?.remove(0))
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        queries::delete_row(conn, id)
+    }
 }
