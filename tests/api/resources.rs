@@ -360,3 +360,61 @@ async fn teacher_profiles_belong_to_users_of_the_school() {
         0
     );
 }
+
+#[tokio::test]
+async fn students_and_assignments_check_their_references() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let class = app
+        .post(CLASSES, &admin, json!({"name": "Form 2"}))
+        .await
+        .body["id"]
+        .clone();
+    let subject = app
+        .post(SUBJECTS, &admin, json!({"name": "Art", "code": "ART"}))
+        .await
+        .body["id"]
+        .clone();
+    let teacher =
+        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
+    let student = app
+        .post("/api/v1/school/students/", &admin, json!({"admission_number": "A-1", "first_name": "Ann", "last_name": "Bee", "academic_class": class}))
+        .await;
+    student.assert(201, None);
+    assert_eq!(student.body["academic_class"], class);
+    app.post(
+        "/api/v1/school/students/",
+        &admin,
+        json!({"admission_number": "A-1", "first_name": "X", "last_name": "Y"}),
+    )
+    .await
+    .assert(409, Some("conflict"));
+    let reply = app.post("/api/v1/school/students/", &admin, json!({"admission_number": "A-2", "first_name": "X", "last_name": "Y", "academic_class": uuid::Uuid::new_v4()})).await;
+    reply.assert(400, Some("validation_error"));
+    assert_eq!(
+        app.get("/api/v1/school/students/?search=bee", &admin)
+            .await
+            .body["count"],
+        1
+    );
+
+    let assignments = "/api/v1/school/teacher-assignments/";
+    let body = json!({"teacher": teacher, "academic_class": class, "subject": subject});
+    app.post(assignments, &admin, body.clone())
+        .await
+        .assert(201, None);
+    app.post(assignments, &admin, body)
+        .await
+        .assert(409, Some("conflict"));
+    let reply = app
+        .post(
+            assignments,
+            &admin,
+            json!({"teacher": uuid::Uuid::new_v4(), "academic_class": class}),
+        )
+        .await;
+    reply.assert(400, Some("validation_error"));
+    assert!(
+        reply.body["errors"]["teacher"].is_array() && reply.body["errors"]["subject"].is_array()
+    );
+}

@@ -1,12 +1,14 @@
 //! The school API, served on each school's address (or with the school selected by
 //! `X-Tenant` or the token on the main domain). One module per resource.
 
+pub mod assignments;
 pub mod auth;
 pub mod classes;
 pub mod crud;
 pub mod departments;
 pub mod exam_sessions;
 pub mod sessions;
+pub mod students;
 pub mod subjects;
 pub mod teachers;
 
@@ -27,6 +29,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<sessions::Sessions>(cfg);
     crud::register::<exam_sessions::ExamSessions>(cfg);
     crud::register::<teachers::Teachers>(cfg);
+    crud::register::<students::Students>(cfg);
+    crud::register::<assignments::Assignments>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);

@@ -157,15 +157,7 @@ impl crate::api::school::crud::SchoolResource for Teachers {
         _: Option<&TeacherView>,
         errors: &mut crate::error::FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(user_id) = input.user_id {
-            let tenant_id = conn.tenant().id;
-            let belongs =
-                User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(tenant_id));
-            if !belongs {
-                errors.add("user", "no user of this school has this id");
-            }
-        }
-        Ok(())
+        crate::api::school::students::check_school_user(conn, "user", input.user_id, errors)
     }
 
     fn list(

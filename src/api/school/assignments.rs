@@ -1,0 +1,157 @@
+//! `/api/v1/school/teacher-assignments/`: which teacher teaches which subject to which class
+//! (one live assignment per triple).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        fields::{Fields, any},
+        pagination::ListQuery,
+        school::{
+            classes,
+            crud::{SchoolResource, table_queries},
+            subjects, teachers,
+        },
+    },
+    auth::{Caller, permissions::Resource},
+    db::schema_tenant::teacher_assignments as t,
+    error::{ApiResult, FieldErrors},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct TeacherAssignment {
+    pub id: Uuid,
+    #[serde(rename = "teacher")]
+    pub teacher_id: Uuid,
+    #[serde(rename = "academic_class")]
+    pub academic_class_id: Uuid,
+    #[serde(rename = "subject")]
+    pub subject_id: Uuid,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(AsChangeset, Default)]
+#[diesel(table_name = t)]
+pub struct AssignmentInput {
+    teacher_id: Option<Uuid>,
+    academic_class_id: Option<Uuid>,
+    subject_id: Option<Uuid>,
+    is_deleted: Option<bool>,
+}
+
+table_queries!(t, TeacherAssignment, search: []);
+
+pub struct Assignments;
+
+impl SchoolResource for Assignments {
+    const PERMISSION: Resource = Resource::TeacherAssignment;
+    const PATH: &'static str = "/api/v1/school/teacher-assignments/";
+    type Scope = ();
+    type Record = TeacherAssignment;
+    type Input = AssignmentInput;
+
+    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
+        Ok(())
+    }
+
+    fn parse(f: &mut Fields<'_>) -> AssignmentInput {
+        AssignmentInput {
+            teacher_id: f.required("teacher", &any),
+            academic_class_id: f.required("academic_class", &any),
+            subject_id: f.required("subject", &any),
+            is_deleted: f.optional("is_deleted", false, &any),
+        }
+    }
+
+    fn validate(
+        conn: &mut TenantConn,
+        _: &(),
+        input: &AssignmentInput,
+        _: Option<&TeacherAssignment>,
+        errors: &mut FieldErrors,
+    ) -> ApiResult<()> {
+        if let Some(id) = input.teacher_id {
+            if !teachers::live_exists(conn, id)? {
+                errors.add("teacher", "no live teacher profile has this id");
+            }
+        }
+        if let Some(id) = input.academic_class_id {
+            if !classes::live_exists(conn, id)? {
+                errors.add("academic_class", "no live class has this id");
+            }
+        }
+        if let Some(id) = input.subject_id {
+            if !subjects::live_exists(conn, id)? {
+                errors.add("subject", "no live subject has this id");
+            }
+        }
+        Ok(())
+    }
+
+    fn list(
+        conn: &mut TenantConn,
+        _: &(),
+        query: &ListQuery,
+    ) -> ApiResult<(i64, Vec<TeacherAssignment>)> {
+        list_rows(conn, query, |q| q)
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<TeacherAssignment>> {
+        find_row(conn, id, include_deleted)
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        input: AssignmentInput,
+        caller: &Caller,
+    ) -> ApiResult<TeacherAssignment> {
+        Ok(diesel::insert_into(t::table)
+            .values((
+                t::id.eq(Uuid::new_v4()),
+                t::teacher_id.eq(input.teacher_id.unwrap_or_default()),
+                t::academic_class_id.eq(input.academic_class_id.unwrap_or_default()),
+                t::subject_id.eq(input.subject_id.unwrap_or_default()),
+                t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
+                t::created_by.eq(caller.user_id()),
+                t::updated_by.eq(caller.user_id()),
+            ))
+            .returning(TeacherAssignment::as_returning())
+            .get_result(conn.pg())?)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        input: AssignmentInput,
+        caller: &Caller,
+    ) -> ApiResult<TeacherAssignment> {
+        Ok(diesel::update(t::table.find(id))
+            .set((
+                &input,
+                t::updated_by.eq(caller.user_id()),
+                t::updated_at.eq(Utc::now()),
+            ))
+            .returning(TeacherAssignment::as_returning())
+            .get_result(conn.pg())?)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        delete_row(conn, id)
+    }
+}
