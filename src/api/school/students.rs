@@ -70,7 +70,9 @@ pub fn check_school_user(
 ) -> ApiResult<()> {
     if let Some(user_id) = user {
         let tenant_id = conn.tenant().id;
-        if !User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(tenant_id)) {
+        let belongs =
+            User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(tenant_id));
+        if !belongs {
             errors.add(field, "no user of this school has this id");
         }
     }
