@@ -2,6 +2,8 @@
 
 mod helpers;
 
+mod exams;
+
 mod auth;
 mod isolation;
 mod resources;

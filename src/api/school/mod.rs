@@ -7,6 +7,7 @@ pub mod classes;
 pub mod crud;
 pub mod departments;
 pub mod exam_sessions;
+pub mod exams;
 pub mod sessions;
 pub mod students;
 pub mod subjects;
@@ -28,6 +29,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<departments::Departments>(cfg);
     crud::register::<sessions::Sessions>(cfg);
     crud::register::<exam_sessions::ExamSessions>(cfg);
+    exams::configure(cfg);
+    crud::register::<exams::Exams>(cfg);
     crud::register::<teachers::Teachers>(cfg);
     crud::register::<students::Students>(cfg);
     crud::register::<assignments::Assignments>(cfg);

@@ -1,0 +1,175 @@
+//! Exams, marks and the spec's special operations on them.
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use crate::helpers::{As, TestApp, spawn_app};
+
+/// An academic session and exam session, one class with two subjects assigned to the
+/// alpha teacher; answers the exams path.
+async fn exam_setup(app: &TestApp, admin: &As) -> (String, Value) {
+    let session = app
+        .post(
+            "/api/v1/school/sessions/",
+            admin,
+            json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
+        )
+        .await
+        .body["data"]["id"]
+        .as_str()
+        .expect("session")
+        .to_owned();
+    let exam_session = app
+        .post(
+            &format!("/api/v1/school/sessions/{session}/exam-sessions/"),
+            admin,
+            json!({"name": "Finals", "term": "Term 3"}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("exam session")
+        .to_owned();
+    let class = app
+        .post("/api/v1/school/classes/", admin, json!({"name": "Form 4"}))
+        .await
+        .body["id"]
+        .clone();
+    let teacher = app.get("/api/v1/school/teachers/", admin).await.body["results"][0]["id"].clone();
+    let mut subjects = Vec::new();
+    for (name, code) in [("Maths", "MAT"), ("Physics", "PHY")] {
+        let subject = app
+            .post(
+                "/api/v1/school/subjects/",
+                admin,
+                json!({"name": name, "code": code}),
+            )
+            .await
+            .body["id"]
+            .clone();
+        app.post(
+            "/api/v1/school/teacher-assignments/",
+            admin,
+            json!({"teacher": teacher, "academic_class": class, "subject": subject}),
+        )
+        .await
+        .assert(201, None);
+        subjects.push(subject);
+    }
+    let ids = json!({"class": class, "subjects": subjects, "teacher": teacher, "exam_session": exam_session});
+    (
+        format!("/api/v1/school/sessions/{session}/exam-sessions/{exam_session}/exams/"),
+        ids,
+    )
+}
+
+#[tokio::test]
+async fn auto_create_teacher_exams_creates_once_and_reports() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let (exams, ids) = exam_setup(&app, &admin).await;
+    let auto = format!("{exams}auto-create-teacher-exams/");
+    let first = app.post(&auto, &teacher, json!({})).await;
+    first.assert(200, None);
+    let body = &first.body;
+    assert_eq!(body["success"], true);
+    assert_eq!(
+        body["summary"],
+        json!({"total_assignments": 2, "newly_created": 2, "already_existed": 0, "created_by_you": 0, "created_by_others": 0})
+    );
+    let created = body["details"]["created_exams"]
+        .as_array()
+        .expect("created");
+    assert_eq!(created[0]["subject"], "Maths");
+    assert_eq!(created[0]["subject_code"], "MAT");
+    assert_eq!(created[0]["academic_class"], "Form 4");
+    assert_eq!(created[0]["created"], true);
+    assert_eq!(body["teacher"]["id"], ids["teacher"]);
+    assert_eq!(body["teacher"]["name"], "teacher Test");
+    assert_eq!(
+        body["exam_session"],
+        json!({"id": ids["exam_session"], "name": "Finals", "term": "Term 3"})
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("Created 2 exams")
+    );
+
+    let second = app.post(&auto, &teacher, json!({"anything": [1, 2]})).await;
+    second.assert(200, None);
+    assert_eq!(
+        second.body["summary"],
+        json!({"total_assignments": 2, "newly_created": 0, "already_existed": 2, "created_by_you": 2, "created_by_others": 0})
+    );
+    let existing = &second.body["details"]["existing_exams"][0];
+    assert_eq!(existing["created_by"], "teacher Test");
+    assert_eq!(existing["created_by_you"], true);
+    let list = app.get(&exams, &admin).await;
+    assert_eq!(list.body["count"], 2);
+    assert_eq!(list.body["results"][0]["name"], "Maths - Form 4");
+    assert_eq!(list.body["results"][0]["max_mark"], 100);
+
+    app.post(&auto, &admin, json!({}))
+        .await
+        .assert(403, Some("not_a_teacher"));
+    let student_role = app.as_school_user("alpha", "norole").await;
+    app.post(&auto, &student_role, json!({}))
+        .await
+        .assert(403, Some("permission_denied"));
+}
+
+#[tokio::test]
+async fn concurrent_auto_creates_never_duplicate_an_exam() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let (exams, _) = exam_setup(&app, &admin).await;
+    let auto = format!("{exams}auto-create-teacher-exams/");
+    let replies = join_all((0..8).map(|_| app.post(&auto, &teacher, json!({})))).await;
+    let created: i64 = replies
+        .iter()
+        .map(|r| {
+            r.assert(200, None).body["summary"]["newly_created"]
+                .as_i64()
+                .expect("n")
+        })
+        .sum();
+    assert_eq!(created, 2);
+    assert_eq!(app.get(&exams, &admin).await.body["count"], 2);
+}
+
+#[tokio::test]
+async fn exams_check_their_parents_and_fields() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let (exams, ids) = exam_setup(&app, &admin).await;
+    let body = json!({"name": "Mock", "subject": ids["subjects"][0], "academic_class": ids["class"], "max_mark": 1000});
+    let created = app.post(&exams, &admin, body.clone()).await;
+    created.assert(201, None);
+    assert_eq!(created.body["exam_session"], ids["exam_session"]);
+    app.post(&exams, &admin, body)
+        .await
+        .assert(409, Some("conflict"));
+    app.post(&exams, &admin, json!({"name": "X", "subject": ids["subjects"][1], "academic_class": ids["class"], "max_mark": 1001})).await.assert(400, Some("validation_error"));
+    let other_session = app
+        .post(
+            "/api/v1/school/sessions/",
+            &admin,
+            json!({"name": "B", "start_date": "2026-01-01", "end_date": "2026-02-01"}),
+        )
+        .await
+        .body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let wrong_parent = format!(
+        "/api/v1/school/sessions/{other_session}/exam-sessions/{}/exams/",
+        ids["exam_session"].as_str().expect("es")
+    );
+    app.get(&wrong_parent, &admin)
+        .await
+        .assert(404, Some("not_found"));
+}
