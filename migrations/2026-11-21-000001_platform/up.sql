@@ -9,7 +9,7 @@ CREATE TABLE tenants (
                AND schema_name NOT LIKE 'pg\_%'),
     name        varchar(255) NOT NULL CHECK (char_length(name) >= 1),
     is_active   boolean NOT NULL DEFAULT true,
-    created_at  timestamptz NOT NULL DEFAULT now(),
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
@@ -18,7 +18,7 @@ CREATE TABLE domains (
     domain     varchar(253) NOT NULL UNIQUE CHECK (domain = lower(domain) AND domain <> ''),
     tenant_id  uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
     is_primary boolean NOT NULL DEFAULT false,
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX domains_tenant_id ON domains (tenant_id);
 CREATE UNIQUE INDEX domains_one_primary_per_tenant ON domains (tenant_id) WHERE is_primary;
@@ -38,7 +38,7 @@ CREATE TABLE users (
     -- Bumped on deactivation and password change: tokens carry the value they were
     -- issued under and are refused once it moved on.
     token_version integer NOT NULL DEFAULT 0,
-    created_at    timestamptz NOT NULL DEFAULT now(),
+    created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
     CHECK (email IS NOT NULL OR phone IS NOT NULL),
     CHECK (client_id IS NULL OR NOT is_superuser)
@@ -65,7 +65,7 @@ CREATE TABLE api_keys (
     expires_at   timestamptz,
     last_used_at timestamptz,
     created_by   uuid REFERENCES users (id) ON DELETE SET NULL,
-    created_at   timestamptz NOT NULL DEFAULT now(),
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     revoked_at   timestamptz
 );
 

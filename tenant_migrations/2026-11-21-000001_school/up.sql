@@ -1,6 +1,8 @@
 -- One school's schema. Applied to each tenant schema with `search_path` set to that
 -- schema only, so every name below lands in it; platform tables are named `public.*`.
 -- "Live" means not soft-deleted: uniqueness rules hold among live records only.
+-- `created_at` defaults to clock_timestamp(), not now(): rows created in one transaction
+-- keep their order (lists are ordered by created_at, then id).
 -- User ids (`user_id`, `created_by`, ...) name rows of public.users. They are checked by
 -- the application, not by foreign keys: a key into public.users from every school would
 -- put thousands of triggers on that one table and lock it on every provisioning.
@@ -14,7 +16,7 @@ CREATE TABLE academic_sessions (
     is_deleted boolean NOT NULL DEFAULT false,
     created_by uuid,
     updated_by uuid,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     CHECK (end_date >= start_date)
 );
@@ -31,7 +33,7 @@ CREATE TABLE exam_sessions (
     is_deleted          boolean NOT NULL DEFAULT false,
     created_by          uuid,
     updated_by          uuid,
-    created_at          timestamptz NOT NULL DEFAULT now(),
+    created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
     CHECK (end_date IS NULL OR start_date IS NULL OR end_date >= start_date)
 );
@@ -44,7 +46,7 @@ CREATE TABLE academic_classes (
     is_deleted boolean NOT NULL DEFAULT false,
     created_by uuid,
     updated_by uuid,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX academic_classes_live_name ON academic_classes (name) WHERE NOT is_deleted;
@@ -56,7 +58,7 @@ CREATE TABLE teacher_profiles (
     is_deleted   boolean NOT NULL DEFAULT false,
     created_by   uuid,
     updated_by   uuid,
-    created_at   timestamptz NOT NULL DEFAULT now(),
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
 
@@ -68,7 +70,7 @@ CREATE TABLE departments (
     is_deleted boolean NOT NULL DEFAULT false,
     created_by uuid,
     updated_by uuid,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 
@@ -80,7 +82,7 @@ CREATE TABLE subjects (
     is_deleted    boolean NOT NULL DEFAULT false,
     created_by    uuid,
     updated_by    uuid,
-    created_at    timestamptz NOT NULL DEFAULT now(),
+    created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX subjects_live_code ON subjects (code) WHERE NOT is_deleted;
@@ -105,7 +107,7 @@ CREATE TABLE students (
     is_deleted        boolean NOT NULL DEFAULT false,
     created_by        uuid,
     updated_by        uuid,
-    created_at        timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX students_live_admission_number ON students (admission_number) WHERE NOT is_deleted;
@@ -118,7 +120,7 @@ CREATE TABLE teacher_assignments (
     is_deleted        boolean NOT NULL DEFAULT false,
     created_by        uuid,
     updated_by        uuid,
-    created_at        timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX teacher_assignments_live_triple
@@ -135,7 +137,7 @@ CREATE TABLE exams (
     is_deleted        boolean NOT NULL DEFAULT false,
     created_by        uuid,
     updated_by        uuid,
-    created_at        timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX exams_live_session_subject_class
@@ -151,7 +153,7 @@ CREATE TABLE marks (
     is_deleted             boolean NOT NULL DEFAULT false,
     created_by             uuid,
     updated_by             uuid,
-    created_at             timestamptz NOT NULL DEFAULT now(),
+    created_at             timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at             timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX marks_live_exam_student ON marks (exam_id, studentadmissionnumber) WHERE NOT is_deleted;
@@ -166,7 +168,7 @@ CREATE TABLE teacher_grade_comments (
     is_deleted boolean NOT NULL DEFAULT false,
     created_by uuid,
     updated_by uuid,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     CHECK (max_mark >= min_mark)
 );
@@ -181,7 +183,7 @@ CREATE TABLE session_setups (
     current_step        integer NOT NULL DEFAULT 0,
     created_by          uuid,
     updated_by          uuid,
-    created_at          timestamptz NOT NULL DEFAULT now(),
+    created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at          timestamptz NOT NULL DEFAULT now()
 );
 
@@ -194,7 +196,7 @@ CREATE TABLE general_settings (
     logo        text NOT NULL DEFAULT '',
     created_by  uuid,
     updated_by  uuid,
-    created_at  timestamptz NOT NULL DEFAULT now(),
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
@@ -206,7 +208,7 @@ CREATE TABLE academic_settings (
     grading_scale     jsonb NOT NULL DEFAULT '[]',
     created_by        uuid,
     updated_by        uuid,
-    created_at        timestamptz NOT NULL DEFAULT now(),
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 
@@ -228,7 +230,7 @@ CREATE TABLE school_roles (
     permissions text[] NOT NULL DEFAULT '{}',
     created_by  uuid,
     updated_by  uuid,
-    created_at  timestamptz NOT NULL DEFAULT now(),
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
@@ -237,7 +239,7 @@ CREATE TABLE user_role_assignments (
     user_id    uuid NOT NULL,
     role_id    uuid NOT NULL REFERENCES school_roles (id),
     created_by uuid,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     UNIQUE (user_id, role_id)
 );
 CREATE INDEX user_role_assignments_role_id ON user_role_assignments (role_id);

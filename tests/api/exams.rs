@@ -173,3 +173,197 @@ async fn exams_check_their_parents_and_fields() {
         .await
         .assert(404, Some("not_found"));
 }
+
+/// An exam with two students; answers the marks path.
+async fn marks_setup(app: &TestApp, admin: &As) -> String {
+    let (exams, ids) = exam_setup(app, admin).await;
+    let exam = app
+        .post(&exams, admin, json!({"name": "Paper 1", "subject": ids["subjects"][0], "academic_class": ids["class"]}))
+        .await
+        .body["id"]
+        .as_str()
+        .expect("exam")
+        .to_owned();
+    for number in ["ADM-1", "ADM-2"] {
+        app.post(
+            "/api/v1/school/students/",
+            admin,
+            json!({"admission_number": number, "first_name": "S", "last_name": number}),
+        )
+        .await
+        .assert(201, None);
+    }
+    format!("{exams}{exam}/marks/")
+}
+
+#[tokio::test]
+async fn confirm_students_upserts_one_live_mark() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let marks = marks_setup(&app, &admin).await;
+    let confirm = format!("{marks}confirm-students/");
+    let first = app
+        .post(
+            &confirm,
+            &teacher,
+            json!({"studentadmissionnumber": "ADM-1", "mark": 70, "symbol": "B"}),
+        )
+        .await;
+    first.assert(200, None);
+    for key in [
+        "id",
+        "exam",
+        "studentadmissionnumber",
+        "mark",
+        "symbol",
+        "comment",
+        "is_deleted",
+        "created_at",
+        "updated_at",
+    ] {
+        assert!(first.body.get(key).is_some(), "{key}");
+    }
+    let second = app
+        .post(
+            &confirm,
+            &teacher,
+            json!({"studentadmissionnumber": "ADM-1", "mark": 75}),
+        )
+        .await;
+    second.assert(200, None);
+    assert_eq!(second.body["id"], first.body["id"]);
+    assert_eq!(
+        (second.body["mark"].clone(), second.body["symbol"].clone()),
+        (json!(75), json!("B"))
+    );
+    app.post(
+        &confirm,
+        &teacher,
+        json!({"studentadmissionnumber": "NOPE", "mark": 1}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.post(&confirm, &teacher, json!({"mark": 1}))
+        .await
+        .assert(400, Some("validation_error"));
+    app.post(
+        &confirm,
+        &teacher,
+        json!({"studentadmissionnumber": "ADM-1", "mark": 2147483648i64}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    app.post(
+        &confirm,
+        &teacher,
+        json!({"studentadmissionnumber": "ADM-1", "mark": 2147483647}),
+    )
+    .await
+    .assert(200, None);
+    app.post(
+        &confirm,
+        &teacher,
+        json!({"studentadmissionnumber": "ADM-1", "symbol": "s".repeat(256)}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+    // is_deleted soft-deletes that mark; the next confirm starts a new one.
+    let deleted = app
+        .post(
+            &confirm,
+            &teacher,
+            json!({"studentadmissionnumber": "ADM-1", "is_deleted": true}),
+        )
+        .await;
+    assert_eq!(deleted.body["is_deleted"], true);
+    assert_eq!(app.get(&marks, &teacher).await.body["count"], 0);
+    let fresh = app
+        .post(
+            &confirm,
+            &teacher,
+            json!({"studentadmissionnumber": "ADM-1", "mark": 10}),
+        )
+        .await;
+    assert_ne!(fresh.body["id"], first.body["id"]);
+    let office = app.as_school_user("alpha", "norole").await;
+    app.post(
+        &confirm,
+        &office,
+        json!({"studentadmissionnumber": "ADM-1"}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+}
+
+#[tokio::test]
+async fn concurrent_confirms_leave_one_live_mark_and_distinct_ones_are_all_kept() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let marks = marks_setup(&app, &admin).await;
+    let confirm = format!("{marks}confirm-students/");
+    let same = join_all((0..10).map(|i| {
+        app.post(
+            &confirm,
+            &admin,
+            json!({"studentadmissionnumber": "ADM-1", "mark": i}),
+        )
+    }))
+    .await;
+    for reply in &same {
+        reply.assert(200, None);
+    }
+    let list = app.get(&marks, &admin).await;
+    assert_eq!(list.body["count"], 1);
+    let distinct = join_all(
+        ["ADM-1", "ADM-2"]
+            .iter()
+            .map(|n| {
+                app.post(
+                    &confirm,
+                    &admin,
+                    json!({"studentadmissionnumber": n, "mark": 50}),
+                )
+            })
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert!(distinct.iter().all(|r| r.status == 200));
+    assert_eq!(app.get(&marks, &admin).await.body["count"], 2);
+}
+
+#[tokio::test]
+async fn plain_mark_writes_follow_the_same_rules() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let marks = marks_setup(&app, &admin).await;
+    let created = app
+        .post(
+            &marks,
+            &admin,
+            json!({"studentadmissionnumber": "ADM-2", "mark": -5}),
+        )
+        .await;
+    created.assert(201, None);
+    app.post(&marks, &admin, json!({"studentadmissionnumber": "ADM-2"}))
+        .await
+        .assert(409, Some("conflict"));
+    app.post(&marks, &admin, json!({"studentadmissionnumber": "ADM-404"}))
+        .await
+        .assert(400, Some("validation_error"));
+    app.post(&marks, &admin, json!({"studentadmissionnumber": ""}))
+        .await
+        .assert(400, Some("validation_error"));
+    let id = created.body["id"].as_str().expect("id");
+    let other_exam_marks = marks.replace(
+        &marks.split('/').nth(9).expect("exam").to_owned(),
+        &uuid::Uuid::new_v4().to_string(),
+    );
+    app.get(&format!("{other_exam_marks}{id}/"), &admin)
+        .await
+        .assert(404, Some("not_found"));
+    assert_eq!(
+        app.get(&format!("{marks}?search=adm-2"), &admin).await.body["count"],
+        1
+    );
+}

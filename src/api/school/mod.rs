@@ -8,6 +8,7 @@ pub mod crud;
 pub mod departments;
 pub mod exam_sessions;
 pub mod exams;
+pub mod marks;
 pub mod sessions;
 pub mod students;
 pub mod subjects;
@@ -30,6 +31,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<sessions::Sessions>(cfg);
     crud::register::<exam_sessions::ExamSessions>(cfg);
     exams::configure(cfg);
+    marks::configure(cfg);
+    crud::register::<marks::Marks>(cfg);
     crud::register::<exams::Exams>(cfg);
     crud::register::<teachers::Teachers>(cfg);
     crud::register::<students::Students>(cfg);
