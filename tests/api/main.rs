@@ -8,5 +8,6 @@ mod auth;
 mod isolation;
 mod resources;
 mod sessions;
+mod settings;
 mod system;
 mod tenancy;

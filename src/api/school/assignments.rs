@@ -48,7 +48,7 @@ pub struct AssignmentInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, TeacherAssignment, search: []);
+table_queries!(t, TeacherAssignment, search: [], soft_delete: is_deleted);
 
 pub struct Assignments;
 

@@ -38,7 +38,7 @@ pub struct ClassInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, AcademicClass, search: [name]);
+table_queries!(t, AcademicClass, search: [name], soft_delete: is_deleted);
 
 pub struct Classes;
 

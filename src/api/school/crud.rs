@@ -274,10 +274,10 @@ pub fn register<R: SchoolResource>(cfg: &mut web::ServiceConfig) {
         .register(cfg);
 }
 
-/// Generates the query functions every soft-deletable school table shares, in a module of
-/// the resource: `list_rows` (pagination, `include_deleted`, `search` over the named text
-/// columns, order `created_at, id`, narrowed by a scope filter), `find_row` and
-/// `delete_row`.
+/// Generates the query functions school tables share, in the resource's module:
+/// `list_rows` (pagination, `search` over the named text columns, order `created_at, id`,
+/// narrowed by a scope filter), `find_row`, `live_exists` and `delete_row`. With
+/// `soft_delete: is_deleted`, soft-deleted rows are hidden unless `include_deleted`.
 macro_rules! table_queries {
     (@search $q:ident, $table:ident, $search:ident, []) => {{
         let _ = $search;
@@ -287,15 +287,15 @@ macro_rules! table_queries {
         let pattern = $crate::db::like_pattern($search);
         $q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>("false") $(.or($table::$column.ilike(pattern.clone())))+)
     }};
-    ($table:ident, $record:ty, search: [$($column:ident),*]) => {
+    ($table:ident, $record:ty, search: [$($column:ident),*] $(, soft_delete: $live:ident)?) => {
         pub type Boxed = $table::BoxedQuery<'static, diesel::pg::Pg>;
 
         fn filtered(query: &$crate::api::pagination::ListQuery) -> Boxed {
             use diesel::prelude::*;
             let mut q = $table::table.into_boxed();
-            if !query.include_deleted {
-                q = q.filter($table::is_deleted.eq(false));
-            }
+            $(if !query.include_deleted {
+                q = q.filter($table::$live.eq(false));
+            })?
             if let Some(search) = &query.search {
                 q = $crate::api::school::crud::table_queries!(@search q, $table, search, [$($column),*]);
             }
@@ -324,19 +324,23 @@ macro_rules! table_queries {
             include_deleted: bool,
         ) -> $crate::error::ApiResult<Option<$record>> {
             use diesel::prelude::*;
+            // Tables without soft deletion ignore the flag.
+            let _ = include_deleted;
             Ok($table::table
                 .find(id)
                 .select(<$record>::as_select())
                 .first(conn.pg())
                 .optional()?
-                .filter(|row| include_deleted || !row.is_deleted))
+                .filter(|_row| true $(&& (include_deleted || !_row.$live))?))
         }
 
         /// Whether a live (not soft-deleted) record has this id: the rule for references.
+        /// (Not every table is referenced.)
+        #[allow(dead_code)]
         pub fn live_exists(conn: &mut $crate::tenancy::TenantConn, id: uuid::Uuid) -> $crate::error::ApiResult<bool> {
             use diesel::prelude::*;
             Ok(diesel::select(diesel::dsl::exists(
-                $table::table.find(id).filter($table::is_deleted.eq(false)),
+                $table::table.find(id)$(.filter($table::$live.eq(false)))?,
             ))
             .get_result(conn.pg())?)
         }

@@ -63,7 +63,7 @@ pub struct DepartmentInput {
     teachers: Option<Vec<Uuid>>,
 }
 
-table_queries!(t, DepartmentRow, search: [name]);
+table_queries!(t, DepartmentRow, search: [name], soft_delete: is_deleted);
 
 /// Attaches each department's teachers (one query for the whole page).
 fn with_teachers(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Department>> {

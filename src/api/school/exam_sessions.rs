@@ -48,7 +48,7 @@ pub struct ExamSessionInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, ExamSession, search: [name, term]);
+table_queries!(t, ExamSession, search: [name, term], soft_delete: is_deleted);
 
 /// The live academic session of the path (404 otherwise).
 pub fn academic_session(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {

@@ -67,7 +67,7 @@ pub struct ExamInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Exam, search: [name]);
+table_queries!(t, Exam, search: [name], soft_delete: is_deleted);
 
 /// The path's academic session and exam session, both live and nested (404 otherwise).
 pub fn exam_session_scope(

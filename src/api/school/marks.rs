@@ -55,7 +55,7 @@ pub struct MarkInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Mark, search: [studentadmissionnumber]);
+table_queries!(t, Mark, search: [studentadmissionnumber], soft_delete: is_deleted);
 
 fn parse_fields(f: &mut Fields<'_>) -> MarkInput {
     MarkInput {

@@ -8,8 +8,11 @@ pub mod crud;
 pub mod departments;
 pub mod exam_sessions;
 pub mod exams;
+pub mod grade_comments;
 pub mod marks;
+pub mod session_setup;
 pub mod sessions;
+pub mod settings;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
@@ -37,6 +40,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<teachers::Teachers>(cfg);
     crud::register::<students::Students>(cfg);
     crud::register::<assignments::Assignments>(cfg);
+    grade_comments::configure(cfg);
+    crud::register::<grade_comments::GradeComments>(cfg);
+    crud::register::<session_setup::SessionSetups>(cfg);
+    settings::configure(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);

@@ -45,7 +45,7 @@ pub struct SessionInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, AcademicSession, search: [name]);
+table_queries!(t, AcademicSession, search: [name], soft_delete: is_deleted);
 
 /// Serialises session activation across concurrent transactions of this school.
 fn lock_sessions(conn: &mut TenantConn) -> ApiResult<()> {

@@ -49,7 +49,7 @@ pub struct StudentInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Student, search: [admission_number, first_name, last_name]);
+table_queries!(t, Student, search: [admission_number, first_name, last_name], soft_delete: is_deleted);
 
 /// Whether a live student has this admission number (marks must name one).
 pub fn admission_number_is_live(conn: &mut TenantConn, admission_number: &str) -> ApiResult<bool> {

@@ -52,7 +52,7 @@ pub struct SubjectInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Subject, search: [name, code]);
+table_queries!(t, Subject, search: [name, code], soft_delete: is_deleted);
 
 pub struct Subjects;
 

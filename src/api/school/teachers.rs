@@ -112,7 +112,7 @@ pub struct TeacherInput {
 
 mod queries {
     use super::{TeacherProfile, teacher_profiles};
-    crate::api::school::crud::table_queries!(teacher_profiles, TeacherProfile, search: []);
+    crate::api::school::crud::table_queries!(teacher_profiles, TeacherProfile, search: [], soft_delete: is_deleted);
 }
 
 fn views(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<TeacherView>> {
