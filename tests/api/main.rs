@@ -2,6 +2,8 @@
 
 mod helpers;
 
+mod access;
+
 mod exams;
 
 mod auth;

@@ -10,6 +10,7 @@ pub mod exam_sessions;
 pub mod exams;
 pub mod grade_comments;
 pub mod marks;
+pub mod roles;
 pub mod session_setup;
 pub mod sessions;
 pub mod settings;
@@ -44,6 +45,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     crud::register::<grade_comments::GradeComments>(cfg);
     crud::register::<session_setup::SessionSetups>(cfg);
     settings::configure(cfg);
+    crud::register::<roles::Roles>(cfg);
+    crud::register::<roles::RoleAssignments>(cfg);
     Endpoint::new("/api/v1/school/permissions/")
         .get(permissions)
         .register(cfg);
