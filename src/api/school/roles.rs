@@ -65,7 +65,7 @@ mod role_queries {
 }
 
 /// Known codenames only; stored sorted and without repeats.
-fn permission_list(codenames: &Vec<String>) -> Result<(), String> {
+fn permission_list(codenames: &[String]) -> Result<(), String> {
     match codenames.iter().find(|c| Permission::parse(c).is_none()) {
         Some(unknown) => Err(format!("unknown permission '{unknown}'")),
         None => Ok(()),
@@ -87,7 +87,9 @@ impl SchoolResource for Roles {
 
     fn parse(f: &mut Fields<'_>) -> RoleInput {
         let permissions = f
-            .optional::<Vec<String>>("permissions", Vec::new(), &permission_list)
+            .optional::<Vec<String>>("permissions", Vec::new(), &|codes: &Vec<String>| {
+                permission_list(codes)
+            })
             .map(|codes| {
                 PermissionSet::from_codenames(codes.iter().map(String::as_str))
                     .codenames()
