@@ -418,3 +418,58 @@ async fn students_and_assignments_check_their_references() {
         reply.body["errors"]["teacher"].is_array() && reply.body["errors"]["subject"].is_array()
     );
 }
+
+#[tokio::test]
+async fn part_eight_limits_hold_at_their_edges() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher =
+        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
+    let subject = app
+        .post(SUBJECTS, &admin, json!({"name": "Edge", "code": "EDGE"}))
+        .await
+        .body["id"]
+        .clone();
+    let department = |name: String| json!({"name": name, "hod": teacher, "subject": subject});
+    app.post(DEPARTMENTS, &admin, department("d".repeat(255)))
+        .await
+        .assert(201, None);
+    app.post(DEPARTMENTS, &admin, department("d".repeat(256)))
+        .await
+        .assert(400, Some("validation_error"));
+    app.post(DEPARTMENTS, &admin, department(String::new()))
+        .await
+        .assert(400, Some("validation_error"));
+    let session =
+        |name: String| json!({"name": name, "start_date": "2026-01-01", "end_date": "2026-06-01"});
+    app.post("/api/v1/school/sessions/", &admin, session("s".repeat(255)))
+        .await
+        .assert(201, None);
+    app.post("/api/v1/school/sessions/", &admin, session("s".repeat(256)))
+        .await
+        .assert(400, Some("validation_error"));
+    let settings = |email: String| json!({"school_name": "n".repeat(255), "address": "a", "phone": "p", "email": email});
+    let local = "e".repeat(64);
+    let domain = format!(
+        "{}.{}.{}.test",
+        "a".repeat(63),
+        "b".repeat(63),
+        "c".repeat(56)
+    );
+    let email_254 = format!("{local}@{domain}");
+    assert_eq!(email_254.len(), 254);
+    app.post(
+        "/api/v1/school/general-settings/",
+        &admin,
+        settings(email_254.clone()),
+    )
+    .await
+    .assert(201, None);
+    app.post(
+        "/api/v1/school/general-settings/",
+        &admin,
+        settings(format!("e{email_254}")),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+}

@@ -68,9 +68,12 @@ async fn login_handler(
     let (role_names, teacher) = state
         .db
         .run_in_tenant(tenant, move |conn| {
-            let (role_names, _) = roles::for_user(conn, user.id)?;
+            let (role_names, permissions) = roles::for_user(conn, user.id)?;
             let teacher = teachers::view_for_user(conn, &user)?;
-            Ok((role_names, json!({"user": user.view(), "teacher": teacher})))
+            Ok((
+                role_names,
+                json!({"user": user.view(), "teacher": teacher, "permissions": permissions.codenames()}),
+            ))
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({
@@ -79,6 +82,7 @@ async fn login_handler(
         "user": teacher["user"],
         "tenant": tenant_view,
         "roles": role_names,
+        "permissions": teacher["permissions"],
         "teacher": teacher["teacher"],
     })))
 }
