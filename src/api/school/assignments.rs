@@ -9,10 +9,9 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any},
-        pagination::ListQuery,
         school::{
             classes,
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, table_queries, top_level_methods},
             subjects, teachers,
         },
     },
@@ -48,7 +47,7 @@ pub struct AssignmentInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, TeacherAssignment, search: [], soft_delete: is_deleted);
+table_queries!(t, TeacherAssignment, search: [], soft_delete: is_deleted, changes: AssignmentInput);
 
 pub struct Assignments;
 
@@ -59,9 +58,7 @@ impl SchoolResource for Assignments {
     type Record = TeacherAssignment;
     type Input = AssignmentInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> AssignmentInput {
         AssignmentInput {
@@ -97,23 +94,6 @@ impl SchoolResource for Assignments {
         Ok(())
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<TeacherAssignment>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<TeacherAssignment>> {
-        find_row(conn, id, include_deleted)
-    }
-
     fn create(
         conn: &mut TenantConn,
         _: &(),
@@ -132,26 +112,5 @@ impl SchoolResource for Assignments {
             ))
             .returning(TeacherAssignment::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: AssignmentInput,
-        caller: &Caller,
-    ) -> ApiResult<TeacherAssignment> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(TeacherAssignment::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }

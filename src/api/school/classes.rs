@@ -8,8 +8,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any, len, range},
-        pagination::ListQuery,
-        school::crud::{SchoolResource, table_queries},
+        school::crud::{SchoolResource, table_queries, top_level_methods},
     },
     auth::{Caller, permissions::Resource},
     db::schema_tenant::academic_classes as t,
@@ -38,7 +37,7 @@ pub struct ClassInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, AcademicClass, search: [name], soft_delete: is_deleted);
+table_queries!(t, AcademicClass, search: [name], soft_delete: is_deleted, changes: ClassInput);
 
 pub struct Classes;
 
@@ -49,9 +48,7 @@ impl SchoolResource for Classes {
     type Record = AcademicClass;
     type Input = ClassInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> ClassInput {
         ClassInput {
@@ -59,23 +56,6 @@ impl SchoolResource for Classes {
             level: f.nullable("level", None, &range(0, 100)),
             is_deleted: f.optional("is_deleted", false, &any),
         }
-    }
-
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<AcademicClass>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<AcademicClass>> {
-        find_row(conn, id, include_deleted)
     }
 
     fn create(
@@ -95,26 +75,5 @@ impl SchoolResource for Classes {
             ))
             .returning(AcademicClass::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: ClassInput,
-        caller: &Caller,
-    ) -> ApiResult<AcademicClass> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(AcademicClass::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }

@@ -287,7 +287,23 @@ macro_rules! table_queries {
         let pattern = $crate::db::like_pattern($search);
         $q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>("false") $(.or($table::$column.ilike(pattern.clone())))+)
     }};
-    ($table:ident, $record:ty, search: [$($column:ident),*] $(, soft_delete: $live:ident)?) => {
+    ($table:ident, $record:ty, search: [$($column:ident),*] $(, soft_delete: $live:ident)? $(, changes: $input:ty)?) => {
+        $(
+            /// Applies `changes` and records who changed the row, and when.
+            pub fn update_row(
+                conn: &mut $crate::tenancy::TenantConn,
+                id: uuid::Uuid,
+                changes: &$input,
+                caller: &$crate::auth::Caller,
+            ) -> $crate::error::ApiResult<$record> {
+                use diesel::prelude::*;
+                Ok(diesel::update($table::table.find(id))
+                    .set((changes, $table::updated_by.eq(caller.user_id()), $table::updated_at.eq(chrono::Utc::now())))
+                    .returning(<$record>::as_returning())
+                    .get_result(conn.pg())?)
+            }
+        )?
+
         pub type Boxed = $table::BoxedQuery<'static, diesel::pg::Pg>;
 
         fn filtered(query: &$crate::api::pagination::ListQuery) -> Boxed {
@@ -355,3 +371,53 @@ macro_rules! table_queries {
     };
 }
 pub(crate) use table_queries;
+
+/// The `SchoolResource` methods of a top-level resource whose record is its table row:
+/// scope, list, find, update and delete through the `table_queries!` functions of the
+/// module (declared with `changes:`).
+macro_rules! top_level_methods {
+    () => {
+        fn scope(
+            _: &mut $crate::tenancy::TenantConn,
+            _: &[uuid::Uuid],
+        ) -> $crate::error::ApiResult<()> {
+            Ok(())
+        }
+
+        fn list(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &(),
+            query: &$crate::api::pagination::ListQuery,
+        ) -> $crate::error::ApiResult<(i64, Vec<Self::Record>)> {
+            list_rows(conn, query, |q| q)
+        }
+
+        fn find(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &(),
+            id: uuid::Uuid,
+            include_deleted: bool,
+        ) -> $crate::error::ApiResult<Option<Self::Record>> {
+            find_row(conn, id, include_deleted)
+        }
+
+        fn update(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &(),
+            id: uuid::Uuid,
+            input: Self::Input,
+            caller: &$crate::auth::Caller,
+        ) -> $crate::error::ApiResult<Self::Record> {
+            update_row(conn, id, &input, caller)
+        }
+
+        fn delete(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &(),
+            id: uuid::Uuid,
+        ) -> $crate::error::ApiResult<()> {
+            delete_row(conn, id)
+        }
+    };
+}
+pub(crate) use top_level_methods;

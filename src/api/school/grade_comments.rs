@@ -11,11 +11,10 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any, len},
-        pagination::ListQuery,
         path_id,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, table_queries, top_level_methods},
             teachers,
         },
     },
@@ -56,7 +55,7 @@ pub struct GradeCommentInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, GradeComment, search: [grade, comment], soft_delete: is_deleted);
+table_queries!(t, GradeComment, search: [grade, comment], soft_delete: is_deleted, changes: GradeCommentInput);
 
 pub struct GradeComments;
 
@@ -67,9 +66,7 @@ impl SchoolResource for GradeComments {
     type Record = GradeComment;
     type Input = GradeCommentInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> GradeCommentInput {
         GradeCommentInput {
@@ -104,23 +101,6 @@ impl SchoolResource for GradeComments {
         Ok(())
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<GradeComment>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<GradeComment>> {
-        find_row(conn, id, include_deleted)
-    }
-
     fn create(
         conn: &mut TenantConn,
         _: &(),
@@ -141,27 +121,6 @@ impl SchoolResource for GradeComments {
             ))
             .returning(GradeComment::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: GradeCommentInput,
-        caller: &Caller,
-    ) -> ApiResult<GradeComment> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(GradeComment::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The school API, served on each school's address (or with the school selected by
 //! `X-Tenant` or the token on the main domain). One module per resource.
 
+pub mod academic_settings;
 pub mod assignments;
 pub mod auth;
 pub mod classes;
@@ -8,12 +9,13 @@ pub mod crud;
 pub mod departments;
 pub mod exam_sessions;
 pub mod exams;
+pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod report_settings;
 pub mod roles;
 pub mod session_setup;
 pub mod sessions;
-pub mod settings;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
@@ -44,7 +46,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     grade_comments::configure(cfg);
     crud::register::<grade_comments::GradeComments>(cfg);
     crud::register::<session_setup::SessionSetups>(cfg);
-    settings::configure(cfg);
+    crud::register::<general_settings::General>(cfg);
+    crud::register::<academic_settings::Academic>(cfg);
+    report_settings::configure(cfg);
     crud::register::<roles::Roles>(cfg);
     crud::register::<roles::RoleAssignments>(cfg);
     Endpoint::new("/api/v1/school/permissions/")

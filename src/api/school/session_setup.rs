@@ -8,9 +8,8 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any},
-        pagination::ListQuery,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, table_queries, top_level_methods},
             exam_sessions, sessions,
         },
     },
@@ -47,7 +46,7 @@ pub struct SessionSetupInput {
     current_step: Option<i32>,
 }
 
-table_queries!(t, SessionSetup, search: []);
+table_queries!(t, SessionSetup, search: [], changes: SessionSetupInput);
 
 fn one_of(allowed: &'static [&'static str]) -> impl Fn(&String) -> Result<(), String> {
     move |value: &String| {
@@ -71,9 +70,7 @@ impl SchoolResource for SessionSetups {
     type Record = SessionSetup;
     type Input = SessionSetupInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> SessionSetupInput {
         SessionSetupInput {
@@ -112,23 +109,6 @@ impl SchoolResource for SessionSetups {
         Ok(())
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<SessionSetup>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<SessionSetup>> {
-        find_row(conn, id, include_deleted)
-    }
-
     fn create(
         conn: &mut TenantConn,
         _: &(),
@@ -148,26 +128,5 @@ impl SchoolResource for SessionSetups {
             ))
             .returning(SessionSetup::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: SessionSetupInput,
-        caller: &Caller,
-    ) -> ApiResult<SessionSetup> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(SessionSetup::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }

@@ -8,10 +8,9 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any, len},
-        pagination::ListQuery,
         school::{
             classes,
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, table_queries, top_level_methods},
         },
     },
     auth::{Caller, permissions::Resource},
@@ -49,7 +48,7 @@ pub struct StudentInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Student, search: [admission_number, first_name, last_name], soft_delete: is_deleted);
+table_queries!(t, Student, search: [admission_number, first_name, last_name], soft_delete: is_deleted, changes: StudentInput);
 
 /// Whether a live student has this admission number (marks must name one).
 pub fn admission_number_is_live(conn: &mut TenantConn, admission_number: &str) -> ApiResult<bool> {
@@ -88,9 +87,7 @@ impl SchoolResource for Students {
     type Record = Student;
     type Input = StudentInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> StudentInput {
         StudentInput {
@@ -118,19 +115,6 @@ impl SchoolResource for Students {
         check_school_user(conn, "user", input.user_id.flatten(), errors)
     }
 
-    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Student>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Student>> {
-        find_row(conn, id, include_deleted)
-    }
-
     fn create(
         conn: &mut TenantConn,
         _: &(),
@@ -151,26 +135,5 @@ impl SchoolResource for Students {
             ))
             .returning(Student::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: StudentInput,
-        caller: &Caller,
-    ) -> ApiResult<Student> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(Student::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }

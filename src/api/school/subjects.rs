@@ -12,10 +12,10 @@ use crate::{
     api::{
         body::read_object,
         fields::{FieldType, Fields, any, len},
-        pagination::{ListQuery, query_map},
+        pagination::query_map,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, table_queries, top_level_methods},
             departments,
         },
     },
@@ -52,7 +52,7 @@ pub struct SubjectInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Subject, search: [name, code], soft_delete: is_deleted);
+table_queries!(t, Subject, search: [name, code], soft_delete: is_deleted, changes: SubjectInput);
 
 pub struct Subjects;
 
@@ -63,9 +63,7 @@ impl SchoolResource for Subjects {
     type Record = Subject;
     type Input = SubjectInput;
 
-    fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
-        Ok(())
-    }
+    top_level_methods!();
 
     fn parse(f: &mut Fields<'_>) -> SubjectInput {
         SubjectInput {
@@ -91,19 +89,6 @@ impl SchoolResource for Subjects {
         Ok(())
     }
 
-    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Subject>)> {
-        list_rows(conn, query, |q| q)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Subject>> {
-        find_row(conn, id, include_deleted)
-    }
-
     fn create(
         conn: &mut TenantConn,
         _: &(),
@@ -122,27 +107,6 @@ impl SchoolResource for Subjects {
             ))
             .returning(Subject::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        input: SubjectInput,
-        caller: &Caller,
-    ) -> ApiResult<Subject> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(Subject::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }
 
