@@ -11,7 +11,7 @@ use crate::{
         fields::{Fields, any},
         school::{
             classes,
-            crud::{SchoolResource, table_queries, top_level_methods},
+            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
             subjects, teachers,
         },
     },
@@ -76,21 +76,30 @@ impl SchoolResource for Assignments {
         _: Option<&TeacherAssignment>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(id) = input.teacher_id {
-            if !teachers::live_exists(conn, id)? {
-                errors.add("teacher", "no live teacher profile has this id");
-            }
-        }
-        if let Some(id) = input.academic_class_id {
-            if !classes::live_exists(conn, id)? {
-                errors.add("academic_class", "no live class has this id");
-            }
-        }
-        if let Some(id) = input.subject_id {
-            if !subjects::live_exists(conn, id)? {
-                errors.add("subject", "no live subject has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "teacher",
+            input.teacher_id,
+            "teacher profile",
+            teachers::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "academic_class",
+            input.academic_class_id,
+            "class",
+            classes::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "subject",
+            input.subject_id,
+            "subject",
+            subjects::live_exists,
+        )?;
         Ok(())
     }
 

@@ -421,3 +421,21 @@ macro_rules! top_level_methods {
     };
 }
 pub(crate) use top_level_methods;
+
+/// The rule for references: the id must name a live record of this school. Records a
+/// message on `field` otherwise (`id` of `None`: nothing to check).
+pub fn check_ref(
+    conn: &mut TenantConn,
+    errors: &mut FieldErrors,
+    field: &str,
+    id: Option<Uuid>,
+    what: &str,
+    live_exists: fn(&mut TenantConn, Uuid) -> ApiResult<bool>,
+) -> ApiResult<()> {
+    if let Some(id) = id {
+        if !live_exists(conn, id)? {
+            errors.add(field, format!("no live {what} has the id {id}"));
+        }
+    }
+    Ok(())
+}

@@ -13,7 +13,7 @@ use crate::{
         fields::{Fields, any, len},
         pagination::ListQuery,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, check_ref, table_queries},
             subjects, teachers,
         },
     },
@@ -155,16 +155,22 @@ impl SchoolResource for Departments {
         _: Option<&Department>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(hod) = input.hod_id {
-            if !teachers::live_exists(conn, hod)? {
-                errors.add("hod", "no live teacher profile has this id");
-            }
-        }
-        if let Some(subject) = input.subject_id {
-            if !subjects::live_exists(conn, subject)? {
-                errors.add("subject", "no live subject has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "hod",
+            input.hod_id,
+            "teacher profile",
+            teachers::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "subject",
+            input.subject_id,
+            "subject",
+            subjects::live_exists,
+        )?;
         for teacher in input.teachers.iter().flatten() {
             if !teachers::live_exists(conn, *teacher)? {
                 errors.add(

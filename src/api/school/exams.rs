@@ -17,7 +17,7 @@ use crate::{
         routes::Endpoint,
         school::{
             classes,
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, check_ref, table_queries},
             exam_sessions, subjects, teachers,
         },
     },
@@ -122,21 +122,30 @@ impl SchoolResource for Exams {
         _: Option<&Exam>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(id) = input.subject_id {
-            if !subjects::live_exists(conn, id)? {
-                errors.add("subject", "no live subject has this id");
-            }
-        }
-        if let Some(id) = input.academic_class_id {
-            if !classes::live_exists(conn, id)? {
-                errors.add("academic_class", "no live class has this id");
-            }
-        }
-        if let Some(Some(id)) = input.teacher_id {
-            if !teachers::live_exists(conn, id)? {
-                errors.add("teacher", "no live teacher profile has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "subject",
+            input.subject_id,
+            "subject",
+            subjects::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "academic_class",
+            input.academic_class_id,
+            "class",
+            classes::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "teacher",
+            input.teacher_id.flatten(),
+            "teacher profile",
+            teachers::live_exists,
+        )?;
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use crate::{
         path_id,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, table_queries, top_level_methods},
+            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
             teachers,
         },
     },
@@ -86,11 +86,14 @@ impl SchoolResource for GradeComments {
         current: Option<&GradeComment>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(Some(id)) = input.teacher_id {
-            if !teachers::live_exists(conn, id)? {
-                errors.add("teacher", "no live teacher profile has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "teacher",
+            input.teacher_id.flatten(),
+            "teacher profile",
+            teachers::live_exists,
+        )?;
         let min = input.min_mark.or(current.map(|c| c.min_mark));
         let max = input.max_mark.or(current.map(|c| c.max_mark));
         if let (Some(min), Some(max)) = (min, max) {

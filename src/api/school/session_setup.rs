@@ -9,7 +9,7 @@ use crate::{
     api::{
         fields::{Fields, any},
         school::{
-            crud::{SchoolResource, table_queries, top_level_methods},
+            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
             exam_sessions, sessions,
         },
     },
@@ -96,16 +96,22 @@ impl SchoolResource for SessionSetups {
         _: Option<&SessionSetup>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(Some(id)) = input.academic_session_id {
-            if !sessions::live_exists(conn, id)? {
-                errors.add("academic_session", "no live academic session has this id");
-            }
-        }
-        if let Some(Some(id)) = input.exam_session_id {
-            if !exam_sessions::live_exists(conn, id)? {
-                errors.add("exam_session", "no live exam session has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "academic_session",
+            input.academic_session_id.flatten(),
+            "academic session",
+            sessions::live_exists,
+        )?;
+        check_ref(
+            conn,
+            errors,
+            "exam_session",
+            input.exam_session_id.flatten(),
+            "exam session",
+            exam_sessions::live_exists,
+        )?;
         Ok(())
     }
 

@@ -10,7 +10,7 @@ use crate::{
         fields::{Fields, any, len},
         school::{
             classes,
-            crud::{SchoolResource, table_queries, top_level_methods},
+            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
         },
     },
     auth::{Caller, permissions::Resource},
@@ -107,11 +107,14 @@ impl SchoolResource for Students {
         _: Option<&Student>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(Some(class)) = input.academic_class_id {
-            if !classes::live_exists(conn, class)? {
-                errors.add("academic_class", "no live class has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "academic_class",
+            input.academic_class_id.flatten(),
+            "class",
+            classes::live_exists,
+        )?;
         check_school_user(conn, "user", input.user_id.flatten(), errors)
     }
 

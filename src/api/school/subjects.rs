@@ -15,7 +15,7 @@ use crate::{
         pagination::query_map,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, table_queries, top_level_methods},
+            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
             departments,
         },
     },
@@ -81,11 +81,14 @@ impl SchoolResource for Subjects {
         _: Option<&Subject>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        if let Some(Some(department)) = input.department_id {
-            if !departments::live_exists(conn, department)? {
-                errors.add("department", "no live department has this id");
-            }
-        }
+        check_ref(
+            conn,
+            errors,
+            "department",
+            input.department_id.flatten(),
+            "department",
+            departments::live_exists,
+        )?;
         Ok(())
     }
 
