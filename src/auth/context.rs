@@ -135,7 +135,8 @@ impl Caller {
     }
 }
 
-/// A request to a school endpoint, before authentication.
+/// A request to a school endpoint, before authentication. Running it admits school users
+/// of this school and API keys only: the spec's IsSchoolUser.
 pub struct SchoolRequest {
     state: web::Data<AppState>,
     http: HttpRequest,
