@@ -467,6 +467,7 @@ async fn the_plain_key_never_reaches_the_log() {
                 .expect("request");
         }
         let _ = child.kill();
+        let _ = child.wait();
         let mut rest = String::new();
         let _ = reader.read_to_string(&mut rest);
         (log + &rest, key)
