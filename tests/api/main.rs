@@ -9,6 +9,8 @@ mod hostile;
 
 mod auth;
 mod isolation;
+mod proxy;
+mod resilience;
 mod resources;
 mod sessions;
 mod settings;

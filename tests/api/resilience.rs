@@ -1,0 +1,188 @@
+//! The database going away, stalling and coming back; shutdown; no lost writes.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::json;
+
+use crate::{
+    helpers::{As, TestApp, spawn_app_with},
+    proxy::DbProxy,
+};
+
+/// An app whose database connections go through a proxy the test controls.
+async fn app_behind_proxy(pool_size: u32, pool_timeout: Duration) -> (TestApp, DbProxy) {
+    let server = std::env::var("TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+    let host_port = server.rsplit('@').next().expect("host").to_owned();
+    let upstream = tokio::net::lookup_host(host_port)
+        .await
+        .expect("resolve")
+        .next()
+        .expect("address");
+    let proxy = DbProxy::start_to(upstream).await;
+    let port = proxy.port;
+    let app = spawn_app_with(move |config| {
+        let db_name = config
+            .database_url
+            .rsplit('/')
+            .next()
+            .expect("db")
+            .to_owned();
+        config.database_url = format!("postgres://postgres@127.0.0.1:{port}/{db_name}");
+        config.db_pool_size = pool_size;
+        config.db_pool_timeout = pool_timeout;
+    })
+    .await;
+    (app, proxy)
+}
+
+#[tokio::test]
+async fn database_down_answers_503_quickly_and_recovers_without_restart() {
+    let (app, proxy) = app_behind_proxy(2, Duration::from_millis(800)).await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    app.get("/api/v1/school/classes/", &admin)
+        .await
+        .assert(200, None);
+    proxy.stop();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let reply = app.get("/api/v1/school/classes/", &admin).await;
+        reply.assert(503, Some("service_unavailable"));
+        assert!(reply.headers.get("retry-after").is_some());
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "answered within the pool timeout"
+        );
+    }
+    app.get("/readyz", &As::main())
+        .await
+        .assert(503, Some("service_unavailable"));
+    app.get("/healthz", &As::main()).await.assert(200, None);
+    proxy.restart().await;
+    let mut recovered = false;
+    for _ in 0..20 {
+        if app.get("/api/v1/school/classes/", &admin).await.status == 200 {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        recovered,
+        "the server serves again once the database is back"
+    );
+}
+
+#[tokio::test]
+async fn an_exhausted_pool_answers_503_after_the_timeout() {
+    let (app, proxy) = app_behind_proxy(1, Duration::from_millis(500)).await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    app.get("/api/v1/school/classes/", &admin)
+        .await
+        .assert(200, None);
+    proxy.pause(true);
+    // The stalled request holds the only connection...
+    let slow = {
+        let (app, admin) = (&app, &admin);
+        async move { app.get("/api/v1/school/classes/", admin).await }
+    };
+    let waiting = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let started = Instant::now();
+        let reply = app.get("/api/v1/school/subjects/", &admin).await;
+        (reply, started.elapsed())
+    };
+    let release = async {
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        proxy.pause(false);
+    };
+    let (slow, (waited, elapsed), ()) = tokio::join!(slow, waiting, release);
+    // ...so the next caller waits the pool timeout, then gets a 503, not a hang.
+    waited.assert(503, Some("service_unavailable"));
+    assert!(
+        elapsed >= Duration::from_millis(450) && elapsed < Duration::from_secs(2),
+        "{elapsed:?}"
+    );
+    slow.assert(200, None);
+    app.get("/api/v1/school/subjects/", &admin)
+        .await
+        .assert(200, None);
+}
+
+#[tokio::test]
+async fn concurrent_distinct_confirms_lose_no_write() {
+    let (app, _proxy) = app_behind_proxy(4, Duration::from_secs(10)).await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let session = app
+        .post(
+            "/api/v1/school/sessions/",
+            &admin,
+            json!({"name": "S", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
+        )
+        .await
+        .body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let es = app
+        .post(
+            &format!("/api/v1/school/sessions/{session}/exam-sessions/"),
+            &admin,
+            json!({"name": "E", "term": "T"}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let subject = app
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "M", "code": "M"}),
+        )
+        .await
+        .body["id"]
+        .clone();
+    let class = app
+        .post("/api/v1/school/classes/", &admin, json!({"name": "C"}))
+        .await
+        .body["id"]
+        .clone();
+    let exams = format!("/api/v1/school/sessions/{session}/exam-sessions/{es}/exams/");
+    let exam = app
+        .post(
+            &exams,
+            &admin,
+            json!({"name": "X", "subject": subject, "academic_class": class}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    const N: usize = 60;
+    join_all((0..N).map(|i| {
+        app.post(
+            "/api/v1/school/students/",
+            &admin,
+            json!({"admission_number": format!("N-{i}"), "first_name": "F", "last_name": "L"}),
+        )
+    }))
+    .await;
+    let confirm = format!("{exams}{exam}/marks/confirm-students/");
+    let replies = join_all((0..N).map(|i| {
+        app.post(
+            &confirm,
+            &admin,
+            json!({"studentadmissionnumber": format!("N-{i}"), "mark": i}),
+        )
+    }))
+    .await;
+    assert!(replies.iter().all(|r| r.status == 200));
+    let marks = app
+        .get(&format!("{exams}{exam}/marks/?page_size=200"), &admin)
+        .await;
+    assert_eq!(marks.body["count"], N);
+}
