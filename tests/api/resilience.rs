@@ -186,3 +186,88 @@ async fn concurrent_distinct_confirms_lose_no_write() {
         .await;
     assert_eq!(marks.body["count"], N);
 }
+
+#[tokio::test]
+async fn sigterm_finishes_in_flight_requests_refuses_new_ones_and_exits_zero() {
+    use std::io::{BufRead, BufReader};
+    let (app, proxy) = app_behind_proxy(2, Duration::from_secs(10)).await;
+    let db_name = app.db.url.rsplit('/').next().expect("db").to_owned();
+    let url = format!("postgres://postgres@127.0.0.1:{}/{db_name}", proxy.port);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_school-service"))
+        .arg("serve")
+        .env("DATABASE_URL", &url)
+        .env("JWT_SECRET", crate::helpers::JWT_SECRET)
+        .env("BIND_ADDR", "127.0.0.1:0")
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn server");
+    let stderr = child.stderr.take().expect("stderr");
+    let port = tokio::task::spawn_blocking(move || {
+        let mut reader = BufReader::new(stderr);
+        loop {
+            let mut line = String::new();
+            assert!(
+                reader.read_line(&mut line).expect("read") > 0,
+                "server exited early"
+            );
+            if let Some(rest) = line.split("(port ").nth(1) {
+                // Keep draining the log so the server never blocks on a full pipe.
+                std::thread::spawn(move || for _ in reader.lines() {});
+                return rest
+                    .trim_end()
+                    .trim_end_matches(')')
+                    .parse::<u16>()
+                    .expect("port");
+            }
+        }
+    })
+    .await
+    .expect("port");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    client
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .expect("warm up")
+        .error_for_status()
+        .expect("ready");
+
+    proxy.pause(true);
+    let in_flight = tokio::spawn({
+        let (client, base) = (client.clone(), base.clone());
+        async move {
+            client
+                .get(format!("{base}/readyz"))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = child.id().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let fresh = reqwest::Client::new()
+        .get(format!("{base}/healthz"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await;
+    assert!(fresh.is_err(), "new connections are refused after SIGTERM");
+    proxy.pause(false);
+    assert_eq!(
+        in_flight.await.expect("join").expect("in-flight request"),
+        200,
+        "the in-flight request finished"
+    );
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("join")
+        .expect("wait");
+    assert_eq!(status.code(), Some(0));
+}
