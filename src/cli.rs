@@ -55,6 +55,19 @@ pub enum TenantCommand {
         #[arg(long = "domain")]
         domains: Vec<String>,
     },
+    /// Create many schools `<prefix>1..<prefix>N` (domains `<prefix>I.<domain-suffix>`),
+    /// each with a teacher `teacher@<prefix>I.test` when a password is given; existing
+    /// schools are skipped. For load tests and demos.
+    CreateMany {
+        #[arg(long)]
+        prefix: String,
+        #[arg(long)]
+        count: u32,
+        #[arg(long, default_value = "localhost")]
+        domain_suffix: String,
+        #[arg(long)]
+        teacher_password: Option<String>,
+    },
     /// List schools.
     List,
     /// Deactivate a school, or with --drop-schema delete it and all its data.
@@ -181,6 +194,14 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 row.name, row.id, row.schema_name
             );
         }
+        TenantCommand::CreateMany {
+            prefix,
+            count,
+            domain_suffix,
+            teacher_password,
+        } => {
+            create_many(state, &prefix, count, &domain_suffix, teacher_password).await?;
+        }
         TenantCommand::List => {
             let rows = blocking(move || db.with_conn(|conn| Ok(TenantRow::all(conn)?))).await?;
             for row in rows {
@@ -255,6 +276,100 @@ async fn user(state: &AppState, command: UserCommand) -> anyhow::Result<()> {
     };
     println!("created user {} ({})", user.display_name(), user.id);
     Ok(())
+}
+
+async fn create_many(
+    state: &AppState,
+    prefix: &str,
+    count: u32,
+    domain_suffix: &str,
+    teacher_password: Option<String>,
+) -> anyhow::Result<()> {
+    // One hash serves every generated teacher: bcrypt embeds its salt, so it verifies.
+    let password_hash = match teacher_password {
+        Some(password) => {
+            crate::auth::password::check_policy(&password)
+                .map_err(|m| anyhow::anyhow!("password: {m}"))?;
+            let cost = state.config.bcrypt_cost;
+            Some(web::block(move || crate::auth::password::hash(&password, cost)).await??)
+        }
+        None => None,
+    };
+    let show_progress = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut created = 0u32;
+    for i in 1..=count {
+        let schema = format!("{prefix}{i}");
+        let new = NewTenant::parse(
+            &schema,
+            &format!("School {schema}"),
+            &[format!("{schema}.{domain_suffix}")],
+        )?;
+        let db = state.db.clone();
+        let hash = password_hash.clone();
+        let made = blocking(move || {
+            let row = match provision::create_tenant(&db, &new) {
+                Ok(row) => row,
+                Err(ApiError::Conflict(_)) => return Ok(false),
+                Err(err) => return Err(err),
+            };
+            if let Some(hash) = hash {
+                add_generated_teacher(&db, &row, hash)?;
+            }
+            Ok(true)
+        })
+        .await?;
+        created += u32::from(made);
+        if show_progress {
+            eprint!("\rprovisioning schools: {i}/{count}");
+        }
+    }
+    if show_progress {
+        eprintln!();
+    }
+    let elapsed = started.elapsed();
+    let per_school = elapsed.as_secs_f64() * 1000.0 / f64::from(created.max(1));
+    println!(
+        "created {created} school(s) in {:.1} s ({per_school:.1} ms per school)",
+        elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `teacher@<schema>.test` with the teacher role and a teacher profile.
+fn add_generated_teacher(
+    db: &crate::db::Db,
+    row: &TenantRow,
+    password_hash: String,
+) -> Result<(), ApiError> {
+    let tenant = std::sync::Arc::new(crate::tenancy::Tenant {
+        id: row.id,
+        schema_name: crate::tenancy::SchemaName::parse(&row.schema_name)
+            .map_err(ApiError::internal)?,
+        name: row.name.clone(),
+        is_active: row.is_active,
+    });
+    db.with_tenant(&tenant, |conn| {
+        conn.transaction(|conn| {
+            let user = crate::db::models::User::insert(
+                conn.pg(),
+                &crate::db::models::NewUser {
+                    id: uuid::Uuid::new_v4(),
+                    email: Some(format!("teacher@{}.test", row.schema_name)),
+                    phone: None,
+                    password_hash,
+                    first_name: "Teacher".into(),
+                    last_name: row.schema_name.clone(),
+                    is_superuser: false,
+                    is_staff: false,
+                    client_id: Some(row.id),
+                },
+            )?;
+            crate::auth::roles::assign_by_name(conn, user.id, "teacher")?;
+            crate::api::school::teachers::create_for_user(conn, user.id, None)?;
+            Ok(())
+        })
+    })
 }
 
 const DEMO_PASSWORD: &str = "demo-password-123";

@@ -30,6 +30,9 @@ pub struct AppState {
     pub throttle: LoginThrottle,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
     pub dummy_hash: String,
+    /// Bounds concurrent bcrypt work to the number of cores: logins queue in order instead
+    /// of all slowing down together, and hashing cannot take every blocking thread.
+    pub hashing: tokio::sync::Semaphore,
 }
 
 impl AppState {
@@ -48,10 +51,34 @@ impl AppState {
             ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
+            hashing: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            ),
             db,
             directory,
             config,
         }
+    }
+}
+
+impl AppState {
+    /// Hashes a password on the blocking pool, at most one job per core at a time.
+    pub async fn hash_password(&self, password: String) -> Result<String, ApiError> {
+        let cost = self.config.bcrypt_cost;
+        let _permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        web::block(move || password::hash(&password, cost))
+            .await?
+            .map_err(ApiError::internal)
+    }
+
+    /// Checks a password on the blocking pool, at most one job per core at a time.
+    pub async fn verify_password(
+        &self,
+        password: String,
+        stored_hash: String,
+    ) -> Result<bool, ApiError> {
+        let _permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        Ok(web::block(move || password::verify(&password, &stored_hash)).await?)
     }
 }
 

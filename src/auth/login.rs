@@ -1,14 +1,11 @@
 //! Credential checks shared by the system and school login endpoints, and token refresh.
 
-use actix_web::{HttpRequest, web};
+use actix_web::HttpRequest;
 use serde_json::Value;
 
 use crate::{
     api::body::JsonObject,
-    auth::{
-        jwt::{Claims, Layer, TokenPair, TokenType},
-        password,
-    },
+    auth::jwt::{Claims, Layer, TokenPair, TokenType},
     db::models::{Identifier, User, revoked_token},
     error::{ApiError, ApiResult, FieldErrors},
     startup::AppState,
@@ -91,7 +88,7 @@ pub async fn verify_credentials(
         .as_ref()
         .map_or_else(|| state.dummy_hash.clone(), |u| u.password_hash.clone());
     let password = input.password;
-    let matches = web::block(move || password::verify(&password, &stored)).await?;
+    let matches = state.verify_password(password, stored).await?;
     match user {
         Some(user) if matches && user.is_active => Ok(user),
         _ => {

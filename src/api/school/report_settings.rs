@@ -39,15 +39,18 @@ pub struct ReportInput {
     footer_text: Option<String>,
 }
 
-/// The school's report settings, created with the defaults on first use.
+/// The school's report settings, created with the defaults on first use. The common
+/// case is one SELECT; the insert happens once per school.
 fn report_row(conn: &mut TenantConn) -> ApiResult<ReportSettings> {
+    let select = || report_settings::table.select(ReportSettings::as_select());
+    if let Some(row) = select().first(conn.pg()).optional()? {
+        return Ok(row);
+    }
     diesel::insert_into(report_settings::table)
         .values(report_settings::id.eq(true))
         .on_conflict_do_nothing()
         .execute(conn.pg())?;
-    Ok(report_settings::table
-        .select(ReportSettings::as_select())
-        .first(conn.pg())?)
+    Ok(select().first(conn.pg())?)
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -171,11 +171,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
 /// Hashes the password off the executor, then inserts the user and, for school users,
 /// their roles (and teacher profile) in the school's schema.
 async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
-    let cost = state.config.bcrypt_cost;
-    let password = input.password.clone();
-    let password_hash = web::block(move || password::hash(&password, cost))
-        .await?
-        .map_err(ApiError::internal)?;
+    let password_hash = state.hash_password(input.password.clone()).await?;
     let db = state.db.clone();
     let directory = state.directory.clone();
     web::block(move || {
@@ -277,14 +273,7 @@ async fn update(
         })
         .await?;
     let password_hash = match new_password {
-        Some(password) => {
-            let cost = state.config.bcrypt_cost;
-            Some(
-                web::block(move || password::hash(&password, cost))
-                    .await?
-                    .map_err(ApiError::internal)?,
-            )
-        }
+        Some(password) => Some(state.hash_password(password).await?),
         None => None,
     };
     let user = state

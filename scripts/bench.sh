@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# `make bench`: release build, a fresh database, 1,000 schools, a server on loopback, and
+# real HTTP load from wrk (installed from Debian's packages when missing). Prints one line
+# per scenario (req/s, p50, p99, errors), pgbench -S as the one-query ceiling, the
+# server's peak RSS, and provisioning / migrate timings. Nothing here asserts a number.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/pg.sh
+pg_ensure
+
+SCHOOLS="${BENCH_SCHOOLS:-1000}"
+DURATION="${BENCH_DURATION:-10}"
+CONNECTIONS="${BENCH_CONNECTIONS:-64}"
+PORT="${BENCH_PORT:-18080}"
+PASSWORD="bench-password"
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "installing wrk (Debian package)" >&2
+  if [ "$(id -u)" = 0 ]; then
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1) ||
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null)
+  else
+    echo "wrk is missing: apt-get install wrk" >&2; exit 1
+  fi
+fi
+pgbench_bin="$(command -v pgbench || echo "$(pg_bin_dir)/pgbench")"
+
+cargo build --release --quiet
+bin="$PWD/target/release/school-service"
+
+db="school_bench_$$"
+pgb="school_pgbench_$$"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP DATABASE IF EXISTS $pgb WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db" -c "CREATE DATABASE $pgb"
+
+export DATABASE_URL="$(pg_url_for "$db")"
+export JWT_SECRET="bench-secret-bench-secret-bench-secret-0123"
+export RUST_LOG=warn ACCESS_TOKEN_TTL=3600 LOGIN_RATE_PER_MINUTE=100000000
+export DB_POOL_SIZE="${BENCH_POOL_SIZE:-16}" BIND_ADDR="127.0.0.1:$PORT"
+
+"$bin" migrate >/dev/null
+echo "== provisioning $SCHOOLS schools"
+BCRYPT_COST=4 "$bin" tenant create-many --prefix bench --count "$SCHOOLS" --teacher-password "$PASSWORD"
+start=$(date +%s%N)
+"$bin" migrate >/dev/null
+echo "migrate over $SCHOOLS up-to-date schools: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+BCRYPT_COST=4 "$bin" user create --tenant bench1 --email admin@bench1.test --password "$PASSWORD" --role admin >/dev/null
+# The login scenario measures bcrypt at the configured (default) cost.
+BCRYPT_COST=12 "$bin" user create --tenant bench1 --email login@bench1.test --password "$PASSWORD" --role teacher >/dev/null
+
+BCRYPT_COST=12 "$bin" serve &
+server_pid=$!
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+python3 scripts/bench/setup.py --port "$PORT" --schools "$SCHOOLS" --password "$PASSWORD" --out "$work"
+
+echo "== load: $CONNECTIONS connections, 2 threads, ${DURATION}s per scenario (nproc=$(nproc))"
+printf '%-12s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+results="$work/results.txt"
+for scenario in read list write mixed-1000 login; do
+  # Logins queue behind bcrypt: give them a timeout longer than the queue.
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/$scenario.lua" "http://127.0.0.1:$PORT" > "$work/$scenario.out" 2>&1
+  python3 scripts/bench/parse_wrk.py "$scenario" "$work/$scenario.out" | tee -a "$results"
+done
+
+"$pgbench_bin" -i -q "$(pg_url_for "$pgb")" >/dev/null 2>&1
+tps=$("$pgbench_bin" -S -n -c "$CONNECTIONS" -j 2 -T "$DURATION" "$(pg_url_for "$pgb")" 2>/dev/null | awk '/^tps/ {print $3; exit}')
+printf '%-12s %10.0f\n' "pgbench-S" "$tps"
+python3 - "$results" "$tps" <<'PY'
+import sys
+rows = {line.split()[0]: float(line.split()[1]) for line in open(sys.argv[1]) if line.strip()}
+tps = float(sys.argv[2])
+for name in ("read", "mixed-1000"):
+    print(f"{name} / pgbench-S: {rows[name] / tps:.2f}")
+print(f"mixed-1000 / read: {rows['mixed-1000'] / rows['read']:.2f}")
+PY
+echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
