@@ -274,28 +274,38 @@ impl SchoolRequest {
         };
         let method = self.http.method().clone();
         let secret = self.state.config.jwt_secret.clone();
+        let tenant_ref = tenant.clone();
         let identity = Arc::new(std::sync::Mutex::new(LogIdentity {
             tenant: Some(tenant.schema_name.to_string()),
             user: None,
         }));
         let identity_in_task = identity.clone();
-        let result = self
-            .state
-            .db
-            .run_in_tenant(tenant.clone(), move |conn| {
-                let caller = authenticate(conn, tenant, credentials, &secret)?;
-                if let Ok(mut identity) = identity_in_task.lock() {
-                    identity.user = caller.user_id();
-                }
-                if x_tenant_mismatch {
-                    return Err(ApiError::TenantMismatch(
-                        "the X-Tenant header names another school",
-                    ));
-                }
-                caller.require(need, &method)?;
-                work(conn, &caller)
-            })
-            .await;
+        let token_user = match &credentials {
+            Authenticate::Token(claims) => Some(claims.sub),
+            Authenticate::Key(_) => None,
+        };
+        let task = move |conn: &mut TenantConn, loaded: Option<User>| {
+            let caller = authenticate(conn, tenant, credentials, loaded, &secret)?;
+            if let Ok(mut identity) = identity_in_task.lock() {
+                identity.user = caller.user_id();
+            }
+            if x_tenant_mismatch {
+                return Err(ApiError::TenantMismatch(
+                    "the X-Tenant header names another school",
+                ));
+            }
+            caller.require(need, &method)?;
+            work(conn, &caller)
+        };
+        let db = &self.state.db;
+        let result = match token_user {
+            // The token's user is loaded by the same query that binds the connection.
+            Some(user_id) => db.run_in_tenant_as(tenant_ref, user_id, task).await,
+            None => {
+                db.run_in_tenant(tenant_ref, move |conn| task(conn, None))
+                    .await
+            }
+        };
         if let Ok(identity) = identity.lock() {
             self.http.extensions_mut().insert(identity.clone());
         }
@@ -317,15 +327,17 @@ enum Authenticate {
 }
 
 /// Runs on the blocking pool: loads the principal and its permissions in this school.
+/// `loaded`: the token's user, already read while binding the connection.
 fn authenticate(
     conn: &mut TenantConn,
     tenant: TenantRef,
     credentials: Authenticate,
+    loaded: Option<User>,
     secret: &str,
 ) -> ApiResult<Caller> {
     match credentials {
         Authenticate::Token(claims) => {
-            let user = load_token_user(conn.pg(), &claims)?;
+            let user = usable_token_user(loaded, &claims)?;
             if user.client_id != Some(tenant.id)
                 || claims.tenant.as_deref() != Some(tenant.schema_name.as_str())
             {
@@ -369,8 +381,12 @@ fn authenticate(
 
 /// The user a valid access or refresh token names, if still allowed to use it.
 pub fn load_token_user(conn: &mut PgConnection, claims: &Claims) -> ApiResult<User> {
-    User::find(conn, claims.sub)?
-        .filter(|user| user.is_active && user.token_version == claims.ver)
+    usable_token_user(User::find(conn, claims.sub)?, claims)
+}
+
+/// `user` (the token's subject) if it is active and the token is of its current version.
+fn usable_token_user(user: Option<User>, claims: &Claims) -> ApiResult<User> {
+    user.filter(|user| user.is_active && user.token_version == claims.ver)
         .ok_or(ApiError::TokenNotValid(
             "the user is inactive or the token was revoked",
         ))

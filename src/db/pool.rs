@@ -108,6 +108,31 @@ impl Db {
         web::block(move || db.with_tenant(&tenant, work)).await?
     }
 
+    /// Like `run_in_tenant`, loading user `user_id` while binding (see
+    /// `TenantConn::bind_loading_user`): the authentication query and the binding share one
+    /// round trip.
+    pub async fn run_in_tenant_as<T, F>(
+        &self,
+        tenant: TenantRef,
+        user_id: uuid::Uuid,
+        work: F,
+    ) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn, Option<crate::db::models::User>) -> ApiResult<T>
+            + Send
+            + 'static,
+        T: Send + 'static,
+    {
+        let db = self.clone();
+        web::block(move || {
+            let (mut conn, user) = TenantConn::bind_loading_user(db.checkout()?, tenant, user_id)?;
+            let result = work(&mut conn, user);
+            mark_if_lost(conn.pooled_mut(), &result);
+            result
+        })
+        .await?
+    }
+
     /// The synchronous form of `run_in_tenant`, for the CLI and blocking contexts.
     pub fn with_tenant<T>(
         &self,

@@ -13,10 +13,15 @@ use diesel::{
 };
 
 use crate::{
-    db::pool::PooledConn,
+    db::{models::User, pool::PooledConn, schema_public::users},
     error::ApiResult,
     tenancy::{Tenant, TenantRef},
 };
+
+diesel::define_sql_function! {
+    /// PostgreSQL `set_config(setting, value, is_local)`.
+    fn set_config(setting: diesel::sql_types::Text, value: diesel::sql_types::Text, is_local: diesel::sql_types::Bool) -> diesel::sql_types::Text;
+}
 
 pub struct TenantConn {
     pooled: PooledConn,
@@ -38,6 +43,38 @@ impl TenantConn {
             pooled.bound_schema = Some(tenant.schema_name.clone());
         }
         Ok(Self { pooled, tenant })
+    }
+
+    /// Binds like `bind`, and loads the user `user_id` (from `public.users`) on the way. A
+    /// connection that must be rebound sets its search_path inside the user query itself
+    /// (`set_config`), so rebinding costs no extra round trip; that query reads only
+    /// `public.*`, so it does not depend on the path it changes. Rows in, path set: when no
+    /// user matches, `set_config` did not run and a plain `bind` follows.
+    pub(crate) fn bind_loading_user(
+        mut pooled: PooledConn,
+        tenant: TenantRef,
+        user_id: uuid::Uuid,
+    ) -> ApiResult<(Self, Option<User>)> {
+        if pooled.bound_schema.as_ref() == Some(&tenant.schema_name) {
+            let user = User::find(&mut pooled.conn, user_id)?;
+            return Ok((Self { pooled, tenant }, user));
+        }
+        pooled.bound_schema = None;
+        let row: Option<(String, User)> = users::table
+            .filter(users::id.eq(user_id))
+            .select((
+                set_config("search_path", tenant.schema_name.quoted(), false),
+                User::as_select(),
+            ))
+            .first(&mut pooled.conn)
+            .optional()?;
+        match row {
+            Some((_, user)) => {
+                pooled.bound_schema = Some(tenant.schema_name.clone());
+                Ok((Self { pooled, tenant }, Some(user)))
+            }
+            None => Ok((Self::bind(pooled, tenant)?, None)),
+        }
     }
 
     pub fn tenant(&self) -> &Tenant {

@@ -86,3 +86,54 @@ async fn bound_connections_report_their_own_schema() {
     .await
     .expect("blocking");
 }
+
+#[tokio::test]
+async fn binding_while_loading_the_user_sets_the_path_with_or_without_a_user() {
+    let db = tokio::task::spawn_blocking(TestDb::new).await.expect("db");
+    let pool = Db::new(&db.url, 1, Duration::from_secs(5));
+    let directory = Arc::new(TenantDirectory::new(pool.clone()));
+    let dir = directory.clone();
+    let (alpha, beta) = tokio::task::spawn_blocking(move || {
+        (
+            dir.find_schema("alpha").expect("a"),
+            dir.find_schema("beta").expect("b"),
+        )
+    })
+    .await
+    .expect("schools");
+    let admin_id: uuid::Uuid = {
+        let url = db.url.clone();
+        tokio::task::spawn_blocking(move || {
+            use diesel::{Connection, RunQueryDsl, dsl::sql, sql_types::Uuid as SqlUuid};
+            let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
+            diesel::select(sql::<SqlUuid>(
+                "(SELECT id FROM public.users WHERE email = 'admin@beta.test')",
+            ))
+            .get_result(&mut conn)
+            .expect("id")
+        })
+        .await
+        .expect("id")
+    };
+    let current = |conn: &mut school_service::tenancy::TenantConn| -> school_service::error::ApiResult<String> {
+        use diesel::{RunQueryDsl, dsl::sql, sql_types::Text};
+        Ok(diesel::select(sql::<Text>("current_schemas(false)::text")).get_result(conn.pg())?)
+    };
+    for (tenant, user, expect_user) in [
+        (alpha.clone(), uuid::Uuid::new_v4(), false),
+        (beta.clone(), admin_id, true),
+        (alpha.clone(), admin_id, true),
+        (beta.clone(), uuid::Uuid::new_v4(), false),
+        (beta.clone(), admin_id, true),
+    ] {
+        let expected = format!("{{{}}}", tenant.schema_name);
+        let (schema, found) = pool
+            .run_in_tenant_as(tenant, user, move |conn, user| {
+                Ok((current(conn)?, user.is_some()))
+            })
+            .await
+            .expect("run");
+        assert_eq!(schema, expected);
+        assert_eq!(found, expect_user);
+    }
+}

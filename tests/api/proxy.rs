@@ -4,7 +4,10 @@
 
 use std::{
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
 };
 
 use tokio::{
@@ -19,6 +22,8 @@ pub struct DbProxy {
     upstream: SocketAddr,
     paused: watch::Sender<bool>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// Chunks read while paused and not yet passed on.
+    held: Arc<AtomicUsize>,
 }
 
 impl DbProxy {
@@ -29,6 +34,7 @@ impl DbProxy {
             upstream,
             paused,
             tasks: Arc::new(Mutex::new(Vec::new())),
+            held: Arc::new(AtomicUsize::new(0)),
         };
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         proxy.port = listener.local_addr().expect("addr").port();
@@ -40,6 +46,7 @@ impl DbProxy {
         let upstream = self.upstream;
         let paused = self.paused.subscribe();
         let tasks = self.tasks.clone();
+        let held = self.held.clone();
         let accept = tokio::spawn(async move {
             while let Ok((inbound, _)) = listener.accept().await {
                 let Ok(outbound) = TcpStream::connect(upstream).await else {
@@ -47,8 +54,8 @@ impl DbProxy {
                 };
                 let (ri, wi) = inbound.into_split();
                 let (ro, wo) = outbound.into_split();
-                let up = tokio::spawn(pump(ri, wo, paused.clone()));
-                let down = tokio::spawn(pump(ro, wi, paused.clone()));
+                let up = tokio::spawn(pump(ri, wo, paused.clone(), held.clone()));
+                let down = tokio::spawn(pump(ro, wi, paused.clone(), held.clone()));
                 tasks.lock().expect("lock").extend([up, down]);
             }
         });
@@ -74,12 +81,24 @@ impl DbProxy {
     pub fn pause(&self, paused: bool) {
         let _ = self.paused.send(paused);
     }
+
+    /// Waits until some traffic is being held by a pause (a query is in flight).
+    pub async fn wait_for_held_traffic(&self) {
+        for _ in 0..200 {
+            if self.held.load(Ordering::SeqCst) > 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("no traffic reached the paused proxy");
+    }
 }
 
 async fn pump(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     mut paused: watch::Receiver<bool>,
+    held: Arc<AtomicUsize>,
 ) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -91,10 +110,17 @@ async fn pump(
         match from.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
+                let holding = *paused.borrow();
+                if holding {
+                    held.fetch_add(1, Ordering::SeqCst);
+                }
                 while *paused.borrow() {
                     if paused.changed().await.is_err() {
                         return;
                     }
+                }
+                if holding {
+                    held.fetch_sub(1, Ordering::SeqCst);
                 }
                 if to.write_all(&buf[..n]).await.is_err() {
                     return;

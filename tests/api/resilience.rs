@@ -213,7 +213,14 @@ async fn sigterm_finishes_in_flight_requests_refuses_new_ones_and_exits_zero() {
             );
             if let Some(rest) = line.split("(port ").nth(1) {
                 // Keep draining the log so the server never blocks on a full pipe.
-                std::thread::spawn(move || for _ in reader.lines() {});
+                std::thread::spawn(move || {
+                    let mut out =
+                        std::fs::File::create(std::env::temp_dir().join("sigterm-server.log"))
+                            .expect("log");
+                    for line in reader.lines().map_while(Result::ok) {
+                        let _ = std::io::Write::write_all(&mut out, format!("{line}\n").as_bytes());
+                    }
+                });
                 return rest
                     .trim_end()
                     .trim_end_matches(')')
