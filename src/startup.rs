@@ -104,9 +104,47 @@ impl Application {
         self.port
     }
 
-    /// Runs until SIGINT/SIGTERM; in-flight requests are given time to finish.
+    /// Runs until SIGTERM or SIGINT, then stops gracefully: the listener closes at once and
+    /// in-flight requests get up to 30 s to finish.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let handle = self.server.handle();
+        let mut server = std::pin::pin!(self.server);
+        let signal = std::pin::pin!(shutdown_signal());
+        match futures_util::future::select(server.as_mut(), signal).await {
+            futures_util::future::Either::Left((result, _)) => result,
+            futures_util::future::Either::Right((signal, _)) => {
+                log::info!(
+                    "{signal} received: finishing in-flight requests, refusing new connections"
+                );
+                // The stop command is carried out by the server future: keep driving it.
+                actix_rt::spawn(async move { handle.stop(true).await });
+                server.await
+            }
+        }
+    }
+}
+
+/// Resolves with the name of the first termination signal received.
+async fn shutdown_signal() -> &'static str {
+    use actix_rt::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            let term = std::pin::pin!(term.recv());
+            let int = std::pin::pin!(int.recv());
+            match futures_util::future::select(term, int).await {
+                futures_util::future::Either::Left(_) => "SIGTERM",
+                futures_util::future::Either::Right(_) => "SIGINT",
+            }
+        }
+        _ => {
+            log::warn!(
+                "cannot listen for termination signals; stop the process to stop the server"
+            );
+            std::future::pending().await
+        }
     }
 }
 
@@ -123,6 +161,8 @@ fn serve(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Se
             .default_service(web::to(api::routes::not_found))
     })
     .workers(workers)
+    // Signals are handled by `run_until_stopped`.
+    .disable_signals()
     .shutdown_timeout(30)
     .listen(listener)?
     .run();
