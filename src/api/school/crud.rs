@@ -439,3 +439,48 @@ pub fn check_ref(
     }
     Ok(())
 }
+
+/// The `SchoolResource` methods of a resource nested under one parent (`Scope = Uuid`),
+/// whose record is its row and whose `$parent` column (and field) names the parent: list
+/// and find see only the parent's records.
+macro_rules! nested_methods {
+    ($table:ident, $parent:ident) => {
+        fn list(
+            conn: &mut $crate::tenancy::TenantConn,
+            parent: &uuid::Uuid,
+            query: &$crate::api::pagination::ListQuery,
+        ) -> $crate::error::ApiResult<(i64, Vec<Self::Record>)> {
+            use diesel::prelude::*;
+            let parent = *parent;
+            list_rows(conn, query, move |q| q.filter($table::$parent.eq(parent)))
+        }
+
+        fn find(
+            conn: &mut $crate::tenancy::TenantConn,
+            parent: &uuid::Uuid,
+            id: uuid::Uuid,
+            include_deleted: bool,
+        ) -> $crate::error::ApiResult<Option<Self::Record>> {
+            Ok(find_row(conn, id, include_deleted)?.filter(|row| row.$parent == *parent))
+        }
+
+        fn update(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &uuid::Uuid,
+            id: uuid::Uuid,
+            input: Self::Input,
+            caller: &$crate::auth::Caller,
+        ) -> $crate::error::ApiResult<Self::Record> {
+            update_row(conn, id, &input, caller)
+        }
+
+        fn delete(
+            conn: &mut $crate::tenancy::TenantConn,
+            _: &uuid::Uuid,
+            id: uuid::Uuid,
+        ) -> $crate::error::ApiResult<()> {
+            delete_row(conn, id)
+        }
+    };
+}
+pub(crate) use nested_methods;

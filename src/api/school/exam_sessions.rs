@@ -9,9 +9,8 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, any, len},
-        pagination::ListQuery,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, nested_methods, table_queries},
             sessions,
         },
     },
@@ -48,7 +47,7 @@ pub struct ExamSessionInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, ExamSession, search: [name, term], soft_delete: is_deleted);
+table_queries!(t, ExamSession, search: [name, term], soft_delete: is_deleted, changes: ExamSessionInput);
 
 /// The live academic session of the path (404 otherwise).
 pub fn academic_session(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
@@ -79,6 +78,8 @@ impl SchoolResource for ExamSessions {
     type Scope = Uuid;
     type Record = ExamSession;
     type Input = ExamSessionInput;
+
+    nested_methods!(t, academic_session_id);
 
     fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
         academic_session(conn, parents)
@@ -113,26 +114,6 @@ impl SchoolResource for ExamSessions {
         Ok(())
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        session: &Uuid,
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<ExamSession>)> {
-        let session = *session;
-        list_rows(conn, query, move |q| {
-            q.filter(t::academic_session_id.eq(session))
-        })
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        session: &Uuid,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<ExamSession>> {
-        Ok(find_row(conn, id, include_deleted)?.filter(|es| es.academic_session_id == *session))
-    }
-
     fn create(
         conn: &mut TenantConn,
         session: &Uuid,
@@ -153,26 +134,5 @@ impl SchoolResource for ExamSessions {
             ))
             .returning(ExamSession::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &Uuid,
-        id: Uuid,
-        input: ExamSessionInput,
-        caller: &Caller,
-    ) -> ApiResult<ExamSession> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(ExamSession::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &Uuid, id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }

@@ -12,12 +12,11 @@ use crate::{
     api::{
         body::read_object,
         fields::{Fields, any, len, range},
-        pagination::ListQuery,
         path_id,
         routes::Endpoint,
         school::{
             classes,
-            crud::{SchoolResource, check_ref, table_queries},
+            crud::{SchoolResource, check_ref, nested_methods, table_queries},
             exam_sessions, subjects, teachers,
         },
     },
@@ -67,7 +66,7 @@ pub struct ExamInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Exam, search: [name], soft_delete: is_deleted);
+table_queries!(t, Exam, search: [name], soft_delete: is_deleted, changes: ExamInput);
 
 /// The path's academic session and exam session, both live and nested (404 otherwise).
 pub fn exam_session_scope(
@@ -99,6 +98,8 @@ impl SchoolResource for Exams {
     type Scope = Uuid;
     type Record = Exam;
     type Input = ExamInput;
+
+    nested_methods!(t, exam_session_id);
 
     fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
         Ok(exam_session_scope(conn, parents)?.id)
@@ -149,27 +150,6 @@ impl SchoolResource for Exams {
         Ok(())
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        exam_session: &Uuid,
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<Exam>)> {
-        let exam_session = *exam_session;
-        list_rows(conn, query, move |q| {
-            q.filter(t::exam_session_id.eq(exam_session))
-        })
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        exam_session: &Uuid,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Exam>> {
-        Ok(find_row(conn, id, include_deleted)?
-            .filter(|exam| exam.exam_session_id == *exam_session))
-    }
-
     fn create(
         conn: &mut TenantConn,
         exam_session: &Uuid,
@@ -191,27 +171,6 @@ impl SchoolResource for Exams {
             ))
             .returning(Exam::as_returning())
             .get_result(conn.pg())?)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &Uuid,
-        id: Uuid,
-        input: ExamInput,
-        caller: &Caller,
-    ) -> ApiResult<Exam> {
-        Ok(diesel::update(t::table.find(id))
-            .set((
-                &input,
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(Exam::as_returning())
-            .get_result(conn.pg())?)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &Uuid, id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }
 

@@ -11,11 +11,10 @@ use crate::{
     api::{
         body::read_object,
         fields::{Fields, Mode, any, len},
-        pagination::ListQuery,
         path_id,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, table_queries},
+            crud::{SchoolResource, nested_methods, table_queries},
             exams, students,
         },
     },
@@ -55,7 +54,7 @@ pub struct MarkInput {
     is_deleted: Option<bool>,
 }
 
-table_queries!(t, Mark, search: [studentadmissionnumber], soft_delete: is_deleted);
+table_queries!(t, Mark, search: [studentadmissionnumber], soft_delete: is_deleted, changes: MarkInput);
 
 fn parse_fields(f: &mut Fields<'_>) -> MarkInput {
     MarkInput {
@@ -107,17 +106,6 @@ fn insert(
         .optional()
 }
 
-fn update(conn: &mut TenantConn, id: Uuid, input: &MarkInput, caller: &Caller) -> ApiResult<Mark> {
-    Ok(diesel::update(t::table.find(id))
-        .set((
-            input,
-            t::updated_by.eq(caller.user_id()),
-            t::updated_at.eq(Utc::now()),
-        ))
-        .returning(Mark::as_returning())
-        .get_result(conn.pg())?)
-}
-
 pub struct Marks;
 
 impl SchoolResource for Marks {
@@ -126,6 +114,8 @@ impl SchoolResource for Marks {
     type Scope = Uuid;
     type Record = Mark;
     type Input = MarkInput;
+
+    nested_methods!(t, exam_id);
 
     fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
         let exam_session = exams::exam_session_scope(conn, parents)?;
@@ -149,20 +139,6 @@ impl SchoolResource for Marks {
         check_student(conn, input, errors)
     }
 
-    fn list(conn: &mut TenantConn, exam: &Uuid, query: &ListQuery) -> ApiResult<(i64, Vec<Mark>)> {
-        let exam = *exam;
-        list_rows(conn, query, move |q| q.filter(t::exam_id.eq(exam)))
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        exam: &Uuid,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Mark>> {
-        Ok(find_row(conn, id, include_deleted)?.filter(|mark| mark.exam_id == *exam))
-    }
-
     fn create(
         conn: &mut TenantConn,
         exam: &Uuid,
@@ -172,20 +148,6 @@ impl SchoolResource for Marks {
         insert(conn, *exam, &input, caller)?.ok_or_else(|| {
             crate::error::ApiError::Conflict("this student already has a mark for this exam".into())
         })
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &Uuid,
-        id: Uuid,
-        input: MarkInput,
-        caller: &Caller,
-    ) -> ApiResult<Mark> {
-        update(conn, id, &input, caller)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &Uuid, id: Uuid) -> ApiResult<()> {
-        delete_row(conn, id)
     }
 }
 
@@ -245,7 +207,7 @@ async fn confirm_students(
                         .optional()?;
                     if let Some(id) = live {
                         input.studentadmissionnumber = None;
-                        return update(conn, id, &input, caller);
+                        return update_row(conn, id, &input, caller);
                     }
                     if let Some(mark) = insert(conn, exam, &input, caller)? {
                         return Ok(mark);
