@@ -420,3 +420,81 @@ impl TestApp {
         )
     }
 }
+
+/// An academic session with one exam session, a subject, a class and one exam of them.
+pub struct ExamFixture {
+    /// `/api/v1/school/sessions/{s}/exam-sessions/`
+    pub exam_sessions: String,
+    /// `/api/v1/school/sessions/{s}/exam-sessions/{e}/exams/`
+    pub exams: String,
+    pub exam: String,
+    pub subject: Value,
+    pub class: Value,
+}
+
+impl ExamFixture {
+    pub fn marks(&self) -> String {
+        format!("{}{}/marks/", self.exams, self.exam)
+    }
+}
+
+impl TestApp {
+    /// Creates an [`ExamFixture`] as `who` (an admin); `tag` keeps names unique.
+    pub async fn exam_fixture(&self, who: &As, tag: &str) -> ExamFixture {
+        let id = |reply: Reply, key: &str| {
+            reply
+                .assert(201, None)
+                .body
+                .pointer(key)
+                .and_then(Value::as_str)
+                .expect("id")
+                .to_owned()
+        };
+        let session = id(
+            self.post(
+                "/api/v1/school/sessions/",
+                who,
+                json!({"name": tag, "start_date": "2026-01-01", "end_date": "2026-12-31"}),
+            )
+            .await,
+            "/data/id",
+        );
+        let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
+        let exam_session = id(
+            self.post(&exam_sessions, who, json!({"name": tag, "term": "T1"}))
+                .await,
+            "/id",
+        );
+        let subject = self
+            .post(
+                "/api/v1/school/subjects/",
+                who,
+                json!({"name": tag, "code": tag}),
+            )
+            .await
+            .body["id"]
+            .clone();
+        let class = self
+            .post("/api/v1/school/classes/", who, json!({"name": tag}))
+            .await
+            .body["id"]
+            .clone();
+        let exams = format!("{exam_sessions}{exam_session}/exams/");
+        let exam = id(
+            self.post(
+                &exams,
+                who,
+                json!({"name": tag, "subject": subject, "academic_class": class}),
+            )
+            .await,
+            "/id",
+        );
+        ExamFixture {
+            exam_sessions,
+            exams,
+            exam,
+            subject,
+            class,
+        }
+    }
+}

@@ -105,20 +105,13 @@ async fn hostile_input_never_fails_the_server() {
     let admin = app.as_school_user("alpha", "admin").await;
     let teacher_id =
         app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "S", "code": "S0"}),
-        )
-        .await
-        .body["id"]
-        .clone();
-    let class = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "C0"}))
-        .await
-        .body["id"]
-        .clone();
+    let fixture = app.exam_fixture(&admin, "H0").await;
+    let (subject, class, exams, exam) = (
+        fixture.subject.clone(),
+        fixture.class.clone(),
+        fixture.exams.clone(),
+        fixture.exam.clone(),
+    );
     let other_subject = app
         .post(
             "/api/v1/school/subjects/",
@@ -135,37 +128,7 @@ async fn hostile_input_never_fails_the_server() {
     )
     .await
     .assert(201, None);
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "S", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await
-        .body["data"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
-    let exam_session = app
-        .post(&exam_sessions, &admin, json!({"name": "E", "term": "T"}))
-        .await
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let exams = format!("{exam_sessions}{exam_session}/exams/");
-    let exam = app
-        .post(
-            &exams,
-            &admin,
-            json!({"name": "X", "subject": subject, "academic_class": class}),
-        )
-        .await
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let exam_sessions = fixture.exam_sessions.clone();
 
     let cases = vec![
         (

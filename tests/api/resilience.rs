@@ -114,54 +114,7 @@ async fn an_exhausted_pool_answers_503_after_the_timeout() {
 async fn concurrent_distinct_confirms_lose_no_write() {
     let (app, _proxy) = app_behind_proxy(4, Duration::from_secs(10)).await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "S", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await
-        .body["data"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let es = app
-        .post(
-            &format!("/api/v1/school/sessions/{session}/exam-sessions/"),
-            &admin,
-            json!({"name": "E", "term": "T"}),
-        )
-        .await
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "M", "code": "M"}),
-        )
-        .await
-        .body["id"]
-        .clone();
-    let class = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "C"}))
-        .await
-        .body["id"]
-        .clone();
-    let exams = format!("/api/v1/school/sessions/{session}/exam-sessions/{es}/exams/");
-    let exam = app
-        .post(
-            &exams,
-            &admin,
-            json!({"name": "X", "subject": subject, "academic_class": class}),
-        )
-        .await
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+    let fixture = app.exam_fixture(&admin, "N").await;
     const N: usize = 60;
     join_all((0..N).map(|i| {
         app.post(
@@ -171,7 +124,7 @@ async fn concurrent_distinct_confirms_lose_no_write() {
         )
     }))
     .await;
-    let confirm = format!("{exams}{exam}/marks/confirm-students/");
+    let confirm = format!("{}confirm-students/", fixture.marks());
     let replies = join_all((0..N).map(|i| {
         app.post(
             &confirm,
@@ -182,7 +135,7 @@ async fn concurrent_distinct_confirms_lose_no_write() {
     .await;
     assert!(replies.iter().all(|r| r.status == 200));
     let marks = app
-        .get(&format!("{exams}{exam}/marks/?page_size=200"), &admin)
+        .get(&format!("{}?page_size=200", fixture.marks()), &admin)
         .await;
     assert_eq!(marks.body["count"], N);
 }
