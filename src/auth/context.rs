@@ -1,6 +1,7 @@
 //! Request extractors that turn a request into an authenticated, authorised caller.
 //!
-//! `SchoolRequest` and `SystemRequest` read headers only (no I/O) when extracted. Their
+//! `SchoolRequest` (here) and `SystemRequest` (`system_context`) read headers only (no I/O)
+//! when extracted. Their
 //! `run` method then does, in one trip to the blocking pool and on one pooled connection:
 //! tenant selection, authentication, the tenant match, the permission check, and finally
 //! the handler's own database work. Checks happen in the order API.md section 2 fixes.
@@ -32,7 +33,7 @@ pub struct LogIdentity {
     pub user: Option<Uuid>,
 }
 
-enum Credentials {
+pub(super) enum Credentials {
     None,
     Bearer(String),
     /// An `Authorization` header that is not `Bearer <token>`.
@@ -40,7 +41,7 @@ enum Credentials {
     ApiKey(String),
 }
 
-fn credentials(req: &HttpRequest, accept_api_key: bool) -> Credentials {
+pub(super) fn credentials(req: &HttpRequest, accept_api_key: bool) -> Credentials {
     if let Some(value) = req.headers().get(actix_web::http::header::AUTHORIZATION) {
         let value = value.to_str().unwrap_or("");
         return match value.split_once(' ') {
@@ -60,7 +61,7 @@ fn credentials(req: &HttpRequest, accept_api_key: bool) -> Credentials {
     }
 }
 
-fn state_of(req: &HttpRequest) -> ApiResult<web::Data<AppState>> {
+pub(super) fn state_of(req: &HttpRequest) -> ApiResult<web::Data<AppState>> {
     req.app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))
@@ -390,96 +391,4 @@ fn usable_token_user(user: Option<User>, claims: &Claims) -> ApiResult<User> {
         .ok_or(ApiError::TokenNotValid(
             "the user is inactive or the token was revoked",
         ))
-}
-
-/// What a system endpoint requires of its caller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SystemNeed {
-    /// Any platform user (`client` null), admin or not: `me`, `logout`.
-    PlatformUser,
-    /// `is_staff` or `is_superuser` (the spec's IsPlatformAdmin).
-    PlatformAdmin,
-    /// `is_superuser` (the spec's IsSuperAdmin).
-    SuperAdmin,
-}
-
-/// A request to a system endpoint, before authentication. The host middleware has already
-/// refused system paths on school addresses.
-pub struct SystemRequest {
-    state: web::Data<AppState>,
-    http: HttpRequest,
-    credentials: Credentials,
-}
-
-impl FromRequest for SystemRequest {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        std::future::ready(state_of(req).map(|state| Self {
-            state,
-            http: req.clone(),
-            // An API key on a system endpoint counts as no credentials.
-            credentials: credentials(req, false),
-        }))
-    }
-}
-
-impl SystemRequest {
-    pub fn state(&self) -> web::Data<AppState> {
-        self.state.clone()
-    }
-
-    pub fn http(&self) -> &HttpRequest {
-        &self.http
-    }
-
-    pub async fn run<T, F>(self, need: SystemNeed, work: F) -> ApiResult<T>
-    where
-        F: FnOnce(&mut PgConnection, &User) -> ApiResult<T> + Send + 'static,
-        T: Send + 'static,
-    {
-        let claims = match &self.credentials {
-            Credentials::None | Credentials::ApiKey(_) => return Err(ApiError::NotAuthenticated),
-            Credentials::Malformed => {
-                return Err(ApiError::TokenNotValid(
-                    "the Authorization header must be 'Bearer <token>'",
-                ));
-            }
-            Credentials::Bearer(token) => {
-                self.state
-                    .jwt
-                    .decode(token, TokenType::Access, Layer::System)?
-            }
-        };
-        let user_id = claims.sub;
-        let result = self
-            .state
-            .db
-            .run(move |conn| {
-                let user = load_token_user(conn, &claims)?;
-                if user.client_id.is_some() {
-                    return Err(ApiError::TokenNotValid(
-                        "school users cannot use system endpoints",
-                    ));
-                }
-                let allowed = match need {
-                    SystemNeed::PlatformUser => true,
-                    SystemNeed::PlatformAdmin => user.is_platform_admin(),
-                    SystemNeed::SuperAdmin => user.is_superuser,
-                };
-                if !allowed {
-                    return Err(ApiError::PermissionDenied(
-                        "you do not have permission to perform this action".into(),
-                    ));
-                }
-                work(conn, &user)
-            })
-            .await;
-        self.http.extensions_mut().insert(LogIdentity {
-            tenant: None,
-            user: Some(user_id),
-        });
-        result
-    }
 }

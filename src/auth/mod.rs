@@ -8,6 +8,8 @@ pub mod login;
 pub mod password;
 pub mod permissions;
 pub mod roles;
+pub mod system_context;
 pub mod throttle;
 
-pub use context::{Caller, Need, Principal, SchoolRequest, SystemNeed, SystemRequest};
+pub use context::{Caller, Need, Principal, SchoolRequest};
+pub use system_context::{SystemNeed, SystemRequest};

@@ -329,22 +329,25 @@ pub fn check_contact(
     errors.into_result((email_value, phone))
 }
 
+/// A user to create from the command line.
+pub struct CliUser<'a> {
+    pub email: Option<&'a str>,
+    pub phone: Option<&'a str>,
+    pub password: &'a str,
+    pub first_name: String,
+    pub last_name: String,
+    /// The school's schema name; `None` for a platform user.
+    pub tenant: Option<&'a str>,
+    pub roles: Vec<String>,
+    pub superuser: bool,
+    pub teacher: bool,
+}
+
 /// Creates a user for the CLI (same rules as `POST /api/v1/system/users/`).
-#[allow(clippy::too_many_arguments)]
-pub async fn create_user_from_cli(
-    state: &AppState,
-    email_value: Option<&str>,
-    phone_value: Option<&str>,
-    password_value: &str,
-    names: (String, String),
-    tenant_schema: Option<&str>,
-    role_names: Vec<String>,
-    superuser: bool,
-    teacher: bool,
-) -> ApiResult<User> {
-    let (email, phone) = check_contact(email_value, phone_value)?;
-    password::check_policy(password_value).map_err(|m| ApiError::validation("password", m))?;
-    let client = match tenant_schema {
+pub async fn create_user_from_cli(state: &AppState, spec: CliUser<'_>) -> ApiResult<User> {
+    let (email, phone) = check_contact(spec.email, spec.phone)?;
+    password::check_policy(spec.password).map_err(|m| ApiError::validation("password", m))?;
+    let client = match spec.tenant {
         Some(schema) => {
             let directory = state.directory.clone();
             let schema = schema.to_owned();
@@ -361,14 +364,14 @@ pub async fn create_user_from_cli(
         NewUserInput {
             email,
             phone,
-            password: password_value.to_owned(),
-            first_name: names.0,
-            last_name: names.1,
+            password: spec.password.to_owned(),
+            first_name: spec.first_name,
+            last_name: spec.last_name,
             client,
-            roles: role_names,
-            is_staff: superuser,
-            is_superuser: superuser,
-            teacher,
+            roles: spec.roles,
+            is_staff: spec.superuser,
+            is_superuser: spec.superuser,
+            teacher: spec.teacher,
         },
     )
     .await

@@ -1,0 +1,187 @@
+//! Commands that generate data: the demo schools, and many schools for load tests.
+
+use std::io::IsTerminal;
+
+use actix_web::web;
+
+use super::blocking;
+use crate::{
+    api::system::users::{CliUser, create_user_from_cli},
+    db::models::TenantRow,
+    error::ApiError,
+    startup::AppState,
+    tenancy::provision::{self, NewTenant},
+};
+
+pub(super) async fn create_many(
+    state: &AppState,
+    prefix: &str,
+    count: u32,
+    domain_suffix: &str,
+    teacher_password: Option<String>,
+) -> anyhow::Result<()> {
+    // One hash serves every generated teacher: bcrypt embeds its salt, so it verifies.
+    let password_hash = match teacher_password {
+        Some(password) => {
+            crate::auth::password::check_policy(&password)
+                .map_err(|m| anyhow::anyhow!("password: {m}"))?;
+            let cost = state.config.bcrypt_cost;
+            Some(web::block(move || crate::auth::password::hash(&password, cost)).await??)
+        }
+        None => None,
+    };
+    let show_progress = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut created = 0u32;
+    for i in 1..=count {
+        let schema = format!("{prefix}{i}");
+        let new = NewTenant::parse(
+            &schema,
+            &format!("School {schema}"),
+            &[format!("{schema}.{domain_suffix}")],
+        )?;
+        let db = state.db.clone();
+        let hash = password_hash.clone();
+        let made = blocking(move || {
+            let row = match provision::create_tenant(&db, &new) {
+                Ok(row) => row,
+                Err(ApiError::Conflict(_)) => return Ok(false),
+                Err(err) => return Err(err),
+            };
+            if let Some(hash) = hash {
+                add_generated_teacher(&db, &row, hash)?;
+            }
+            Ok(true)
+        })
+        .await?;
+        created += u32::from(made);
+        if show_progress {
+            eprint!("\rprovisioning schools: {i}/{count}");
+        }
+    }
+    if show_progress {
+        eprintln!();
+    }
+    let elapsed = started.elapsed();
+    let per_school = elapsed.as_secs_f64() * 1000.0 / f64::from(created.max(1));
+    println!(
+        "created {created} school(s) in {:.1} s ({per_school:.1} ms per school)",
+        elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `teacher@<schema>.test` with the teacher role and a teacher profile.
+fn add_generated_teacher(
+    db: &crate::db::Db,
+    row: &TenantRow,
+    password_hash: String,
+) -> Result<(), ApiError> {
+    let tenant = std::sync::Arc::new(crate::tenancy::Tenant {
+        id: row.id,
+        schema_name: crate::tenancy::SchemaName::parse(&row.schema_name)
+            .map_err(ApiError::internal)?,
+        name: row.name.clone(),
+        is_active: row.is_active,
+    });
+    db.with_tenant(&tenant, |conn| {
+        conn.transaction(|conn| {
+            let user = crate::db::models::User::insert(
+                conn.pg(),
+                &crate::db::models::NewUser {
+                    id: uuid::Uuid::new_v4(),
+                    email: Some(format!("teacher@{}.test", row.schema_name)),
+                    phone: None,
+                    password_hash,
+                    first_name: "Teacher".into(),
+                    last_name: row.schema_name.clone(),
+                    is_superuser: false,
+                    is_staff: false,
+                    client_id: Some(row.id),
+                },
+            )?;
+            crate::auth::roles::assign_by_name(conn, user.id, "teacher")?;
+            crate::api::school::teachers::create_for_user(conn, user.id, None)?;
+            Ok(())
+        })
+    })
+}
+
+const DEMO_PASSWORD: &str = "demo-password-123";
+const DEMO_SCHOOLS: [(&str, &str); 2] = [
+    ("greenwood", "Greenwood High"),
+    ("riverside", "Riverside Academy"),
+];
+
+pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
+    let directory = state.directory.clone();
+    for (schema, name) in DEMO_SCHOOLS {
+        let dir = directory.clone();
+        if blocking(move || dir.find_schema(schema)).await.is_ok() {
+            println!("school '{schema}' exists; skipped");
+            continue;
+        }
+        let db = state.db.clone();
+        let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
+        blocking(move || provision::create_tenant(&db, &new)).await?;
+        directory.invalidate();
+        for (who, role, teacher) in [("admin", "admin", false), ("teacher", "teacher", true)] {
+            let email = format!("{who}@{schema}.test");
+            create_user_from_cli(
+                state,
+                CliUser {
+                    email: Some(&email),
+                    phone: None,
+                    password: DEMO_PASSWORD,
+                    first_name: capitalize(who),
+                    last_name: capitalize(schema),
+                    tenant: Some(schema),
+                    roles: vec![role.to_owned()],
+                    superuser: false,
+                    teacher,
+                },
+            )
+            .await?;
+        }
+        println!("created demo school '{name}' at {schema}.localhost");
+    }
+    let superuser = create_user_from_cli(
+        state,
+        CliUser {
+            email: Some("root@platform.test"),
+            phone: None,
+            password: DEMO_PASSWORD,
+            first_name: String::new(),
+            last_name: String::new(),
+            tenant: None,
+            roles: Vec::new(),
+            superuser: true,
+            teacher: false,
+        },
+    )
+    .await;
+    match superuser {
+        Ok(_) | Err(ApiError::Conflict(_)) => {}
+        Err(err) => return Err(err.into()),
+    }
+    let port = state.config.bind_addr.port();
+    println!(
+        "\nDemo users (password '{DEMO_PASSWORD}'): admin@greenwood.test, teacher@greenwood.test,"
+    );
+    println!(
+        "admin@riverside.test, teacher@riverside.test; platform superuser root@platform.test."
+    );
+    println!("Log in to a school:");
+    println!(
+        "  curl -s -H 'Host: greenwood.localhost' -H 'Content-Type: application/json' \\\n    -d '{{\"identifier\": \"admin@greenwood.test\", \"password\": \"{DEMO_PASSWORD}\"}}' \\\n    http://127.0.0.1:{port}/api/v1/school/auth/login/"
+    );
+    Ok(())
+}
+
+fn capitalize(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
