@@ -30,6 +30,8 @@ pub struct AppState {
     pub throttle: LoginThrottle,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
     pub dummy_hash: String,
+    /// Requests being handled; graceful shutdown waits for it to reach zero.
+    pub in_flight: std::sync::atomic::AtomicUsize,
     /// Bounds concurrent bcrypt work to the number of cores: logins queue in order instead
     /// of all slowing down together, and hashing cannot take every blocking thread.
     pub hashing: tokio::sync::Semaphore,
@@ -51,6 +53,7 @@ impl AppState {
             ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
             hashing: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             ),
@@ -85,6 +88,7 @@ impl AppState {
 pub struct Application {
     port: u16,
     server: Server,
+    state: web::Data<AppState>,
 }
 
 impl Application {
@@ -96,33 +100,51 @@ impl Application {
         state
             .directory
             .spawn_listener(state.config.database_url.clone());
-        let server = serve(listener, state)?;
-        Ok(Self { port, server })
+        let server = serve(listener, state.clone())?;
+        Ok(Self {
+            port,
+            server,
+            state,
+        })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops gracefully: the listener closes at once and
-    /// in-flight requests get up to 30 s to finish.
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully: stop accepting, let the
+    /// requests in flight finish (counted by the access-log middleware, up to 30 s), then
+    /// stop the server. Our own count, rather than actix-server's per-worker connection
+    /// count, decides when the requests are done.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
         let mut server = std::pin::pin!(self.server);
         let signal = std::pin::pin!(shutdown_signal());
-        match futures_util::future::select(server.as_mut(), signal).await {
-            futures_util::future::Either::Left((result, _)) => result,
-            futures_util::future::Either::Right((signal, _)) => {
-                log::info!(
-                    "{signal} received: finishing in-flight requests, refusing new connections"
-                );
-                // The stop command is carried out by the server future: keep driving it.
-                actix_rt::spawn(async move { handle.stop(true).await });
-                server.await
+        let signal = match futures_util::future::select(server.as_mut(), signal).await {
+            futures_util::future::Either::Left((result, _)) => return result,
+            futures_util::future::Either::Right((signal, _)) => signal,
+        };
+        log::info!("{signal} received: refusing new connections, finishing requests in flight");
+        let state = self.state.clone();
+        // Stop commands are carried out by the server future: keep driving it meanwhile.
+        actix_rt::spawn(async move {
+            handle.pause().await;
+            let deadline = std::time::Instant::now() + SHUTDOWN_GRACE;
+            while state.in_flight.load(std::sync::atomic::Ordering::SeqCst) > 0
+                && std::time::Instant::now() < deadline
+            {
+                actix_rt::time::sleep(std::time::Duration::from_millis(20)).await;
             }
-        }
+            // The last responses are handed to their sockets right after their handlers end.
+            actix_rt::time::sleep(std::time::Duration::from_millis(200)).await;
+            handle.stop(false).await;
+        });
+        server.await
     }
 }
+
+/// How long shutdown waits for requests in flight.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Resolves with the name of the first termination signal received.
 async fn shutdown_signal() -> &'static str {
@@ -187,6 +209,26 @@ fn cors(origins: &[String]) -> Cors {
     cors
 }
 
+/// Counts a request as in flight for as long as it lives (also when it fails or is cancelled).
+struct InFlight(web::Data<AppState>);
+
+impl InFlight {
+    fn enter(state: web::Data<AppState>) -> Self {
+        state
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Self(state)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// The request id of a request: the client's `X-Request-Id` when it is sane, else new.
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
@@ -208,6 +250,9 @@ async fn access_log(
         .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
     req.extensions_mut().insert(RequestId(request_id.clone()));
+    let _in_flight = req
+        .app_data::<web::Data<AppState>>()
+        .map(|state| InFlight::enter(state.clone()));
     let method = req.method().clone();
     let path = req.path().to_owned();
     let mut res = next.call(req).await?;

@@ -3,7 +3,7 @@
 
 mod seed;
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 
 use actix_web::web;
 use clap::{Args, Parser, Subcommand};
@@ -207,9 +207,20 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
         }
         TenantCommand::List => {
             let rows = blocking(move || db.with_conn(|conn| Ok(TenantRow::all(conn)?))).await?;
+            // Written, not printed: a reader that closes the pipe early (`| head`) just
+            // ends the listing.
+            let mut out = std::io::stdout().lock();
             for row in rows {
                 let status = if row.is_active { "active" } else { "inactive" };
-                println!("{}\t{}\t{}\t{}", row.schema_name, row.id, status, row.name);
+                if writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}",
+                    row.schema_name, row.id, status, row.name
+                )
+                .is_err()
+                {
+                    break;
+                }
             }
         }
         TenantCommand::Delete {
