@@ -118,8 +118,35 @@ impl FieldType for Value {
     }
 }
 
-/// A check on a parsed value, returning the message when it fails.
-pub type Check<'c, T> = &'c dyn Fn(&T) -> Result<(), String>;
+/// What a request field accepts, as far as a client needs to know: read by the OpenAPI
+/// document, so the documented constraints are the enforced ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Constraints {
+    pub min_length: Option<usize>,
+    pub max_length: Option<usize>,
+    pub minimum: Option<i64>,
+    pub maximum: Option<i64>,
+    pub format: Option<&'static str>,
+    pub one_of: Option<&'static [&'static str]>,
+}
+
+/// A check on a parsed value; it can also describe itself.
+pub trait Rule<T> {
+    /// The message when `value` breaks the rule.
+    fn check(&self, value: &T) -> Result<(), String>;
+
+    /// Adds the rule's constraints to a field's description (none by default).
+    fn describe(&self, _constraints: &mut Constraints) {}
+}
+
+/// Any closure is a rule that describes nothing beyond its field's type.
+impl<T, F: Fn(&T) -> Result<(), String>> Rule<T> for F {
+    fn check(&self, value: &T) -> Result<(), String> {
+        self(value)
+    }
+}
+
+pub type Check<'c, T> = &'c dyn Rule<T>;
 
 /// No extra check.
 pub fn any<T>(_: &T) -> Result<(), String> {
@@ -127,43 +154,109 @@ pub fn any<T>(_: &T) -> Result<(), String> {
 }
 
 /// Length in characters (Unicode scalar values), not bytes.
-pub fn len(min: usize, max: usize) -> impl Fn(&String) -> Result<(), String> {
-    move |s: &String| {
+pub struct Len {
+    min: usize,
+    max: usize,
+}
+
+pub fn len(min: usize, max: usize) -> Len {
+    Len { min, max }
+}
+
+impl Rule<String> for Len {
+    fn check(&self, s: &String) -> Result<(), String> {
         let n = s.chars().count();
-        if n < min {
-            Err(if min == 1 {
+        if n < self.min {
+            Err(if self.min == 1 {
                 "this field may not be blank".into()
             } else {
-                format!("ensure this field has at least {min} characters")
+                format!("ensure this field has at least {} characters", self.min)
             })
-        } else if n > max {
-            Err(format!("ensure this field has at most {max} characters"))
-        } else {
-            Ok(())
-        }
-    }
-}
-
-pub fn range(min: i32, max: i32) -> impl Fn(&i32) -> Result<(), String> {
-    move |v: &i32| {
-        if *v < min {
+        } else if n > self.max {
             Err(format!(
-                "ensure this value is greater than or equal to {min}"
+                "ensure this field has at most {} characters",
+                self.max
             ))
-        } else if *v > max {
-            Err(format!("ensure this value is less than or equal to {max}"))
         } else {
             Ok(())
         }
     }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.min_length = Some(self.min);
+        c.max_length = Some(self.max);
+    }
 }
 
-pub fn email(s: &String) -> Result<(), String> {
-    use validator::ValidateEmail;
-    if s.validate_email() {
-        Ok(())
-    } else {
-        Err("enter a valid email address".into())
+pub struct Range {
+    min: i32,
+    max: i32,
+}
+
+pub fn range(min: i32, max: i32) -> Range {
+    Range { min, max }
+}
+
+impl Rule<i32> for Range {
+    fn check(&self, v: &i32) -> Result<(), String> {
+        if *v < self.min {
+            Err(format!(
+                "ensure this value is greater than or equal to {}",
+                self.min
+            ))
+        } else if *v > self.max {
+            Err(format!(
+                "ensure this value is less than or equal to {}",
+                self.max
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.minimum = Some(self.min.into());
+        c.maximum = Some(self.max.into());
+    }
+}
+
+/// An e-mail address of 1-254 characters.
+pub struct Email;
+
+impl Rule<String> for Email {
+    fn check(&self, s: &String) -> Result<(), String> {
+        use validator::ValidateEmail;
+        len(1, 254).check(s)?;
+        if s.validate_email() {
+            Ok(())
+        } else {
+            Err("enter a valid email address".into())
+        }
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        len(1, 254).describe(c);
+        c.format = Some("email");
+    }
+}
+
+/// One of a fixed set of strings.
+pub struct OneOf(pub &'static [&'static str]);
+
+impl Rule<String> for OneOf {
+    fn check(&self, value: &String) -> Result<(), String> {
+        if self.0.contains(&value.as_str()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "\"{value}\" is not a valid choice; use one of: {}",
+                self.0.join(", ")
+            ))
+        }
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.one_of = Some(self.0);
     }
 }
 
@@ -199,7 +292,7 @@ impl<'b> Fields<'b> {
     }
 
     fn parse<T: FieldType>(&mut self, key: &str, value: &Value, check: Check<'_, T>) -> Option<T> {
-        match T::from_json(value).and_then(|v| check(&v).map(|()| v)) {
+        match T::from_json(value).and_then(|v| check.check(&v).map(|()| v)) {
             Ok(v) => Some(v),
             Err(message) => {
                 self.errors.add(key, message);

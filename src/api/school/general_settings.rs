@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::{
     api::{
-        fields::{Fields, email, len},
+        fields::{Email, Fields, len},
         school::crud::{SchoolResource, table_queries, top_level_methods},
     },
     auth::{Caller, permissions::Resource},
@@ -60,9 +60,7 @@ impl SchoolResource for General {
             school_name: f.required("school_name", &len(1, 255)),
             address: f.required("address", &len(0, 1000)),
             phone: f.required("phone", &len(0, 50)),
-            email: f.required("email", &|e: &String| {
-                len(1, 254)(e).and_then(|()| email(e))
-            }),
+            email: f.required("email", &Email),
             logo: f.optional("logo", String::new(), &len(0, 2048)),
         }
     }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::{
     api::{
-        fields::{Fields, any},
+        fields::{Fields, OneOf, any},
         school::{
             crud::{SchoolResource, check_ref, table_queries, top_level_methods},
             exam_sessions, sessions,
@@ -48,19 +48,6 @@ pub struct SessionSetupInput {
 
 table_queries!(t, SessionSetup, search: [], changes: SessionSetupInput);
 
-fn one_of(allowed: &'static [&'static str]) -> impl Fn(&String) -> Result<(), String> {
-    move |value: &String| {
-        if allowed.contains(&value.as_str()) {
-            Ok(())
-        } else {
-            Err(format!(
-                "\"{value}\" is not a valid choice; use one of: {}",
-                allowed.join(", ")
-            ))
-        }
-    }
-}
-
 pub struct SessionSetups;
 
 impl SchoolResource for SessionSetups {
@@ -76,14 +63,14 @@ impl SchoolResource for SessionSetups {
         SessionSetupInput {
             session_type: f.required(
                 "session_type",
-                &one_of(&["exam_session", "academic_session"]),
+                &OneOf(&["exam_session", "academic_session"]),
             ),
             academic_session_id: f.nullable("academic_session", None, &any),
             exam_session_id: f.nullable("exam_session", None, &any),
             status: f.optional(
                 "status",
                 "not_started".to_owned(),
-                &one_of(&["not_started", "pending", "completed"]),
+                &OneOf(&["not_started", "pending", "completed"]),
             ),
             current_step: f.optional("current_step", 0, &any),
         }

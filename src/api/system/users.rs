@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         body::{JsonObject, read_object},
-        fields::{Fields, Mode, any, email, len},
+        fields::{Email, Fields, Mode, Rule, any, len},
         pagination::{ListQuery, page},
         path_id,
         routes::Endpoint,
@@ -104,9 +104,7 @@ struct NewUserInput {
 impl NewUserInput {
     fn parse(body: &JsonObject) -> ApiResult<Self> {
         let mut f = Fields::new(body, Mode::Create);
-        let email = f.nullable("email", None, &|e: &String| {
-            len(1, 254)(e).and_then(|()| email(e))
-        });
+        let email = f.nullable("email", None, &Email);
         let phone = f.nullable::<String>("phone", None, &|p: &String| {
             normalize_phone(p)
                 .map(|_| ())
@@ -309,7 +307,7 @@ pub fn check_contact(
         .filter(|e| !e.is_empty())
         .map(str::to_owned);
     if let Some(e) = &email_value {
-        if let Err(message) = len(1, 254)(e).and_then(|()| email(e)) {
+        if let Err(message) = Email.check(e) {
             errors.add("email", message);
         }
     }
