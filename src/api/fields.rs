@@ -20,12 +20,28 @@ pub enum Mode {
     Patch,
 }
 
+/// The JSON shape of a field, for the API description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    String,
+    Integer,
+    Boolean,
+    Uuid,
+    DateTime,
+    UuidList,
+    StringList,
+    Any,
+}
+
 /// A JSON value of the right type for a field.
 pub trait FieldType: Sized {
+    const KIND: Kind;
     fn from_json(value: &Value) -> Result<Self, String>;
 }
 
 impl FieldType for String {
+    const KIND: Kind = Kind::String;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         match value {
             Value::String(s) if s.contains('\0') => Err("null characters are not allowed".into()),
@@ -36,6 +52,8 @@ impl FieldType for String {
 }
 
 impl FieldType for i32 {
+    const KIND: Kind = Kind::Integer;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         let Value::Number(n) = value else {
             return Err("a valid integer is required".into());
@@ -60,6 +78,8 @@ impl FieldType for i32 {
 }
 
 impl FieldType for bool {
+    const KIND: Kind = Kind::Boolean;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         value
             .as_bool()
@@ -68,6 +88,8 @@ impl FieldType for bool {
 }
 
 impl FieldType for Uuid {
+    const KIND: Kind = Kind::Uuid;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         value
             .as_str()
@@ -77,6 +99,8 @@ impl FieldType for Uuid {
 }
 
 impl FieldType for Vec<Uuid> {
+    const KIND: Kind = Kind::UuidList;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         let Value::Array(items) = value else {
             return Err("expected a list of UUIDs".into());
@@ -86,6 +110,8 @@ impl FieldType for Vec<Uuid> {
 }
 
 impl FieldType for Vec<String> {
+    const KIND: Kind = Kind::StringList;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         let Value::Array(items) = value else {
             return Err("expected a list of strings".into());
@@ -95,6 +121,8 @@ impl FieldType for Vec<String> {
 }
 
 impl FieldType for DateTime<Utc> {
+    const KIND: Kind = Kind::DateTime;
+
     /// An RFC 3339 date-time with an offset, or a plain date taken as midnight UTC.
     fn from_json(value: &Value) -> Result<Self, String> {
         let Value::String(s) = value else {
@@ -113,6 +141,8 @@ impl FieldType for DateTime<Utc> {
 }
 
 impl FieldType for Value {
+    const KIND: Kind = Kind::Any;
+
     fn from_json(value: &Value) -> Result<Self, String> {
         Ok(value.clone())
     }
@@ -260,10 +290,36 @@ impl Rule<String> for OneOf {
     }
 }
 
+/// One field a parser reads, as recorded by [`describe`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldDoc {
+    pub name: String,
+    pub kind: Kind,
+    /// Must be given on create and replace.
+    pub required: bool,
+    pub nullable: bool,
+    pub constraints: Constraints,
+}
+
+/// The fields `parse` reads, in order: the parser itself is the description.
+pub fn describe(parse: impl FnOnce(&mut Fields<'_>)) -> Vec<FieldDoc> {
+    let empty = JsonObject::new();
+    let mut fields = Fields {
+        body: &empty,
+        mode: Mode::Create,
+        errors: FieldErrors::new(),
+        docs: Some(Vec::new()),
+    };
+    parse(&mut fields);
+    fields.docs.unwrap_or_default()
+}
+
 pub struct Fields<'b> {
     body: &'b JsonObject,
     mode: Mode,
     errors: FieldErrors,
+    /// Set when recording a description instead of parsing.
+    docs: Option<Vec<FieldDoc>>,
 }
 
 impl<'b> Fields<'b> {
@@ -272,6 +328,7 @@ impl<'b> Fields<'b> {
             body,
             mode,
             errors: FieldErrors::new(),
+            docs: None,
         }
     }
 
@@ -291,6 +348,29 @@ impl<'b> Fields<'b> {
         self.errors.has(key)
     }
 
+    /// In recording mode, notes the field and answers true (the accessor then returns None).
+    fn recorded<T: FieldType>(
+        &mut self,
+        key: &str,
+        required: bool,
+        nullable: bool,
+        check: Check<'_, T>,
+    ) -> bool {
+        let Some(docs) = self.docs.as_mut() else {
+            return false;
+        };
+        let mut constraints = Constraints::default();
+        check.describe(&mut constraints);
+        docs.push(FieldDoc {
+            name: key.to_owned(),
+            kind: T::KIND,
+            required,
+            nullable,
+            constraints,
+        });
+        true
+    }
+
     fn parse<T: FieldType>(&mut self, key: &str, value: &Value, check: Check<'_, T>) -> Option<T> {
         match T::from_json(value).and_then(|v| check.check(&v).map(|()| v)) {
             Ok(v) => Some(v),
@@ -304,6 +384,9 @@ impl<'b> Fields<'b> {
     /// A field that must be given on create/replace and is never null. `None`: absent on
     /// patch, or invalid (the error is recorded).
     pub fn required<T: FieldType>(&mut self, key: &str, check: Check<'_, T>) -> Option<T> {
+        if self.recorded(key, true, false, check) {
+            return None;
+        }
         match self.body.get(key) {
             None if self.is_patch() => None,
             None => {
@@ -325,6 +408,9 @@ impl<'b> Fields<'b> {
         default: T,
         check: Check<'_, T>,
     ) -> Option<T> {
+        if self.recorded(key, false, false, check) {
+            return None;
+        }
         match self.body.get(key) {
             None if self.is_patch() => None,
             None => Some(default),
@@ -338,6 +424,9 @@ impl<'b> Fields<'b> {
 
     /// A field that changes only when given, in every mode (never null).
     pub fn when_given<T: FieldType>(&mut self, key: &str, check: Check<'_, T>) -> Option<T> {
+        if self.recorded(key, false, false, check) {
+            return None;
+        }
         match self.body.get(key) {
             None => None,
             Some(Value::Null) => {
@@ -355,6 +444,9 @@ impl<'b> Fields<'b> {
         default: Option<T>,
         check: Check<'_, T>,
     ) -> Option<Option<T>> {
+        if self.recorded(key, false, true, check) {
+            return None;
+        }
         match self.body.get(key) {
             None if self.is_patch() => None,
             None => Some(default),
@@ -429,6 +521,29 @@ mod tests {
         assert_eq!(create.optional("y", true, &any), Some(true));
         assert_eq!(create.required::<String>("n", &any), None);
         assert!(create.finish(()).is_err());
+    }
+
+    #[test]
+    fn parsers_describe_the_fields_they_read() {
+        let docs = describe(|f| {
+            f.required("name", &len(1, 255));
+            f.nullable::<i32>("level", None, &range(0, 100));
+            f.optional("email", String::new(), &Email);
+        });
+        assert_eq!(docs.len(), 3);
+        assert_eq!(
+            (
+                docs[0].kind,
+                docs[0].required,
+                docs[0].constraints.max_length
+            ),
+            (Kind::String, true, Some(255))
+        );
+        assert_eq!(
+            (docs[1].nullable, docs[1].constraints.maximum),
+            (true, Some(100))
+        );
+        assert_eq!(docs[2].constraints.format, Some("email"));
     }
 
     #[test]
