@@ -302,7 +302,7 @@ pub struct FieldDoc {
 }
 
 /// The fields `parse` reads, in order: the parser itself is the description.
-pub fn describe(parse: impl FnOnce(&mut Fields<'_>)) -> Vec<FieldDoc> {
+pub fn describe<T>(parse: impl FnOnce(&mut Fields<'_>) -> T) -> Vec<FieldDoc> {
     let empty = JsonObject::new();
     let mut fields = Fields {
         body: &empty,

@@ -3,6 +3,7 @@
 pub mod body;
 pub mod fields;
 pub mod health;
+pub mod openapi;
 pub mod pagination;
 pub mod routes;
 pub mod school;
@@ -15,6 +16,7 @@ use crate::error::ApiError;
 
 pub fn configure(cfg: &mut ServiceConfig) {
     health::configure(cfg);
+    openapi::serve::configure(cfg);
     system::configure(cfg);
     school::configure(cfg);
 }

@@ -7,9 +7,30 @@ use actix_web::{
     web::{self, ServiceConfig},
 };
 
+use std::{
+    collections::BTreeSet,
+    sync::{Mutex, OnceLock},
+};
+
 use crate::error::ApiError;
 
+/// Every (path, method) registered through `Endpoint`, so the OpenAPI document can be
+/// checked against the routes that really exist.
+fn registry() -> &'static Mutex<BTreeSet<(String, String)>> {
+    static ROUTES: OnceLock<Mutex<BTreeSet<(String, String)>>> = OnceLock::new();
+    ROUTES.get_or_init(|| Mutex::new(BTreeSet::new()))
+}
+
+/// The routes registered so far (after the app has been configured at least once).
+pub fn registered_routes() -> BTreeSet<(String, String)> {
+    registry()
+        .lock()
+        .map(|routes| routes.clone())
+        .unwrap_or_default()
+}
+
 pub struct Endpoint {
+    path: String,
     resource: Resource,
     allow: Vec<Method>,
 }
@@ -17,6 +38,7 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn new(path: &str) -> Self {
         Self {
+            path: path.to_owned(),
             resource: web::resource(path),
             allow: Vec::new(),
         }
@@ -79,6 +101,13 @@ impl Endpoint {
     }
 
     pub fn register(self, cfg: &mut ServiceConfig) {
+        if let Ok(mut routes) = registry().lock() {
+            routes.extend(
+                self.allow
+                    .iter()
+                    .map(|m| (self.path.clone(), m.to_string())),
+            );
+        }
         let allow = self.allow;
         cfg.service(
             self.resource

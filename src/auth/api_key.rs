@@ -37,7 +37,7 @@ pub fn hash(secret: &str, key: &str) -> String {
         .collect()
 }
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
 pub struct ApiKeyRecord {
     pub id: Uuid,

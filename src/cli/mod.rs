@@ -45,6 +45,8 @@ pub enum Command {
     User(UserCommand),
     /// Create two demo schools with users, and print how to log in.
     Demo,
+    /// Print the OpenAPI document (JSON) to stdout.
+    Openapi,
 }
 
 #[derive(Subcommand, Debug)]
@@ -122,6 +124,10 @@ pub enum UserCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => serve().await,
+        Command::Openapi => {
+            println!("{}", crate::api::openapi::serve::document_json());
+            Ok(())
+        }
         command => {
             let state = web::Data::new(AppState::new(Config::from_env(true)?));
             match command {
@@ -129,7 +135,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Tenant(command) => tenant(&state, command).await,
                 Command::User(command) => user(&state, command).await,
                 Command::Demo => seed::demo(&state).await,
-                Command::Serve => unreachable!("handled above"),
+                Command::Serve | Command::Openapi => unreachable!("handled above"),
             }
         }
     }

@@ -18,7 +18,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = academic_settings, check_for_backend(diesel::pg::Pg))]
 pub struct AcademicSettings {
     pub id: Uuid,

@@ -38,7 +38,7 @@ pub struct DepartmentRow {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct Department {
     pub id: Uuid,
     pub name: String,

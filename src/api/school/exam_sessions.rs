@@ -20,7 +20,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
 pub struct ExamSession {
     pub id: Uuid,

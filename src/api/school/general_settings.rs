@@ -17,7 +17,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = general_settings, check_for_backend(diesel::pg::Pg))]
 pub struct GeneralSettings {
     pub id: Uuid,

@@ -27,7 +27,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
 pub struct Mark {
     pub id: Uuid,
@@ -56,7 +56,8 @@ pub struct MarkInput {
 
 table_queries!(t, Mark, search: [studentadmissionnumber], soft_delete: is_deleted, changes: MarkInput);
 
-fn parse_fields(f: &mut Fields<'_>) -> MarkInput {
+/// The mark fields, as create, update and confirm-students read them.
+pub fn parse_fields(f: &mut Fields<'_>) -> MarkInput {
     MarkInput {
         studentadmissionnumber: f.required("studentadmissionnumber", &len(1, 255)),
         mark: f.nullable("mark", None, &any),

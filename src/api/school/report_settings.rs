@@ -18,7 +18,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = report_settings, check_for_backend(diesel::pg::Pg))]
 pub struct ReportSettings {
     pub show_position: bool,
@@ -53,6 +53,17 @@ fn report_row(conn: &mut TenantConn) -> ApiResult<ReportSettings> {
     Ok(select().first(conn.pg())?)
 }
 
+/// The report settings fields (every one optional, with its default on PUT).
+pub fn parse_input(f: &mut Fields<'_>) -> ReportInput {
+    ReportInput {
+        show_position: f.optional("show_position", true, &any),
+        show_class_average: f.optional("show_class_average", true, &any),
+        show_teacher_comments: f.optional("show_teacher_comments", true, &any),
+        principal_signature: f.optional("principal_signature", String::new(), &len(0, 2048)),
+        footer_text: f.optional("footer_text", String::new(), &len(0, 2048)),
+    }
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     Endpoint::new("/api/v1/school/report-settings/")
         .get(report_get)
@@ -83,17 +94,7 @@ async fn report_write(
         .run(REPORT, move |conn, caller| {
             let body = body?;
             let mut f = Fields::new(&body, mode);
-            let input = ReportInput {
-                show_position: f.optional("show_position", true, &any),
-                show_class_average: f.optional("show_class_average", true, &any),
-                show_teacher_comments: f.optional("show_teacher_comments", true, &any),
-                principal_signature: f.optional(
-                    "principal_signature",
-                    String::new(),
-                    &len(0, 2048),
-                ),
-                footer_text: f.optional("footer_text", String::new(), &len(0, 2048)),
-            };
+            let input = parse_input(&mut f);
             let input = f.finish(input)?;
             conn.transaction(|conn| {
                 report_row(conn)?;

@@ -31,7 +31,7 @@ pub struct RoleRow {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct Role {
     pub id: Uuid,
     pub name: String,
@@ -158,7 +158,7 @@ impl SchoolResource for Roles {
     }
 }
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = user_role_assignments, check_for_backend(diesel::pg::Pg))]
 pub struct Assignment {
     pub id: Uuid,

@@ -8,9 +8,12 @@ use serde::Serialize;
 use serde_json::json;
 use uuid::Uuid;
 
+use utoipa::openapi::{RefOr, schema::Schema};
+
 use crate::{
     api::{
         fields::{Fields, any, len},
+        openapi::ApiDoc,
         pagination::ListQuery,
         school::crud::{SchoolResource, table_queries},
     },
@@ -20,7 +23,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
 pub struct AcademicSession {
     pub id: Uuid,
@@ -104,6 +107,34 @@ impl SchoolResource for Sessions {
             }
         }
         Ok(())
+    }
+
+    fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
+        use crate::api::openapi::build::{boolean, object, string, uuid};
+        let date = || {
+            utoipa::openapi::schema::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                    utoipa::openapi::schema::KnownFormat::Date,
+                )))
+                .into()
+        };
+        let envelope = object(vec![
+            ("created", boolean()),
+            (
+                "data",
+                object(vec![
+                    ("id", uuid()),
+                    ("name", string()),
+                    ("start_date", date()),
+                    ("end_date", date()),
+                    ("is_active", string()),
+                    ("created_at", string()),
+                    ("updated_at", string()),
+                ]),
+            ),
+        ]);
+        doc.named("AcademicSessionCreated", envelope)
     }
 
     /// `{"created": true, "data": {...}}` with plain dates and `is_active` as a string.

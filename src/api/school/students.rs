@@ -19,7 +19,7 @@ use crate::{
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
 pub struct Student {
     pub id: Uuid,

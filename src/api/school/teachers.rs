@@ -25,7 +25,7 @@ pub struct TeacherProfile {
 }
 
 /// The teacher profile as answered by the API; `name` is the user's display name.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct TeacherView {
     pub id: Uuid,
     pub user: Uuid,

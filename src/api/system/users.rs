@@ -34,7 +34,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .register(cfg);
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct UserRecord {
     #[serde(flatten)]
     user: UserView,

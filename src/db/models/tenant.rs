@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::db::schema_public::{domains, tenants};
 
-#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = tenants, check_for_backend(diesel::pg::Pg))]
 pub struct TenantRow {
     pub id: Uuid,
@@ -18,7 +18,7 @@ pub struct TenantRow {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone)]
+#[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = domains, check_for_backend(diesel::pg::Pg))]
 pub struct DomainRow {
     pub id: Uuid,

@@ -157,7 +157,7 @@ impl User {
 }
 
 /// The `user` object of login and `me` answers.
-#[derive(Serialize, Debug, Clone)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct UserView {
     pub id: Uuid,
     pub email: Option<String>,

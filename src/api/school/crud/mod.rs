@@ -14,14 +14,17 @@ mod macros;
 pub use macros::check_ref;
 pub(crate) use macros::{nested_methods, table_queries, top_level_methods};
 
+use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
+use utoipa::openapi::{RefOr, schema::Schema};
 use uuid::Uuid;
 
 use crate::{
     api::{
         body::{JsonObject, read_object},
-        fields::{Fields, Mode},
+        fields::{Fields, Mode, describe as describe_fields},
+        openapi::{ApiDoc, Auth, Op, build},
         pagination::{ListQuery, flag, page_response, query_map},
         path_id,
         routes::Endpoint,
@@ -39,7 +42,7 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// What the parent ids of the path resolve to (`()` for top-level resources).
     type Scope: Send + 'static;
     /// The record as answered.
-    type Record: Serialize + Send + 'static;
+    type Record: Serialize + utoipa::ToSchema + Send + 'static;
     /// A parsed request body: on create and replace every field is set (required ones
     /// given, optional ones defaulted); on patch only the given ones.
     type Input: Send + 'static;
@@ -65,6 +68,11 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// The body of a 201 answer; the record itself unless the resource says otherwise.
     fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
         serde_json::to_value(record).map_err(ApiError::internal)
+    }
+
+    /// The schema of the 201 body (see `created_body`).
+    fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
+        doc.schema::<Self::Record>()
     }
 
     fn list(
@@ -266,6 +274,102 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
         })
         .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Describes the collection and item endpoints of `R` for the OpenAPI document: request
+/// bodies from `R::parse` itself, responses from `R::Record`.
+pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
+    let name = R::PATH
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("records")
+        .to_owned();
+    let tag: &'static str = Box::leak(name.clone().into_boxed_str());
+    let fields = describe_fields(R::parse);
+    let record = doc.schema::<R::Record>();
+    let created = R::created_schema(doc);
+    let page = build::object(vec![
+        ("count", build::integer()),
+        ("next", build::nullable(build::string())),
+        ("previous", build::nullable(build::string())),
+        ("results", build::array(record.clone())),
+    ]);
+    let page = doc.named(
+        &format!("{}Page", <R::Record as utoipa::ToSchema>::name()),
+        page,
+    );
+    let item = format!("{}{{id}}/", R::PATH);
+    let op = |summary: String| Op::new(tag, summary, Auth::BearerOrKey);
+    let include_deleted = || {
+        (
+            "include_deleted",
+            build::boolean(),
+            "also soft-deleted records",
+        )
+    };
+    let list = op(format!("List {name}"))
+        .query("page", build::integer(), "page number, from 1")
+        .query(
+            "page_size",
+            build::integer(),
+            "records per page (default 50, max 200)",
+        )
+        .query(
+            "search",
+            build::string(),
+            "case-insensitive substring of the name-like fields",
+        )
+        .query(
+            include_deleted().0,
+            include_deleted().1,
+            include_deleted().2,
+        )
+        .ok(200, Some(page));
+    doc.add(Method::GET, R::PATH, list);
+    doc.add(
+        Method::POST,
+        R::PATH,
+        op(format!("Create one of {name}"))
+            .body(build::request_schema(&fields, true))
+            .ok(201, Some(created))
+            .errors(&[409]),
+    );
+    let with_flag = |o: Op| {
+        o.query(
+            include_deleted().0,
+            include_deleted().1,
+            include_deleted().2,
+        )
+    };
+    doc.add(
+        Method::GET,
+        &item,
+        with_flag(op(format!("Retrieve one of {name}"))).ok(200, Some(record.clone())),
+    );
+    doc.add(
+        Method::PUT,
+        &item,
+        with_flag(op(format!("Replace one of {name}")))
+            .body(build::request_schema(&fields, true))
+            .ok(200, Some(record.clone()))
+            .errors(&[409]),
+    );
+    doc.add(
+        Method::PATCH,
+        &item,
+        with_flag(op(format!("Update one of {name}")))
+            .body(build::request_schema(&fields, false))
+            .ok(200, Some(record))
+            .errors(&[409]),
+    );
+    doc.add(
+        Method::DELETE,
+        &item,
+        with_flag(op(format!("Delete one of {name}")))
+            .ok(204, None)
+            .errors(&[409]),
+    );
 }
 
 /// Registers the collection and item endpoints of `R`.
