@@ -4,6 +4,7 @@
 
 pub mod build;
 mod describe;
+pub mod docs_page;
 pub mod serve;
 
 pub use build::{ApiDoc, Auth, Op};
@@ -36,8 +37,13 @@ mod tests {
             .into_iter()
             .map(|(path, method)| (path, method.to_string()))
             .collect();
-        // The document describes everything but itself (and the docs page).
+        // The document describes everything but itself and the docs page.
         documented.insert(("/api/v1/schema/".into(), "GET".into()));
+        documented.extend(
+            super::docs_page::PATHS
+                .iter()
+                .map(|p| (p.to_string(), "GET".to_string())),
+        );
         let registered_only: Vec<_> = registered.difference(&documented).collect();
         let documented_only: Vec<_> = documented.difference(&registered).collect();
         assert!(

@@ -8,6 +8,7 @@ use crate::api::routes::Endpoint;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     Endpoint::new("/api/v1/schema/").get(schema).register(cfg);
+    super::docs_page::configure(cfg);
 }
 
 /// The document as JSON, built once.
