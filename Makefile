@@ -5,12 +5,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test bench build lint fmt schema
+.PHONY: help run test bench fuzz build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
 	@echo "make test   the whole test suite against a real PostgreSQL"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
+	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
 
 build:
@@ -24,6 +25,9 @@ test:
 
 bench:
 	@scripts/bench.sh
+
+fuzz:
+	@scripts/fuzz.sh
 
 lint:
 	cargo fmt --all -- --check

@@ -32,11 +32,13 @@ const INIT_JS: &str = r##"window.ui = SwaggerUIBundle({
 "##;
 
 /// The docs routes; they are not API operations, so the document does not list them.
+/// Registered as the path normaliser leaves them (with a trailing slash); the page asks
+/// for them without one.
 pub const PATHS: [&str; 4] = [
     "/api/v1/docs/",
-    "/api/v1/docs/swagger-ui-bundle.js",
-    "/api/v1/docs/swagger-ui.css",
-    "/api/v1/docs/init.js",
+    "/api/v1/docs/swagger-ui-bundle.js/",
+    "/api/v1/docs/swagger-ui.css/",
+    "/api/v1/docs/init.js/",
 ];
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
