@@ -8,6 +8,7 @@ mod exams;
 mod hostile;
 
 mod auth;
+mod contract;
 mod isolation;
 mod proxy;
 mod resilience;

@@ -1,0 +1,657 @@
+//! A sample response of every endpoint validates against the served OpenAPI document:
+//! its status is documented, its content type matches, its body fits the schema.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{As, Reply, TestApp, spawn_app};
+
+struct Contract {
+    doc: Value,
+}
+
+impl Contract {
+    async fn fetch(app: &TestApp) -> Self {
+        let reply = app
+            .get("/api/v1/schema/", &As::host("anything.example"))
+            .await;
+        reply.assert(200, None);
+        Self { doc: reply.body }
+    }
+
+    /// Checks `reply` against the document's `method` `template` operation.
+    #[track_caller]
+    fn check(&self, method: &Method, template: &str, reply: &Reply) {
+        let op = &self.doc["paths"][template][method.as_str().to_lowercase()];
+        assert!(op.is_object(), "{method} {template} is not documented");
+        let status = reply.status.as_u16().to_string();
+        let response = &op["responses"][&status];
+        assert!(
+            response.is_object(),
+            "{method} {template}: status {status} is not documented ({})",
+            reply.body
+        );
+        let content = &response["content"];
+        if content.is_null() {
+            assert!(
+                reply.body.is_null(),
+                "{method} {template}: {status} documents no body"
+            );
+            return;
+        }
+        let (content_type, media) = content
+            .as_object()
+            .and_then(|c| c.iter().next())
+            .expect("one media type");
+        let actual = reply
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        assert!(
+            actual.starts_with(content_type.as_str()),
+            "{method} {template}: content type {actual}, documented {content_type}"
+        );
+        let schema = json!({"components": self.doc["components"], "allOf": [media["schema"]]});
+        let validator = jsonschema::validator_for(&schema).expect("valid schema");
+        let errors: Vec<String> = validator
+            .iter_errors(&reply.body)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{method} {template} {status}: {errors:?}\nbody: {}",
+            reply.body
+        );
+    }
+}
+
+/// Calls `url` and checks the answer against `template`; answers the reply.
+async fn call(
+    app: &TestApp,
+    contract: &Contract,
+    who: &As,
+    method: Method,
+    url: &str,
+    template: &str,
+    body: Option<Value>,
+) -> Reply {
+    let reply = app.request(method.clone(), url, who, body).await;
+    contract.check(&method, template, &reply);
+    reply
+}
+
+#[tokio::test]
+async fn system_endpoints_answer_as_documented() {
+    let app = spawn_app().await;
+    let c = Contract::fetch(&app).await;
+    let main = As::main();
+    for path in ["/healthz/", "/readyz/"] {
+        call(&app, &c, &main, Method::GET, path, path, None).await;
+    }
+    let login = call(
+        &app,
+        &c,
+        &main,
+        Method::POST,
+        "/api/v1/system/auth/login/",
+        "/api/v1/system/auth/login/",
+        Some(json!({"identifier": "root@platform.test", "password": "password-123"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &main,
+        Method::POST,
+        "/api/v1/system/auth/login/",
+        "/api/v1/system/auth/login/",
+        Some(json!({"identifier": "root@platform.test", "password": "wrong-password"})),
+    )
+    .await;
+    let root = As::main().token(login.body["access"].as_str().expect("access"));
+    call(
+        &app,
+        &c,
+        &main,
+        Method::POST,
+        "/api/v1/system/auth/refresh/",
+        "/api/v1/system/auth/refresh/",
+        Some(json!({"refresh": login.body["refresh"]})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        "/api/v1/system/auth/me/",
+        "/api/v1/system/auth/me/",
+        None,
+    )
+    .await;
+
+    let t = "/api/v1/system/tenants/";
+    call(&app, &c, &root, Method::GET, t, t, None).await;
+    let tenant = call(&app, &c, &root, Method::POST, t, t, Some(json!({"schema_name": "contract", "name": "Contract", "domains": ["contract.localhost"]}))).await;
+    let id = tenant.body["id"].as_str().expect("id").to_owned();
+    let item = "/api/v1/system/tenants/{id}/";
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        &format!("{t}{id}/"),
+        item,
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::PATCH,
+        &format!("{t}{id}/"),
+        item,
+        Some(json!({"name": "Renamed"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        &format!("{t}{id}/domains/"),
+        "/api/v1/system/tenants/{id}/domains/",
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::POST,
+        &format!("{t}{id}/domains/"),
+        "/api/v1/system/tenants/{id}/domains/",
+        Some(json!({"domain": "c2.localhost"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        &format!("{t}not-a-uuid/"),
+        item,
+        None,
+    )
+    .await;
+
+    let u = "/api/v1/system/users/";
+    call(&app, &c, &root, Method::GET, u, u, None).await;
+    let user = call(&app, &c, &root, Method::POST, u, u, Some(json!({"email": "c@contract.test", "password": "password-123", "client": id, "roles": ["admin"]}))).await;
+    let uid = user.body["id"].as_str().expect("id").to_owned();
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        &format!("{u}{uid}/"),
+        "/api/v1/system/users/{id}/",
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::PATCH,
+        &format!("{u}{uid}/"),
+        "/api/v1/system/users/{id}/",
+        Some(json!({"first_name": "C"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::POST,
+        u,
+        u,
+        Some(json!({"password": "x"})),
+    )
+    .await;
+
+    let k = "/api/v1/system/api-keys/";
+    let key = call(
+        &app,
+        &c,
+        &root,
+        Method::POST,
+        k,
+        k,
+        Some(json!({"name": "contract", "tenant": id, "read_only": true})),
+    )
+    .await;
+    let kid = key.body["id"].as_str().expect("id").to_owned();
+    call(&app, &c, &root, Method::GET, k, k, None).await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::GET,
+        &format!("{k}{kid}/"),
+        "/api/v1/system/api-keys/{id}/",
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::DELETE,
+        &format!("{k}{kid}/"),
+        "/api/v1/system/api-keys/{id}/",
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::POST,
+        "/api/v1/system/auth/logout/",
+        "/api/v1/system/auth/logout/",
+        Some(json!({"refresh": login.body["refresh"]})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &root,
+        Method::DELETE,
+        &format!("{t}{id}/"),
+        item,
+        None,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn school_endpoints_answer_as_documented() {
+    let app = spawn_app().await;
+    let c = Contract::fetch(&app).await;
+    let school = As::school("alpha");
+    let login = call(
+        &app,
+        &c,
+        &school,
+        Method::POST,
+        "/api/v1/school/auth/login/",
+        "/api/v1/school/auth/login/",
+        Some(json!({"identifier": "teacher@alpha.test", "password": "password-123"})),
+    )
+    .await;
+    let teacher = As::school("alpha").token(login.body["access"].as_str().expect("access"));
+    let admin = app.as_school_user("alpha", "admin").await;
+    call(
+        &app,
+        &c,
+        &school,
+        Method::POST,
+        "/api/v1/school/auth/refresh/",
+        "/api/v1/school/auth/refresh/",
+        Some(json!({"refresh": login.body["refresh"]})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &teacher,
+        Method::GET,
+        "/api/v1/school/auth/me/",
+        "/api/v1/school/auth/me/",
+        None,
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::GET,
+        "/api/v1/school/permissions/",
+        "/api/v1/school/permissions/",
+        None,
+    )
+    .await;
+    let root = app.as_root().await;
+    let key = app
+        .post("/api/v1/system/api-keys/", &root, json!({"name": "k"}))
+        .await
+        .body["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    call(
+        &app,
+        &c,
+        &As::school("alpha").key(&key),
+        Method::GET,
+        "/api/v1/school/auth/me/",
+        "/api/v1/school/auth/me/",
+        None,
+    )
+    .await;
+
+    // Every generic resource: create, list, retrieve, patch, put, delete.
+    let f = app.exam_fixture(&admin, "K").await;
+    let teacher_id =
+        app.get("/api/v1/school/auth/me/", &teacher).await.body["teacher"]["id"].clone();
+    app.post(
+        "/api/v1/school/students/",
+        &admin,
+        json!({"admission_number": "K-1", "first_name": "A", "last_name": "B"}),
+    )
+    .await
+    .assert(201, None);
+    let other_subject = app
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "K2", "code": "K2"}),
+        )
+        .await
+        .body["id"]
+        .clone();
+    let role = app
+        .post(
+            "/api/v1/school/roles/",
+            &admin,
+            json!({"name": "viewer", "permissions": ["view_exam"]}),
+        )
+        .await
+        .body["id"]
+        .clone();
+    let norole = app.school_login("alpha", "norole@alpha.test").await["user"]["id"].clone();
+    let session_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/";
+    let exams_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/";
+    let marks_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/{exam_pk}/marks/";
+    let cases: Vec<(String, String, Value)> = vec![
+        (
+            "/api/v1/school/sessions/".into(),
+            "/api/v1/school/sessions/".into(),
+            json!({"name": "S", "start_date": "2026-01-01", "end_date": "2026-02-01"}),
+        ),
+        (
+            f.exam_sessions.clone(),
+            session_tpl.into(),
+            json!({"name": "E", "term": "T"}),
+        ),
+        (
+            f.exams.clone(),
+            exams_tpl.into(),
+            json!({"name": "X", "subject": other_subject, "academic_class": f.class}),
+        ),
+        (
+            f.marks(),
+            marks_tpl.into(),
+            json!({"studentadmissionnumber": "K-1", "mark": 5}),
+        ),
+        (
+            "/api/v1/school/departments/".into(),
+            "/api/v1/school/departments/".into(),
+            json!({"name": "D", "hod": teacher_id, "subject": f.subject, "teachers": [teacher_id]}),
+        ),
+        (
+            "/api/v1/school/subjects/".into(),
+            "/api/v1/school/subjects/".into(),
+            json!({"name": "N", "code": "N1"}),
+        ),
+        (
+            "/api/v1/school/classes/".into(),
+            "/api/v1/school/classes/".into(),
+            json!({"name": "C2", "level": 2}),
+        ),
+        (
+            "/api/v1/school/students/".into(),
+            "/api/v1/school/students/".into(),
+            json!({"admission_number": "K-2", "first_name": "F", "last_name": "L"}),
+        ),
+        (
+            "/api/v1/school/teachers/".into(),
+            "/api/v1/school/teachers/".into(),
+            json!({"user": norole, "staff_number": "S1"}),
+        ),
+        (
+            "/api/v1/school/teacher-assignments/".into(),
+            "/api/v1/school/teacher-assignments/".into(),
+            json!({"teacher": teacher_id, "academic_class": f.class, "subject": f.subject}),
+        ),
+        (
+            "/api/v1/school/teacher-grade-comments/".into(),
+            "/api/v1/school/teacher-grade-comments/".into(),
+            json!({"grade": "A", "min_mark": 1, "max_mark": 2, "comment": "c"}),
+        ),
+        (
+            "/api/v1/school/session-setup/".into(),
+            "/api/v1/school/session-setup/".into(),
+            json!({"session_type": "exam_session"}),
+        ),
+        (
+            "/api/v1/school/general-settings/".into(),
+            "/api/v1/school/general-settings/".into(),
+            json!({"school_name": "G", "address": "A", "phone": "P", "email": "g@g.test"}),
+        ),
+        (
+            "/api/v1/school/academic-settings/".into(),
+            "/api/v1/school/academic-settings/".into(),
+            json!({"grading_scale": [{"symbol": "A", "min": 1, "max": 2}]}),
+        ),
+        (
+            "/api/v1/school/roles/".into(),
+            "/api/v1/school/roles/".into(),
+            json!({"name": "R", "permissions": ["view_mark"]}),
+        ),
+        (
+            "/api/v1/school/role-assignments/".into(),
+            "/api/v1/school/role-assignments/".into(),
+            json!({"user": norole, "role": role}),
+        ),
+    ];
+    for (url, tpl, body) in cases {
+        let created = call(
+            &app,
+            &c,
+            &admin,
+            Method::POST,
+            &url,
+            &tpl,
+            Some(body.clone()),
+        )
+        .await;
+        let record = if created.body.get("data").is_some() {
+            &created.body["data"]
+        } else {
+            &created.body
+        };
+        let id = record["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{url}: {}", created.body))
+            .to_owned();
+        let item = format!("{url}{id}/");
+        let item_tpl = format!("{tpl}{{id}}/");
+        call(&app, &c, &admin, Method::GET, &url, &tpl, None).await;
+        call(&app, &c, &admin, Method::GET, &item, &item_tpl, None).await;
+        call(
+            &app,
+            &c,
+            &admin,
+            Method::PATCH,
+            &item,
+            &item_tpl,
+            Some(json!({})),
+        )
+        .await;
+        call(&app, &c, &admin, Method::PUT, &item, &item_tpl, Some(body)).await;
+        call(
+            &app,
+            &c,
+            &admin,
+            Method::POST,
+            &url,
+            &tpl,
+            Some(json!({"bad": true})),
+        )
+        .await;
+        call(&app, &c, &admin, Method::DELETE, &item, &item_tpl, None).await;
+        call(&app, &c, &admin, Method::GET, &item, &item_tpl, None).await;
+    }
+
+    // The special operations.
+    let exam_session_path = f.exams.trim_end_matches("exams/");
+    let subject = app
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "Z", "code": "Z"}),
+        )
+        .await
+        .body["id"]
+        .clone();
+    app.post(
+        "/api/v1/school/teacher-assignments/",
+        &admin,
+        json!({"teacher": teacher_id, "academic_class": f.class, "subject": subject}),
+    )
+    .await
+    .assert(201, None);
+    let auto = format!("{exam_session_path}exams/auto-create-teacher-exams/");
+    call(
+        &app,
+        &c,
+        &teacher,
+        Method::POST,
+        &auto,
+        &format!("{exams_tpl}auto-create-teacher-exams/"),
+        Some(json!({})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::POST,
+        &auto,
+        &format!("{exams_tpl}auto-create-teacher-exams/"),
+        Some(json!({})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &teacher,
+        Method::POST,
+        &format!("{}confirm-students/", f.marks()),
+        &format!("{marks_tpl}confirm-students/"),
+        Some(json!({"studentadmissionnumber": "K-1", "mark": 9})),
+    )
+    .await;
+    let bulk = "/api/v1/school/subjects/bulk-soft-delete/";
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::DELETE,
+        bulk,
+        bulk,
+        Some(json!({"ids": [subject]})),
+    )
+    .await;
+    let comment = app
+        .post(
+            "/api/v1/school/teacher-grade-comments/",
+            &teacher,
+            json!({"grade": "B", "min_mark": 1, "max_mark": 2, "comment": "c"}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    call(
+        &app,
+        &c,
+        &teacher,
+        Method::DELETE,
+        &format!("/api/v1/school/teacher-grade-comments/{comment}/soft-delete/"),
+        "/api/v1/school/teacher-grade-comments/{id}/soft-delete/",
+        None,
+    )
+    .await;
+    let report = "/api/v1/school/report-settings/";
+    call(&app, &c, &teacher, Method::GET, report, report, None).await;
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::PATCH,
+        report,
+        report,
+        Some(json!({"footer_text": "F"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::PUT,
+        report,
+        report,
+        Some(json!({"show_position": false})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &teacher,
+        Method::PATCH,
+        report,
+        report,
+        Some(json!({"footer_text": "F"})),
+    )
+    .await;
+    call(
+        &app,
+        &c,
+        &admin,
+        Method::POST,
+        "/api/v1/school/auth/logout/",
+        "/api/v1/school/auth/logout/",
+        Some(json!({"refresh": login.body["refresh"]})),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_contract_check_rejects_what_the_document_does_not_allow() {
+    let app = spawn_app().await;
+    let c = Contract::fetch(&app).await;
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("content-type", "application/json".parse().expect("header"));
+    let fake = |status: u16, body: Value| Reply {
+        status: reqwest::StatusCode::from_u16(status).expect("status"),
+        headers: headers.clone(),
+        body,
+    };
+    let template = "/api/v1/school/classes/{id}/";
+    let wrong_body = fake(200, json!({"id": 5, "name": null}));
+    assert!(
+        std::panic::catch_unwind(|| c.check(&Method::GET, template, &wrong_body)).is_err(),
+        "a wrong body passed"
+    );
+    let undocumented = fake(418, json!({}));
+    assert!(
+        std::panic::catch_unwind(|| c.check(&Method::GET, template, &undocumented)).is_err(),
+        "an undocumented status passed"
+    );
+}
