@@ -195,10 +195,50 @@ fn field_schema(field: &FieldDoc) -> RefOr<Schema> {
     }
 }
 
+/// A value that satisfies the field's recorded constraints, for the document's examples.
+fn example_value(field: &FieldDoc) -> serde_json::Value {
+    use serde_json::json;
+    let c = &field.constraints;
+    match field.kind {
+        Kind::String => {
+            if let Some(first) = c.one_of.and_then(|values| values.first()) {
+                json!(first)
+            } else if c.format == Some("email") {
+                json!("office@example.org")
+            } else {
+                let mut text: String = field.name.replace('_', " ");
+                text.truncate(c.max_length.unwrap_or(usize::MAX).max(1));
+                json!(text)
+            }
+        }
+        Kind::Integer => json!(
+            c.minimum
+                .unwrap_or(0)
+                .max(0)
+                .min(c.maximum.unwrap_or(i64::MAX))
+        ),
+        Kind::Boolean => json!(false),
+        Kind::Uuid => json!("3fa85f64-5717-4562-b3fc-2c963f66afa6"),
+        Kind::DateTime => json!("2026-09-01T00:00:00Z"),
+        Kind::UuidList | Kind::StringList => json!([]),
+        Kind::Any => json!([]),
+    }
+}
+
 /// The request body schema of a parser's fields; `required` lists the required ones (for
-/// create and replace; patch bodies require nothing).
+/// create and replace; patch bodies require nothing). The example fills the required
+/// fields with values that meet their constraints.
 pub fn request_schema(fields: &[FieldDoc], with_required: bool) -> RefOr<Schema> {
-    let mut builder = ObjectBuilder::new().schema_type(Type::Object);
+    let example: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .filter(|f| f.required || !with_required)
+        // Optional references are left out: an example id would name no record.
+        .filter(|f| f.kind != Kind::Uuid || f.required)
+        .map(|f| (f.name.clone(), example_value(f)))
+        .collect();
+    let mut builder = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .examples([serde_json::Value::Object(example)]);
     for field in fields {
         builder = builder.property(&field.name, field_schema(field));
         if with_required && field.required {
