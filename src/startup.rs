@@ -14,7 +14,10 @@ use actix_web::{
 
 use crate::{
     api,
-    auth::{context::LogIdentity, jwt::JwtKeys, password, throttle::LoginThrottle},
+    auth::{
+        context::LogIdentity, jwt::JwtKeys, password, role_cache::RoleCache,
+        throttle::LoginThrottle,
+    },
     config::Config,
     db::Db,
     error::ApiError,
@@ -26,6 +29,7 @@ pub struct AppState {
     pub config: Config,
     pub db: Db,
     pub directory: Arc<TenantDirectory>,
+    pub role_cache: Arc<RoleCache>,
     pub jwt: JwtKeys,
     pub throttle: LoginThrottle,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
@@ -59,6 +63,7 @@ impl AppState {
             ),
             db,
             directory,
+            role_cache: Arc::new(RoleCache::default()),
             config,
         }
     }
@@ -99,7 +104,7 @@ impl Application {
         let state = web::Data::new(AppState::new(config));
         state
             .directory
-            .spawn_listener(state.config.database_url.clone());
+            .spawn_listener(state.config.database_url.clone(), state.role_cache.clone());
         let server = serve(listener, state.clone())?;
         Ok(Self {
             port,

@@ -18,7 +18,7 @@ use crate::{
         api_key::ApiKeyRecord,
         jwt::{Claims, Layer, TokenType},
         permissions::{Action, Permission, PermissionSet, Resource},
-        roles,
+        role_cache::RoleCache,
     },
     db::models::User,
     error::{ApiError, ApiResult},
@@ -276,6 +276,7 @@ impl SchoolRequest {
         let method = self.http.method().clone();
         let secret = self.state.config.jwt_secret.clone();
         let tenant_ref = tenant.clone();
+        let role_cache = self.state.role_cache.clone();
         let identity = Arc::new(std::sync::Mutex::new(LogIdentity {
             tenant: Some(tenant.schema_name.to_string()),
             user: None,
@@ -286,7 +287,7 @@ impl SchoolRequest {
             Authenticate::Key(_) => None,
         };
         let task = move |conn: &mut TenantConn, loaded: Option<User>| {
-            let caller = authenticate(conn, tenant, credentials, loaded, &secret)?;
+            let caller = authenticate(conn, &role_cache, tenant, credentials, loaded, &secret)?;
             if let Ok(mut identity) = identity_in_task.lock() {
                 identity.user = caller.user_id();
             }
@@ -331,6 +332,7 @@ enum Authenticate {
 /// `loaded`: the token's user, already read while binding the connection.
 fn authenticate(
     conn: &mut TenantConn,
+    role_cache: &RoleCache,
     tenant: TenantRef,
     credentials: Authenticate,
     loaded: Option<User>,
@@ -346,7 +348,7 @@ fn authenticate(
                     "this token was issued for another school",
                 ));
             }
-            let (role_names, permissions) = roles::for_user(conn, user.id)?;
+            let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
             Ok(Caller {
                 tenant,
                 principal: Principal::User(Box::new(user)),

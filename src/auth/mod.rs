@@ -7,6 +7,7 @@ pub mod jwt;
 pub mod login;
 pub mod password;
 pub mod permissions;
+pub mod role_cache;
 pub mod roles;
 pub mod system_context;
 pub mod throttle;

@@ -10,7 +10,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, RwLock,
+        Arc, RwLock, Weak,
         atomic::{AtomicU64, Ordering},
     },
     thread,
@@ -20,6 +20,7 @@ use std::{
 use diesel::{pg::PgConnection, prelude::*};
 
 use crate::{
+    auth::role_cache::RoleCache,
     db::{
         Db,
         schema_public::{domains, tenants},
@@ -142,26 +143,30 @@ impl TenantDirectory {
             .ok_or(ApiError::TenantNotFound)
     }
 
-    /// Starts the background thread that listens for changes made by other processes.
-    pub fn spawn_listener(self: &Arc<Self>, database_url: String) {
+    /// Starts the background thread that listens for changes made by other processes: to
+    /// the tenant registry (this directory) and to schools' roles (`roles`).
+    pub fn spawn_listener(self: &Arc<Self>, database_url: String, roles: Arc<RoleCache>) {
         let directory = Arc::downgrade(self);
+        let roles = Arc::downgrade(&roles);
         let spawned = thread::Builder::new()
-            .name("tenant-listener".into())
+            .name("change-listener".into())
             .spawn(move || {
-                while let Some(dir) = directory.upgrade() {
-                    drop(dir);
-                    if let Err(err) = listen(&directory, &database_url) {
-                        log::warn!("tenant change listener: {err}; reconnecting");
+                while directory.strong_count() > 0 {
+                    if let Err(err) = listen(&directory, &roles, &database_url) {
+                        log::warn!("change listener: {err}; reconnecting");
                     }
                     // Changes may have been missed while disconnected.
                     if let Some(dir) = directory.upgrade() {
                         dir.invalidate();
                     }
+                    if let Some(roles) = roles.upgrade() {
+                        roles.invalidate_all();
+                    }
                     thread::sleep(Duration::from_secs(2));
                 }
             });
         if let Err(err) = spawned {
-            log::error!("could not start the tenant change listener: {err}");
+            log::error!("could not start the change listener: {err}");
         }
     }
 }
@@ -170,19 +175,30 @@ const LISTEN_POLL: Duration = Duration::from_millis(250);
 
 /// Polls a LISTEN connection; returns when the directory is dropped or on an error.
 /// Polling reads the socket only (`PQconsumeInput`): it sends nothing to the server.
-fn listen(directory: &std::sync::Weak<TenantDirectory>, database_url: &str) -> anyhow::Result<()> {
+fn listen(
+    directory: &Weak<TenantDirectory>,
+    roles: &Weak<RoleCache>,
+    database_url: &str,
+) -> anyhow::Result<()> {
     let mut conn = PgConnection::establish(database_url)?;
     diesel::sql_query("LISTEN tenant_directory").execute(&mut conn)?;
+    diesel::sql_query("LISTEN school_roles").execute(&mut conn)?;
     loop {
         let Some(dir) = directory.upgrade() else {
             return Ok(());
         };
-        let mut changed = false;
+        let mut directory_changed = false;
         for notification in conn.notifications_iter() {
-            notification?;
-            changed = true;
+            let notification = notification?;
+            if notification.channel == "school_roles" {
+                if let Some(roles) = roles.upgrade() {
+                    roles.invalidate_school(&notification.payload);
+                }
+            } else {
+                directory_changed = true;
+            }
         }
-        if changed {
+        if directory_changed {
             dir.invalidate();
         }
         drop(dir);

@@ -483,3 +483,37 @@ async fn the_plain_key_never_reaches_the_log() {
         "the key leaked into the log"
     );
 }
+
+#[tokio::test]
+async fn role_changes_made_by_another_process_reach_the_cache() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    app.get("/api/v1/school/classes/", &admin)
+        .await
+        .assert(200, None);
+    // Another process (here: a plain connection) takes the admin role away.
+    let url = app.db.url.clone();
+    tokio::task::spawn_blocking(move || {
+        use diesel::{Connection, RunQueryDsl};
+        let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
+        diesel::sql_query(
+            "DELETE FROM alpha.user_role_assignments WHERE user_id = (SELECT id FROM public.users WHERE email = 'admin@alpha.test')",
+        )
+        .execute(&mut conn)
+        .expect("delete");
+    })
+    .await
+    .expect("sql");
+    let mut refused = false;
+    for _ in 0..40 {
+        if app.get("/api/v1/school/classes/", &admin).await.status == 403 {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        refused,
+        "the cached roles were dropped after another process changed them"
+    );
+}

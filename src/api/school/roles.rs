@@ -81,6 +81,12 @@ impl SchoolResource for Roles {
     type Record = Role;
     type Input = RoleInput;
 
+    fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
+        state
+            .role_cache
+            .invalidate_school(school.schema_name.as_str());
+    }
+
     fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
         Ok(())
     }
@@ -190,6 +196,12 @@ impl SchoolResource for RoleAssignments {
     type Scope = ();
     type Record = Assignment;
     type Input = AssignmentInput;
+
+    fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
+        state
+            .role_cache
+            .invalidate_school(school.schema_name.as_str());
+    }
 
     fn scope(_: &mut TenantConn, _: &[Uuid]) -> ApiResult<()> {
         Ok(())

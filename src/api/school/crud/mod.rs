@@ -31,7 +31,8 @@ use crate::{
     },
     auth::{Caller, Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
-    tenancy::TenantConn,
+    startup::AppState,
+    tenancy::{Tenant, TenantConn},
 };
 
 pub trait SchoolResource: Sized + Send + 'static {
@@ -69,6 +70,10 @@ pub trait SchoolResource: Sized + Send + 'static {
     fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
         serde_json::to_value(record).map_err(ApiError::internal)
     }
+
+    /// Runs after a create, update or delete of this resource has committed (to drop
+    /// caches that depend on it).
+    fn after_write(_state: &AppState, _school: &Tenant) {}
 
     /// The schema of the 201 body (see `created_body`).
     fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
@@ -199,17 +204,20 @@ pub async fn create<R: SchoolResource>(
     let http = request.http().clone();
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
     let path = PathIds::of(&http);
-    let record = request
+    let state = request.state();
+    let (record, school) = request
         .run(Need::Method(R::PERMISSION), move |conn, caller| {
             let (parents, _) = path.parse()?;
             let scope = R::scope(conn, &parents)?;
             let body = body?;
-            conn.transaction(|conn| {
+            let record = conn.transaction(|conn| {
                 let input = parse_input::<R>(conn, &scope, &body, Mode::Create, None)?;
                 R::create(conn, &scope, input, caller)
-            })
+            })?;
+            Ok((record, caller.tenant.clone()))
         })
         .await?;
+    R::after_write(&state, &school);
     Ok(HttpResponse::Created().json(R::created_body(record)?))
 }
 
@@ -234,16 +242,19 @@ async fn write<R: SchoolResource>(
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
-    let record = request
+    let state = request.state();
+    let (record, school) = request
         .run(Need::Method(R::PERMISSION), move |conn, caller| {
-            conn.transaction(|conn| {
+            let record = conn.transaction(|conn| {
                 let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
                 let body = body?;
                 let input = parse_input::<R>(conn, &scope, &body, mode, Some(&current))?;
                 R::update(conn, &scope, id, input, caller)
-            })
+            })?;
+            Ok((record, caller.tenant.clone()))
         })
         .await?;
+    R::after_write(&state, &school);
     Ok(HttpResponse::Ok().json(record))
 }
 
@@ -265,14 +276,17 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
     let http = request.http().clone();
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
-    request
-        .run(Need::Method(R::PERMISSION), move |conn, _| {
+    let state = request.state();
+    let school = request
+        .run(Need::Method(R::PERMISSION), move |conn, caller| {
             conn.transaction(|conn| {
                 let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
                 R::delete(conn, &scope, id)
-            })
+            })?;
+            Ok(caller.tenant.clone())
         })
         .await?;
+    R::after_write(&state, &school);
     Ok(HttpResponse::NoContent().finish())
 }
 
