@@ -432,3 +432,32 @@ async fn serve_refuses_to_start_without_a_secret_outside_development() {
     assert!(err.contains("JWT_SECRET"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[tokio::test]
+async fn migrate_brings_each_school_to_the_latest_version() {
+    let app = spawn_app().await;
+    let url = app.db.url.clone();
+    let (ok, out, err) = tokio::task::spawn_blocking(move || {
+        use diesel::{Connection, RunQueryDsl};
+        // Put `beta` back at the first school migration.
+        let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
+        for statement in [
+            "DROP TRIGGER user_role_assignments_changed ON beta.user_role_assignments",
+            "DROP TRIGGER school_roles_changed ON beta.school_roles",
+            "DROP FUNCTION beta.notify_school_roles()",
+            "DELETE FROM beta.__diesel_schema_migrations WHERE version = '20261122000001'",
+        ] {
+            diesel::sql_query(statement)
+                .execute(&mut conn)
+                .expect(statement);
+        }
+        cli(&url, &["migrate"])
+    })
+    .await
+    .expect("migrate");
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("2 school schema(s) up to date; 1 migration(s) applied"),
+        "{out}"
+    );
+}
