@@ -66,42 +66,50 @@ impl Contract {
     }
 }
 
-/// Calls `url` and checks the answer against `template`; answers the reply.
-async fn call(
-    app: &TestApp,
-    contract: &Contract,
-    who: &As,
-    method: Method,
-    url: &str,
-    template: &str,
-    body: Option<Value>,
-) -> Reply {
-    let reply = app.request(method.clone(), url, who, body).await;
-    contract.check(&method, template, &reply);
-    reply
+/// Calls endpoints and checks each answer against the document.
+struct Walk<'a> {
+    app: &'a TestApp,
+    contract: &'a Contract,
+}
+
+impl Walk<'_> {
+    /// Calls `url` and checks the answer against `template`; answers the reply.
+    async fn call(
+        &self,
+        who: &As,
+        method: Method,
+        url: &str,
+        template: &str,
+        body: Option<Value>,
+    ) -> Reply {
+        let reply = self.app.request(method.clone(), url, who, body).await;
+        self.contract.check(&method, template, &reply);
+        reply
+    }
 }
 
 #[tokio::test]
 async fn system_endpoints_answer_as_documented() {
     let app = spawn_app().await;
     let c = Contract::fetch(&app).await;
+    let w = Walk {
+        app: &app,
+        contract: &c,
+    };
     let main = As::main();
     for path in ["/healthz/", "/readyz/"] {
-        call(&app, &c, &main, Method::GET, path, path, None).await;
+        w.call(&main, Method::GET, path, path, None).await;
     }
-    let login = call(
-        &app,
-        &c,
-        &main,
-        Method::POST,
-        "/api/v1/system/auth/login/",
-        "/api/v1/system/auth/login/",
-        Some(json!({"identifier": "root@platform.test", "password": "password-123"})),
-    )
-    .await;
-    call(
-        &app,
-        &c,
+    let login = w
+        .call(
+            &main,
+            Method::POST,
+            "/api/v1/system/auth/login/",
+            "/api/v1/system/auth/login/",
+            Some(json!({"identifier": "root@platform.test", "password": "password-123"})),
+        )
+        .await;
+    w.call(
         &main,
         Method::POST,
         "/api/v1/system/auth/login/",
@@ -110,9 +118,7 @@ async fn system_endpoints_answer_as_documented() {
     )
     .await;
     let root = As::main().token(login.body["access"].as_str().expect("access"));
-    call(
-        &app,
-        &c,
+    w.call(
         &main,
         Method::POST,
         "/api/v1/system/auth/refresh/",
@@ -120,9 +126,7 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"refresh": login.body["refresh"]})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::GET,
         "/api/v1/system/auth/me/",
@@ -132,23 +136,13 @@ async fn system_endpoints_answer_as_documented() {
     .await;
 
     let t = "/api/v1/system/tenants/";
-    call(&app, &c, &root, Method::GET, t, t, None).await;
-    let tenant = call(&app, &c, &root, Method::POST, t, t, Some(json!({"schema_name": "contract", "name": "Contract", "domains": ["contract.localhost"]}))).await;
+    w.call(&root, Method::GET, t, t, None).await;
+    let tenant = w.call(&root, Method::POST, t, t, Some(json!({"schema_name": "contract", "name": "Contract", "domains": ["contract.localhost"]}))).await;
     let id = tenant.body["id"].as_str().expect("id").to_owned();
     let item = "/api/v1/system/tenants/{id}/";
-    call(
-        &app,
-        &c,
-        &root,
-        Method::GET,
-        &format!("{t}{id}/"),
-        item,
-        None,
-    )
-    .await;
-    call(
-        &app,
-        &c,
+    w.call(&root, Method::GET, &format!("{t}{id}/"), item, None)
+        .await;
+    w.call(
         &root,
         Method::PATCH,
         &format!("{t}{id}/"),
@@ -156,9 +150,7 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"name": "Renamed"})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::GET,
         &format!("{t}{id}/domains/"),
@@ -166,9 +158,7 @@ async fn system_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::POST,
         &format!("{t}{id}/domains/"),
@@ -176,24 +166,14 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"domain": "c2.localhost"})),
     )
     .await;
-    call(
-        &app,
-        &c,
-        &root,
-        Method::GET,
-        &format!("{t}not-a-uuid/"),
-        item,
-        None,
-    )
-    .await;
+    w.call(&root, Method::GET, &format!("{t}not-a-uuid/"), item, None)
+        .await;
 
     let u = "/api/v1/system/users/";
-    call(&app, &c, &root, Method::GET, u, u, None).await;
-    let user = call(&app, &c, &root, Method::POST, u, u, Some(json!({"email": "c@contract.test", "password": "password-123", "client": id, "roles": ["admin"]}))).await;
+    w.call(&root, Method::GET, u, u, None).await;
+    let user = w.call(&root, Method::POST, u, u, Some(json!({"email": "c@contract.test", "password": "password-123", "client": id, "roles": ["admin"]}))).await;
     let uid = user.body["id"].as_str().expect("id").to_owned();
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::GET,
         &format!("{u}{uid}/"),
@@ -201,9 +181,7 @@ async fn system_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::PATCH,
         &format!("{u}{uid}/"),
@@ -211,33 +189,22 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"first_name": "C"})),
     )
     .await;
-    call(
-        &app,
-        &c,
-        &root,
-        Method::POST,
-        u,
-        u,
-        Some(json!({"password": "x"})),
-    )
-    .await;
+    w.call(&root, Method::POST, u, u, Some(json!({"password": "x"})))
+        .await;
 
     let k = "/api/v1/system/api-keys/";
-    let key = call(
-        &app,
-        &c,
-        &root,
-        Method::POST,
-        k,
-        k,
-        Some(json!({"name": "contract", "tenant": id, "read_only": true})),
-    )
-    .await;
+    let key = w
+        .call(
+            &root,
+            Method::POST,
+            k,
+            k,
+            Some(json!({"name": "contract", "tenant": id, "read_only": true})),
+        )
+        .await;
     let kid = key.body["id"].as_str().expect("id").to_owned();
-    call(&app, &c, &root, Method::GET, k, k, None).await;
-    call(
-        &app,
-        &c,
+    w.call(&root, Method::GET, k, k, None).await;
+    w.call(
         &root,
         Method::GET,
         &format!("{k}{kid}/"),
@@ -245,9 +212,7 @@ async fn system_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::DELETE,
         &format!("{k}{kid}/"),
@@ -255,9 +220,7 @@ async fn system_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &root,
         Method::POST,
         "/api/v1/system/auth/logout/",
@@ -265,38 +228,31 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"refresh": login.body["refresh"]})),
     )
     .await;
-    call(
-        &app,
-        &c,
-        &root,
-        Method::DELETE,
-        &format!("{t}{id}/"),
-        item,
-        None,
-    )
-    .await;
+    w.call(&root, Method::DELETE, &format!("{t}{id}/"), item, None)
+        .await;
 }
 
 #[tokio::test]
 async fn school_endpoints_answer_as_documented() {
     let app = spawn_app().await;
     let c = Contract::fetch(&app).await;
+    let w = Walk {
+        app: &app,
+        contract: &c,
+    };
     let school = As::school("alpha");
-    let login = call(
-        &app,
-        &c,
-        &school,
-        Method::POST,
-        "/api/v1/school/auth/login/",
-        "/api/v1/school/auth/login/",
-        Some(json!({"identifier": "teacher@alpha.test", "password": "password-123"})),
-    )
-    .await;
+    let login = w
+        .call(
+            &school,
+            Method::POST,
+            "/api/v1/school/auth/login/",
+            "/api/v1/school/auth/login/",
+            Some(json!({"identifier": "teacher@alpha.test", "password": "password-123"})),
+        )
+        .await;
     let teacher = As::school("alpha").token(login.body["access"].as_str().expect("access"));
     let admin = app.as_school_user("alpha", "admin").await;
-    call(
-        &app,
-        &c,
+    w.call(
         &school,
         Method::POST,
         "/api/v1/school/auth/refresh/",
@@ -304,9 +260,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"refresh": login.body["refresh"]})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &teacher,
         Method::GET,
         "/api/v1/school/auth/me/",
@@ -314,9 +268,7 @@ async fn school_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &admin,
         Method::GET,
         "/api/v1/school/permissions/",
@@ -332,9 +284,7 @@ async fn school_endpoints_answer_as_documented() {
         .as_str()
         .expect("key")
         .to_owned();
-    call(
-        &app,
-        &c,
+    w.call(
         &As::school("alpha").key(&key),
         Method::GET,
         "/api/v1/school/auth/me/",
@@ -459,16 +409,9 @@ async fn school_endpoints_answer_as_documented() {
         ),
     ];
     for (url, tpl, body) in cases {
-        let created = call(
-            &app,
-            &c,
-            &admin,
-            Method::POST,
-            &url,
-            &tpl,
-            Some(body.clone()),
-        )
-        .await;
+        let created = w
+            .call(&admin, Method::POST, &url, &tpl, Some(body.clone()))
+            .await;
         let record = if created.body.get("data").is_some() {
             &created.body["data"]
         } else {
@@ -480,31 +423,16 @@ async fn school_endpoints_answer_as_documented() {
             .to_owned();
         let item = format!("{url}{id}/");
         let item_tpl = format!("{tpl}{{id}}/");
-        call(&app, &c, &admin, Method::GET, &url, &tpl, None).await;
-        call(&app, &c, &admin, Method::GET, &item, &item_tpl, None).await;
-        call(
-            &app,
-            &c,
-            &admin,
-            Method::PATCH,
-            &item,
-            &item_tpl,
-            Some(json!({})),
-        )
-        .await;
-        call(&app, &c, &admin, Method::PUT, &item, &item_tpl, Some(body)).await;
-        call(
-            &app,
-            &c,
-            &admin,
-            Method::POST,
-            &url,
-            &tpl,
-            Some(json!({"bad": true})),
-        )
-        .await;
-        call(&app, &c, &admin, Method::DELETE, &item, &item_tpl, None).await;
-        call(&app, &c, &admin, Method::GET, &item, &item_tpl, None).await;
+        w.call(&admin, Method::GET, &url, &tpl, None).await;
+        w.call(&admin, Method::GET, &item, &item_tpl, None).await;
+        w.call(&admin, Method::PATCH, &item, &item_tpl, Some(json!({})))
+            .await;
+        w.call(&admin, Method::PUT, &item, &item_tpl, Some(body))
+            .await;
+        w.call(&admin, Method::POST, &url, &tpl, Some(json!({"bad": true})))
+            .await;
+        w.call(&admin, Method::DELETE, &item, &item_tpl, None).await;
+        w.call(&admin, Method::GET, &item, &item_tpl, None).await;
     }
 
     // The special operations.
@@ -526,9 +454,7 @@ async fn school_endpoints_answer_as_documented() {
     .await
     .assert(201, None);
     let auto = format!("{exam_session_path}exams/auto-create-teacher-exams/");
-    call(
-        &app,
-        &c,
+    w.call(
         &teacher,
         Method::POST,
         &auto,
@@ -536,9 +462,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &admin,
         Method::POST,
         &auto,
@@ -546,9 +470,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &teacher,
         Method::POST,
         &format!("{}confirm-students/", f.marks()),
@@ -557,9 +479,7 @@ async fn school_endpoints_answer_as_documented() {
     )
     .await;
     let bulk = "/api/v1/school/subjects/bulk-soft-delete/";
-    call(
-        &app,
-        &c,
+    w.call(
         &admin,
         Method::DELETE,
         bulk,
@@ -578,9 +498,7 @@ async fn school_endpoints_answer_as_documented() {
         .as_str()
         .expect("id")
         .to_owned();
-    call(
-        &app,
-        &c,
+    w.call(
         &teacher,
         Method::DELETE,
         &format!("/api/v1/school/teacher-grade-comments/{comment}/soft-delete/"),
@@ -589,10 +507,8 @@ async fn school_endpoints_answer_as_documented() {
     )
     .await;
     let report = "/api/v1/school/report-settings/";
-    call(&app, &c, &teacher, Method::GET, report, report, None).await;
-    call(
-        &app,
-        &c,
+    w.call(&teacher, Method::GET, report, report, None).await;
+    w.call(
         &admin,
         Method::PATCH,
         report,
@@ -600,9 +516,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"footer_text": "F"})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &admin,
         Method::PUT,
         report,
@@ -610,9 +524,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"show_position": false})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &teacher,
         Method::PATCH,
         report,
@@ -620,9 +532,7 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"footer_text": "F"})),
     )
     .await;
-    call(
-        &app,
-        &c,
+    w.call(
         &admin,
         Method::POST,
         "/api/v1/school/auth/logout/",
