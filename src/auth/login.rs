@@ -98,6 +98,21 @@ pub async fn verify_credentials(
     }
 }
 
+/// The decoded refresh token of `layer` in the body's `refresh` field.
+fn refresh_claims(state: &AppState, body: &JsonObject, layer: Layer) -> ApiResult<Claims> {
+    let token = match body.get("refresh") {
+        Some(Value::String(s)) if !s.is_empty() => s,
+        Some(_) => {
+            return Err(ApiError::validation(
+                "refresh",
+                "a non-empty string is required",
+            ));
+        }
+        None => return Err(ApiError::validation("refresh", "this field is required")),
+    };
+    state.jwt.decode(token, TokenType::Refresh, layer)
+}
+
 /// Validates a refresh token of `layer` and answers the new tokens: a new access token,
 /// plus a new refresh token (and the old one revoked) when rotation is on. `check` runs
 /// on the decoded claims and loaded user before anything is revoked.
@@ -107,27 +122,20 @@ pub async fn refresh(
     layer: Layer,
     check: impl FnOnce(&Claims, &User) -> ApiResult<()> + Send + 'static,
 ) -> ApiResult<(String, Option<String>)> {
-    let token = match body.get("refresh") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(_) => {
-            return Err(ApiError::validation(
-                "refresh",
-                "a non-empty string is required",
-            ));
-        }
-        None => return Err(ApiError::validation("refresh", "this field is required")),
-    };
-    let claims = state.jwt.decode(&token, TokenType::Refresh, layer)?;
+    let claims = refresh_claims(state, body, layer)?;
     let rotate = state.config.rotate_refresh_tokens;
     let user = state
         .db
         .run(move |conn| {
             let user = crate::auth::context::load_token_user(conn, &claims)?;
             check(&claims, &user)?;
-            if revoked_token::is_revoked(conn, claims.jti)? {
-                return Err(ApiError::TokenNotValid("token has been revoked"));
-            }
-            if rotate && !revoked_token::revoke(conn, claims.jti, claims.expires_at())? {
+            // Rotating revokes the token; the insert also tells whether it already was.
+            let already_revoked = if rotate {
+                !revoked_token::revoke(conn, claims.jti, claims.expires_at())?
+            } else {
+                revoked_token::is_revoked(conn, claims.jti)?
+            };
+            if already_revoked {
                 return Err(ApiError::TokenNotValid("token has been revoked"));
             }
             Ok((user, claims))
@@ -161,11 +169,7 @@ pub fn revoke_refresh(
     layer: Layer,
     user_id: uuid::Uuid,
 ) -> ApiResult<Claims> {
-    let token = match body.get("refresh") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => return Err(ApiError::validation("refresh", "this field is required")),
-    };
-    let claims = state.jwt.decode(&token, TokenType::Refresh, layer)?;
+    let claims = refresh_claims(state, body, layer)?;
     if claims.sub != user_id {
         return Err(ApiError::TokenNotValid(
             "this refresh token belongs to another user",

@@ -77,13 +77,8 @@ fn add_generated_teacher(
     row: &TenantRow,
     password_hash: String,
 ) -> Result<(), ApiError> {
-    let tenant = std::sync::Arc::new(crate::tenancy::Tenant {
-        id: row.id,
-        schema_name: crate::tenancy::SchemaName::parse(&row.schema_name)
-            .map_err(ApiError::internal)?,
-        name: row.name.clone(),
-        is_active: row.is_active,
-    });
+    let tenant =
+        std::sync::Arc::new(crate::tenancy::Tenant::try_from(row).map_err(ApiError::internal)?);
     db.with_tenant(&tenant, |conn| {
         conn.transaction(|conn| {
             let user = crate::db::models::User::insert(

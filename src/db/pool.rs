@@ -89,13 +89,7 @@ impl Db {
         T: Send + 'static,
     {
         let db = self.clone();
-        web::block(move || {
-            let mut pooled = db.checkout()?;
-            let result = work(&mut pooled.conn);
-            mark_if_lost(&mut pooled, &result);
-            result
-        })
-        .await?
+        web::block(move || db.with_conn(work)).await?
     }
 
     /// Runs `work` on a connection bound to `tenant`'s schema, on the blocking thread pool.

@@ -32,3 +32,18 @@ pub struct Tenant {
 }
 
 pub type TenantRef = Arc<Tenant>;
+
+impl TryFrom<&crate::db::models::TenantRow> for Tenant {
+    type Error = InvalidSchemaName;
+
+    /// The registry row as routing sees it; fails only on a schema name the table's CHECK
+    /// should already have refused.
+    fn try_from(row: &crate::db::models::TenantRow) -> Result<Self, Self::Error> {
+        Ok(Self {
+            id: row.id,
+            schema_name: SchemaName::parse(&row.schema_name)?,
+            name: row.name.clone(),
+            is_active: row.is_active,
+        })
+    }
+}

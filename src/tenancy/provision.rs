@@ -147,14 +147,7 @@ pub fn drop_tenant(db: &Db, tenant_id: Uuid) -> ApiResult<()> {
 /// All schools as `TenantRef`s, for commands that walk every schema.
 pub fn all_tenants(db: &Db) -> ApiResult<Vec<TenantRef>> {
     let rows = db.with_conn(|conn| Ok(TenantRow::all(conn)?))?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(Arc::new(Tenant {
-                id: row.id,
-                schema_name: SchemaName::parse(&row.schema_name).map_err(ApiError::internal)?,
-                name: row.name,
-                is_active: row.is_active,
-            }))
-        })
+    rows.iter()
+        .map(|row| Ok(Arc::new(Tenant::try_from(row).map_err(ApiError::internal)?)))
         .collect()
 }

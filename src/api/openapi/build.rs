@@ -35,7 +35,7 @@ pub enum Auth {
 /// One operation, described.
 pub struct Op {
     pub summary: String,
-    pub tag: &'static str,
+    pub tag: String,
     pub auth: Auth,
     pub query: Vec<(&'static str, RefOr<Schema>, &'static str)>,
     pub body: Option<RefOr<Schema>>,
@@ -46,14 +46,14 @@ pub struct Op {
 }
 
 impl Op {
-    pub fn new(tag: &'static str, summary: impl Into<String>, auth: Auth) -> Self {
+    pub fn new(tag: impl Into<String>, summary: impl Into<String>, auth: Auth) -> Self {
         let errors = match auth {
             Auth::None => vec![400, 404, 413, 415, 503],
             _ => vec![400, 401, 403, 404, 413, 415, 503],
         };
         Self {
             summary: summary.into(),
-            tag,
+            tag: tag.into(),
             auth,
             query: Vec::new(),
             body: None,

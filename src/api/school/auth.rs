@@ -9,7 +9,6 @@ use crate::{
         Need, Principal, SchoolRequest,
         jwt::Layer,
         login::{self, LoginInput},
-        roles,
     },
     db::models::revoked_token,
     error::{ApiError, ApiResult},
@@ -65,25 +64,23 @@ async fn login_handler(
         Some(tenant.schema_name.as_str()),
     )?;
     let tenant_view = tenant_json(&tenant);
-    let (role_names, teacher) = state
+    let role_cache = state.role_cache.clone();
+    let (user, role_names, permissions, teacher) = state
         .db
         .run_in_tenant(tenant, move |conn| {
-            let (role_names, permissions) = roles::for_user(conn, user.id)?;
+            let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
             let teacher = teachers::view_for_user(conn, &user)?;
-            Ok((
-                role_names,
-                json!({"user": user.view(), "teacher": teacher, "permissions": permissions.codenames()}),
-            ))
+            Ok((user.view(), role_names, permissions.codenames(), teacher))
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({
         "access": tokens.access,
         "refresh": tokens.refresh,
-        "user": teacher["user"],
+        "user": user,
         "tenant": tenant_view,
         "roles": role_names,
-        "permissions": teacher["permissions"],
-        "teacher": teacher["teacher"],
+        "permissions": permissions,
+        "teacher": teacher,
     })))
 }
 

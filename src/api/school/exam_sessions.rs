@@ -59,17 +59,6 @@ pub fn academic_session(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uu
     }
 }
 
-/// The live exam session `exam_session_id` of academic session `session_id` (404 otherwise).
-pub fn under_session(
-    conn: &mut TenantConn,
-    session_id: Uuid,
-    exam_session_id: Uuid,
-) -> ApiResult<ExamSession> {
-    find_row(conn, exam_session_id, false)?
-        .filter(|es| es.academic_session_id == session_id)
-        .ok_or_else(ApiError::not_found)
-}
-
 pub struct ExamSessions;
 
 impl SchoolResource for ExamSessions {

@@ -16,7 +16,7 @@ use crate::{
         routes::Endpoint,
         school::{
             classes,
-            crud::{SchoolResource, check_ref, nested_methods, table_queries},
+            crud::{SchoolResource, check_ref, live_under, nested_methods, table_queries},
             exam_sessions, subjects, teachers,
         },
     },
@@ -75,18 +75,7 @@ pub fn exam_session_scope(
 ) -> ApiResult<exam_sessions::ExamSession> {
     let session = exam_sessions::academic_session(conn, parents)?;
     let exam_session = *parents.get(1).ok_or_else(ApiError::not_found)?;
-    exam_sessions::under_session(conn, session, exam_session)
-}
-
-/// The live exam `exam_id` of exam session `exam_session_id` (404 otherwise).
-pub fn under_exam_session(
-    conn: &mut TenantConn,
-    exam_session_id: Uuid,
-    exam_id: Uuid,
-) -> ApiResult<Exam> {
-    find_row(conn, exam_id, false)?
-        .filter(|exam| exam.exam_session_id == exam_session_id)
-        .ok_or_else(ApiError::not_found)
+    live_under::<exam_sessions::ExamSessions>(conn, &session, exam_session)
 }
 
 pub struct Exams;

@@ -14,7 +14,7 @@ use crate::{
         path_id,
         routes::Endpoint,
         school::{
-            crud::{SchoolResource, nested_methods, table_queries},
+            crud::{SchoolResource, live_under, nested_methods, table_queries},
             exams, students,
         },
     },
@@ -123,7 +123,7 @@ impl SchoolResource for Marks {
         let exam = *parents
             .get(2)
             .ok_or_else(crate::error::ApiError::not_found)?;
-        Ok(exams::under_exam_session(conn, exam_session.id, exam)?.id)
+        Ok(live_under::<exams::Exams>(conn, &exam_session.id, exam)?.id)
     }
 
     fn parse(f: &mut Fields<'_>) -> MarkInput {

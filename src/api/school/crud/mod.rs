@@ -112,6 +112,16 @@ pub trait SchoolResource: Sized + Send + 'static {
     fn delete(conn: &mut TenantConn, scope: &Self::Scope, id: Uuid) -> ApiResult<()>;
 }
 
+/// The live record `id` of `R` under `scope`, or 404: how nested paths check their
+/// parents.
+pub fn live_under<R: SchoolResource>(
+    conn: &mut TenantConn,
+    scope: &R::Scope,
+    id: Uuid,
+) -> ApiResult<R::Record> {
+    R::find(conn, scope, id, false)?.ok_or_else(ApiError::not_found)
+}
+
 /// The path's identifiers in order: parents first, then `{id}` when present.
 struct PathIds {
     raw: Vec<String>,
@@ -299,7 +309,6 @@ pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
         .next()
         .unwrap_or("records")
         .to_owned();
-    let tag: &'static str = Box::leak(name.clone().into_boxed_str());
     let fields = describe_fields(R::parse);
     let record = doc.schema::<R::Record>();
     let created = R::created_schema(doc);
@@ -314,7 +323,7 @@ pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
         page,
     );
     let item = format!("{}{{id}}/", R::PATH);
-    let op = |summary: String| Op::new(tag, summary, Auth::BearerOrKey);
+    let op = |summary: String| Op::new(name.as_str(), summary, Auth::BearerOrKey);
     let include_deleted = || {
         (
             "include_deleted",
