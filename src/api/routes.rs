@@ -29,6 +29,22 @@ pub fn registered_routes() -> BTreeSet<(String, String)> {
         .unwrap_or_default()
 }
 
+/// `endpoint.get(handler)` and friends: `on` with the method named by the helper.
+macro_rules! method_helpers {
+    ($($name:ident $method:ident),+) => {
+        $(
+            pub fn $name<F, Args>(self, handler: F) -> Self
+            where
+                F: Handler<Args>,
+                Args: FromRequest + 'static,
+                F::Output: Responder + 'static,
+            {
+                self.on(Method::$method, handler)
+            }
+        )+
+    };
+}
+
 pub struct Endpoint {
     path: String,
     resource: Resource,
@@ -55,50 +71,7 @@ impl Endpoint {
         self
     }
 
-    pub fn get<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.on(Method::GET, handler)
-    }
-
-    pub fn post<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.on(Method::POST, handler)
-    }
-
-    pub fn put<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.on(Method::PUT, handler)
-    }
-
-    pub fn patch<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.on(Method::PATCH, handler)
-    }
-
-    pub fn delete<F, Args>(self, handler: F) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.on(Method::DELETE, handler)
-    }
+    method_helpers!(get GET, post POST, put PUT, patch PATCH, delete DELETE);
 
     pub fn register(self, cfg: &mut ServiceConfig) {
         if let Ok(mut routes) = registry().lock() {

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         body::{JsonObject, read_object},
-        fields::{Email, Fields, Mode, Rule, any, len},
+        fields::{Email, Fields, Mode, any, len},
         pagination::{ListQuery, page},
         path_id,
         routes::Endpoint,
@@ -19,7 +19,7 @@ use crate::{
         models::{NewUser, TenantRow, User, UserChangeset, UserView, user::normalize_phone},
         schema_public::users,
     },
-    error::{ApiError, ApiResult, FieldErrors},
+    error::{ApiError, ApiResult},
     startup::AppState,
 };
 
@@ -296,37 +296,6 @@ async fn update(
     Ok(HttpResponse::Ok().json(UserRecord::from(&user)))
 }
 
-/// Parses `{email?, phone?}` pairs where at least one is needed (used by the CLI too).
-pub fn check_contact(
-    email_value: Option<&str>,
-    phone_value: Option<&str>,
-) -> ApiResult<(Option<String>, Option<String>)> {
-    let mut errors = FieldErrors::new();
-    let email_value = email_value
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(str::to_owned);
-    if let Some(e) = &email_value {
-        if let Err(message) = Email.check(e) {
-            errors.add("email", message);
-        }
-    }
-    let phone = match phone_value.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(raw) => match normalize_phone(raw) {
-            Some(p) => Some(p),
-            None => {
-                errors.add("phone", "enter a valid phone number: + and 6-15 digits");
-                None
-            }
-        },
-        None => None,
-    };
-    if email_value.is_none() && phone.is_none() && errors.is_empty() {
-        errors.add("non_field", "give an email or a phone number");
-    }
-    errors.into_result((email_value, phone))
-}
-
 /// A user to create from the command line.
 pub struct CliUser<'a> {
     pub email: Option<&'a str>,
@@ -343,8 +312,6 @@ pub struct CliUser<'a> {
 
 /// Creates a user for the CLI (same rules as `POST /api/v1/system/users/`).
 pub async fn create_user_from_cli(state: &AppState, spec: CliUser<'_>) -> ApiResult<User> {
-    let (email, phone) = check_contact(spec.email, spec.phone)?;
-    password::check_policy(spec.password).map_err(|m| ApiError::validation("password", m))?;
     let client = match spec.tenant {
         Some(schema) => {
             let directory = state.directory.clone();
@@ -357,20 +324,19 @@ pub async fn create_user_from_cli(state: &AppState, spec: CliUser<'_>) -> ApiRes
         }
         None => None,
     };
-    create_user(
-        state,
-        NewUserInput {
-            email,
-            phone,
-            password: spec.password.to_owned(),
-            first_name: spec.first_name,
-            last_name: spec.last_name,
-            client,
-            roles: spec.roles,
-            is_staff: spec.superuser,
-            is_superuser: spec.superuser,
-            teacher: spec.teacher,
-        },
-    )
-    .await
+    // The same parser as the HTTP endpoint, so the two cannot disagree on the rules.
+    let body = serde_json::json!({
+        "email": spec.email,
+        "phone": spec.phone,
+        "password": spec.password,
+        "first_name": spec.first_name,
+        "last_name": spec.last_name,
+        "client": client,
+        "roles": spec.roles,
+        "is_staff": spec.superuser,
+        "is_superuser": spec.superuser,
+        "teacher": spec.teacher,
+    });
+    let body = body.as_object().cloned().unwrap_or_default();
+    create_user(state, NewUserInput::parse(&body)?).await
 }
