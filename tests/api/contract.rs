@@ -86,6 +86,11 @@ impl Walk<'_> {
         self.contract.check(&method, template, &reply);
         reply
     }
+
+    /// `call` where the URL is its own template (no path parameters).
+    async fn at(&self, who: &As, method: Method, path: &str, body: Option<Value>) -> Reply {
+        self.call(who, method, path, path, body).await
+    }
 }
 
 #[tokio::test]
@@ -98,7 +103,7 @@ async fn system_endpoints_answer_as_documented() {
     };
     let main = As::main();
     for path in ["/healthz/", "/readyz/"] {
-        w.call(&main, Method::GET, path, path, None).await;
+        w.at(&main, Method::GET, path, None).await;
     }
     let login = w
         .call(
@@ -109,35 +114,27 @@ async fn system_endpoints_answer_as_documented() {
             Some(json!({"identifier": "root@platform.test", "password": "password-123"})),
         )
         .await;
-    w.call(
+    w.at(
         &main,
         Method::POST,
-        "/api/v1/system/auth/login/",
         "/api/v1/system/auth/login/",
         Some(json!({"identifier": "root@platform.test", "password": "wrong-password"})),
     )
     .await;
     let root = As::main().token(login.body["access"].as_str().expect("access"));
-    w.call(
+    w.at(
         &main,
         Method::POST,
-        "/api/v1/system/auth/refresh/",
         "/api/v1/system/auth/refresh/",
         Some(json!({"refresh": login.body["refresh"]})),
     )
     .await;
-    w.call(
-        &root,
-        Method::GET,
-        "/api/v1/system/auth/me/",
-        "/api/v1/system/auth/me/",
-        None,
-    )
-    .await;
+    w.at(&root, Method::GET, "/api/v1/system/auth/me/", None)
+        .await;
 
     let t = "/api/v1/system/tenants/";
-    w.call(&root, Method::GET, t, t, None).await;
-    let tenant = w.call(&root, Method::POST, t, t, Some(json!({"schema_name": "contract", "name": "Contract", "domains": ["contract.localhost"]}))).await;
+    w.at(&root, Method::GET, t, None).await;
+    let tenant = w.at(&root, Method::POST, t, Some(json!({"schema_name": "contract", "name": "Contract", "domains": ["contract.localhost"]}))).await;
     let id = tenant.body["id"].as_str().expect("id").to_owned();
     let item = "/api/v1/system/tenants/{id}/";
     w.call(&root, Method::GET, &format!("{t}{id}/"), item, None)
@@ -170,8 +167,8 @@ async fn system_endpoints_answer_as_documented() {
         .await;
 
     let u = "/api/v1/system/users/";
-    w.call(&root, Method::GET, u, u, None).await;
-    let user = w.call(&root, Method::POST, u, u, Some(json!({"email": "c@contract.test", "password": "password-123", "client": id, "roles": ["admin"]}))).await;
+    w.at(&root, Method::GET, u, None).await;
+    let user = w.at(&root, Method::POST, u, Some(json!({"email": "c@contract.test", "password": "password-123", "client": id, "roles": ["admin"]}))).await;
     let uid = user.body["id"].as_str().expect("id").to_owned();
     w.call(
         &root,
@@ -189,7 +186,7 @@ async fn system_endpoints_answer_as_documented() {
         Some(json!({"first_name": "C"})),
     )
     .await;
-    w.call(&root, Method::POST, u, u, Some(json!({"password": "x"})))
+    w.at(&root, Method::POST, u, Some(json!({"password": "x"})))
         .await;
 
     let k = "/api/v1/system/api-keys/";
@@ -203,7 +200,7 @@ async fn system_endpoints_answer_as_documented() {
         )
         .await;
     let kid = key.body["id"].as_str().expect("id").to_owned();
-    w.call(&root, Method::GET, k, k, None).await;
+    w.at(&root, Method::GET, k, None).await;
     w.call(
         &root,
         Method::GET,
@@ -220,10 +217,9 @@ async fn system_endpoints_answer_as_documented() {
         None,
     )
     .await;
-    w.call(
+    w.at(
         &root,
         Method::POST,
-        "/api/v1/system/auth/logout/",
         "/api/v1/system/auth/logout/",
         Some(json!({"refresh": login.body["refresh"]})),
     )
@@ -252,30 +248,17 @@ async fn school_endpoints_answer_as_documented() {
         .await;
     let teacher = As::school("alpha").token(login.body["access"].as_str().expect("access"));
     let admin = app.as_school_user("alpha", "admin").await;
-    w.call(
+    w.at(
         &school,
         Method::POST,
-        "/api/v1/school/auth/refresh/",
         "/api/v1/school/auth/refresh/",
         Some(json!({"refresh": login.body["refresh"]})),
     )
     .await;
-    w.call(
-        &teacher,
-        Method::GET,
-        "/api/v1/school/auth/me/",
-        "/api/v1/school/auth/me/",
-        None,
-    )
-    .await;
-    w.call(
-        &admin,
-        Method::GET,
-        "/api/v1/school/permissions/",
-        "/api/v1/school/permissions/",
-        None,
-    )
-    .await;
+    w.at(&teacher, Method::GET, "/api/v1/school/auth/me/", None)
+        .await;
+    w.at(&admin, Method::GET, "/api/v1/school/permissions/", None)
+        .await;
     let root = app.as_root().await;
     let key = app
         .post("/api/v1/system/api-keys/", &root, json!({"name": "k"}))
@@ -284,10 +267,9 @@ async fn school_endpoints_answer_as_documented() {
         .as_str()
         .expect("key")
         .to_owned();
-    w.call(
+    w.at(
         &As::school("alpha").key(&key),
         Method::GET,
-        "/api/v1/school/auth/me/",
         "/api/v1/school/auth/me/",
         None,
     )
@@ -479,10 +461,9 @@ async fn school_endpoints_answer_as_documented() {
     )
     .await;
     let bulk = "/api/v1/school/subjects/bulk-soft-delete/";
-    w.call(
+    w.at(
         &admin,
         Method::DELETE,
-        bulk,
         bulk,
         Some(json!({"ids": [subject]})),
     )
@@ -507,35 +488,31 @@ async fn school_endpoints_answer_as_documented() {
     )
     .await;
     let report = "/api/v1/school/report-settings/";
-    w.call(&teacher, Method::GET, report, report, None).await;
-    w.call(
+    w.at(&teacher, Method::GET, report, None).await;
+    w.at(
         &admin,
         Method::PATCH,
-        report,
         report,
         Some(json!({"footer_text": "F"})),
     )
     .await;
-    w.call(
+    w.at(
         &admin,
         Method::PUT,
-        report,
         report,
         Some(json!({"show_position": false})),
     )
     .await;
-    w.call(
+    w.at(
         &teacher,
         Method::PATCH,
-        report,
         report,
         Some(json!({"footer_text": "F"})),
     )
     .await;
-    w.call(
+    w.at(
         &admin,
         Method::POST,
-        "/api/v1/school/auth/logout/",
         "/api/v1/school/auth/logout/",
         Some(json!({"refresh": login.body["refresh"]})),
     )

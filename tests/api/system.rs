@@ -265,9 +265,10 @@ async fn user_creation_rules() {
     assert_eq!(list.body["count"], 1);
 }
 
-fn cli(db_url: &str, args: &[&str]) -> (bool, String, String) {
+/// Runs `school-service` with `command` split on spaces (so no argument may contain one).
+fn cli(db_url: &str, command: &str) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_school-service"))
-        .args(args)
+        .args(command.split_whitespace())
         .env("DATABASE_URL", db_url)
         .env("BCRYPT_COST", "4")
         .env("RUST_LOG", "warn")
@@ -285,77 +286,22 @@ async fn the_command_line_provisions_schools_and_users() {
     let app = spawn_app().await;
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
-        let (ok, _, err) = cli(
-            &url,
-            &[
-                "tenant",
-                "create",
-                "--schema",
-                "zeta",
-                "--name",
-                "Zeta High",
-                "--domain",
-                "zeta.localhost",
-            ],
-        );
+        let (ok, _, err) = cli(&url, "tenant create --schema zeta --name Zeta-High --domain zeta.localhost");
         assert!(ok, "{err}");
-        let (ok, _, err) = cli(
-            &url,
-            &[
-                "tenant",
-                "create",
-                "--schema",
-                "zeta",
-                "--name",
-                "Zeta Again",
-            ],
-        );
+        let (ok, _, err) = cli(&url, "tenant create --schema zeta --name Zeta-Again");
         assert!(!ok);
         assert_eq!(err.trim().lines().count(), 1, "one-line error: {err}");
-        let (ok, _, err) = cli(
-            &url,
-            &["tenant", "create", "--schema", "Bad-Name", "--name", "X"],
-        );
+        let (ok, _, err) = cli(&url, "tenant create --schema Bad-Name --name X");
         assert!(!ok && err.contains("schema"), "{err}");
-        let (ok, out, _) = cli(&url, &["tenant", "list"]);
+        let (ok, out, _) = cli(&url, "tenant list");
         assert!(ok && out.contains("zeta") && out.contains("alpha"));
-        let (ok, _, err) = cli(
-            &url,
-            &[
-                "user",
-                "create",
-                "--tenant",
-                "zeta",
-                "--email",
-                "t@zeta.test",
-                "--password",
-                "password-123",
-                "--role",
-                "teacher",
-                "--teacher",
-                "--first-name",
-                "Tea",
-            ],
-        );
+        let (ok, _, err) = cli(&url, "user create --tenant zeta --email t@zeta.test --password password-123 --role teacher --teacher --first-name Tea");
         assert!(ok, "{err}");
-        let (ok, _, err) = cli(
-            &url,
-            &[
-                "user",
-                "create-superuser",
-                "--phone",
-                "+15550001111",
-                "--password",
-                "password-123",
-            ],
-        );
+        let (ok, _, err) = cli(&url, "user create-superuser --phone +15550001111 --password password-123");
         assert!(ok, "{err}");
-        let (ok, _, _) = cli(
-            &url,
-            &["user", "create-superuser", "--password", "password-123"],
-        );
+        let (ok, _, _) = cli(&url, "user create-superuser --password password-123");
         assert!(!ok);
-        let (ok, out, err) = cli(&url, &["migrate"]);
+        let (ok, out, err) = cli(&url, "migrate");
         assert!(
             ok && out.contains("3 school schema(s) up to date"),
             "{out}{err}"
@@ -377,7 +323,7 @@ async fn the_command_line_provisions_schools_and_users() {
 
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
-        let (ok, _, err) = cli(&url, &["tenant", "delete", "--schema", "zeta"]);
+        let (ok, _, err) = cli(&url, "tenant delete --schema zeta");
         assert!(ok, "{err}");
     })
     .await
@@ -402,12 +348,9 @@ async fn the_command_line_provisions_schools_and_users() {
     );
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
-        let (ok, _, err) = cli(
-            &url,
-            &["tenant", "delete", "--schema", "zeta", "--drop-schema"],
-        );
+        let (ok, _, err) = cli(&url, "tenant delete --schema zeta --drop-schema");
         assert!(ok, "{err}");
-        let (ok, out, _) = cli(&url, &["tenant", "list"]);
+        let (ok, out, _) = cli(&url, "tenant list");
         assert!(ok && !out.contains("zeta"));
     })
     .await
@@ -451,7 +394,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
                 .execute(&mut conn)
                 .expect(statement);
         }
-        cli(&url, &["migrate"])
+        cli(&url, "migrate")
     })
     .await
     .expect("migrate");
