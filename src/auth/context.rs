@@ -223,50 +223,41 @@ impl SchoolRequest {
         T: Send + 'static,
     {
         let by_address = self.tenant_by_address().await?;
-        let claims = match &self.credentials {
-            Credentials::Bearer(token) => Some(self.state.jwt.decode(
-                token,
-                TokenType::Access,
-                Layer::School,
+        // What the request authenticates with, or why it cannot (decided once, reported
+        // after tenant selection as API.md orders it).
+        let auth = match &self.credentials {
+            Credentials::None => Err(ApiError::NotAuthenticated),
+            Credentials::Malformed => Err(ApiError::TokenNotValid(
+                "the Authorization header must be 'Bearer <token>'",
             )),
-            _ => None,
+            Credentials::Bearer(token) => self
+                .state
+                .jwt
+                .decode(token, TokenType::Access, Layer::School)
+                .map(Authenticate::Token),
+            Credentials::ApiKey(key) => Ok(Authenticate::Key(key.clone())),
         };
-        let tenant = match by_address {
-            Some(tenant) => tenant,
+        let (tenant, auth) = match (by_address, auth) {
+            (Some(tenant), auth) => (tenant, auth),
             // Main domain, no X-Tenant: only a valid token's `tenant` claim can choose.
-            None => match &claims {
-                Some(Ok(claims)) => {
-                    let schema = claims.tenant.as_deref().unwrap_or_default();
-                    let snapshot = self.state.directory.snapshot().await?;
-                    let tenant = snapshot
-                        .by_schema(schema)
-                        .cloned()
-                        .ok_or(ApiError::TenantNotFound)?;
-                    if !tenant.is_active {
-                        return Err(ApiError::TenantInactive);
-                    }
-                    tenant
+            (None, Ok(Authenticate::Token(claims))) => {
+                let schema = claims.tenant.as_deref().unwrap_or_default();
+                let snapshot = self.state.directory.snapshot().await?;
+                let tenant = snapshot
+                    .by_schema(schema)
+                    .cloned()
+                    .ok_or(ApiError::TenantNotFound)?;
+                if !tenant.is_active {
+                    return Err(ApiError::TenantInactive);
                 }
-                Some(Err(_)) | None if matches!(self.credentials, Credentials::Malformed) => {
-                    return Err(ApiError::TokenNotValid(
-                        "the Authorization header must be 'Bearer <token>'",
-                    ));
-                }
-                Some(Err(err)) => return Err(clone_auth_error(err)),
-                None => return Err(ApiError::TenantNotFound),
-            },
-        };
-        let credentials = match (self.credentials, claims) {
-            (Credentials::None, _) => return Err(ApiError::NotAuthenticated),
-            (Credentials::Malformed, _) => {
-                return Err(ApiError::TokenNotValid(
-                    "the Authorization header must be 'Bearer <token>'",
-                ));
+                (tenant, Ok(Authenticate::Token(claims)))
             }
-            (Credentials::Bearer(_), Some(claims)) => Authenticate::Token(claims?),
-            (Credentials::ApiKey(key), _) => Authenticate::Key(key),
-            (Credentials::Bearer(_), None) => return Err(ApiError::NotAuthenticated),
+            (None, Ok(Authenticate::Key(_)) | Err(ApiError::NotAuthenticated)) => {
+                return Err(ApiError::TenantNotFound);
+            }
+            (None, Err(err)) => return Err(err),
         };
+        let credentials = auth?;
         let x_tenant_mismatch = match (&self.host, &self.x_tenant) {
             (HostKind::Tenant(host_tenant), Some(schema)) => {
                 schema != host_tenant.schema_name.as_str()
@@ -312,14 +303,6 @@ impl SchoolRequest {
             self.http.extensions_mut().insert(identity.clone());
         }
         result
-    }
-}
-
-/// `ApiError` is not `Clone`; token errors are simple enough to rebuild.
-fn clone_auth_error(err: &ApiError) -> ApiError {
-    match err {
-        ApiError::TokenNotValid(reason) => ApiError::TokenNotValid(reason),
-        _ => ApiError::TokenNotValid("token is invalid"),
     }
 }
 
