@@ -67,6 +67,11 @@ fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<V
         .collect())
 }
 
+fn one_with_domains(conn: &mut PgConnection, row: TenantRow) -> ApiResult<TenantView> {
+    let mut views = with_domains(conn, vec![row])?;
+    views.pop().ok_or_else(ApiError::not_found)
+}
+
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let query = ListQuery::parse(&http)?;
@@ -114,7 +119,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     state.directory.invalidate();
     let view = state
         .db
-        .run(move |conn| Ok(with_domains(conn, vec![row])?.remove(0)))
+        .run(move |conn| Ok(one_with_domains(conn, row)?))
         .await?;
     Ok(HttpResponse::Created().json(view))
 }
@@ -125,7 +130,7 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let id = path_id(&raw)?;
             let row = TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
-            Ok(with_domains(conn, vec![row])?.remove(0))
+            Ok(one_with_domains(conn, row)?)
         })
         .await?;
     Ok(HttpResponse::Ok().json(view))
@@ -149,7 +154,7 @@ async fn update(
             let is_active = fields.required::<bool>("is_active", &any);
             let (name, is_active) = fields.finish((name, is_active))?;
             let row = TenantRow::set_fields(conn, id, name.as_deref().map(str::trim), is_active)?;
-            Ok(with_domains(conn, vec![row])?.remove(0))
+            Ok(one_with_domains(conn, row)?)
         })
         .await?;
     state.directory.invalidate();
