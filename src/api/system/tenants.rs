@@ -119,7 +119,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     state.directory.invalidate();
     let view = state
         .db
-        .run(move |conn| Ok(one_with_domains(conn, row)?))
+        .run(move |conn| one_with_domains(conn, row))
         .await?;
     Ok(HttpResponse::Created().json(view))
 }
@@ -130,7 +130,7 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let id = path_id(&raw)?;
             let row = TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
-            Ok(one_with_domains(conn, row)?)
+            one_with_domains(conn, row)
         })
         .await?;
     Ok(HttpResponse::Ok().json(view))
@@ -154,7 +154,7 @@ async fn update(
             let is_active = fields.required::<bool>("is_active", &any);
             let (name, is_active) = fields.finish((name, is_active))?;
             let row = TenantRow::set_fields(conn, id, name.as_deref().map(str::trim), is_active)?;
-            Ok(one_with_domains(conn, row)?)
+            one_with_domains(conn, row)
         })
         .await?;
     state.directory.invalidate();
