@@ -25,6 +25,11 @@ pub struct Config {
     pub max_body_bytes: usize,
     pub login_rate_per_minute: u32,
     pub cors_allowed_origins: Vec<String>,
+    /// `http` or `https`: the scheme of the links the server writes (pagination). Taken
+    /// from configuration, never from a client's `X-Forwarded-Proto`.
+    pub public_scheme: String,
+    /// How often expired entries are purged from `revoked_tokens`.
+    pub token_purge_interval: Duration,
 }
 
 impl Config {
@@ -59,6 +64,10 @@ impl Config {
             max_body_bytes: parse_env("MAX_BODY_BYTES", 1024 * 1024)?,
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
+            public_scheme: env_str("PUBLIC_SCHEME")
+                .unwrap_or_else(|| "http".into())
+                .to_ascii_lowercase(),
+            token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
         }
         .checked()
     }
@@ -69,6 +78,12 @@ impl Config {
         }
         if self.db_pool_size == 0 {
             bail!("DB_POOL_SIZE must be at least 1");
+        }
+        if !matches!(self.public_scheme.as_str(), "http" | "https") {
+            bail!("PUBLIC_SCHEME must be http or https");
+        }
+        if self.token_purge_interval.is_zero() {
+            bail!("TOKEN_PURGE_INTERVAL must be positive");
         }
         if self.access_token_ttl.is_zero() || self.refresh_token_ttl.is_zero() {
             bail!("token lifetimes must be positive");

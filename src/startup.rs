@@ -122,6 +122,8 @@ impl Application {
     /// stop the server. Our own count, rather than actix-server's per-worker connection
     /// count, decides when the requests are done.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        // Lives as long as the server: aborted when this function returns.
+        let purger = AbortOnDrop(tokio::spawn(purge_revoked_tokens(self.state.clone())));
         let handle = self.server.handle();
         let mut server = std::pin::pin!(self.server);
         let signal = std::pin::pin!(shutdown_signal());
@@ -130,6 +132,7 @@ impl Application {
             futures_util::future::Either::Right((signal, _)) => signal,
         };
         log::info!("{signal} received: refusing new connections, finishing requests in flight");
+        drop(purger);
         let state = self.state.clone();
         // Stop commands are carried out by the server future: keep driving it meanwhile.
         actix_rt::spawn(async move {
@@ -145,6 +148,34 @@ impl Application {
             handle.stop(false).await;
         });
         server.await
+    }
+}
+
+/// Purges revoked refresh tokens that have expired anyway, now and then every
+/// `TOKEN_PURGE_INTERVAL`, so `revoked_tokens` stays as small as the live tokens.
+async fn purge_revoked_tokens(state: web::Data<AppState>) {
+    let mut interval = tokio::time::interval(state.config.token_purge_interval);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        match state
+            .db
+            .run(|conn| Ok(crate::db::models::revoked_token::purge_expired(conn)?))
+            .await
+        {
+            Ok(0) => {}
+            Ok(purged) => log::info!("purged {purged} expired revoked tokens"),
+            Err(err) => log::warn!("purging expired revoked tokens failed: {err}"),
+        }
+    }
+}
+
+/// Aborts a spawned task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -13,7 +13,8 @@ pub type JsonObject = Map<String, Value>;
 /// (existence of the path's records) have passed, then unwrap it.
 pub type PendingBody = Result<JsonObject, ApiError>;
 
-/// Reads the body as a JSON object. An empty body reads as `{}`.
+/// Reads the body as a JSON object. A body that is absent (empty, with no JSON content
+/// type, or on a DELETE) reads as `{}`; an empty body declared as JSON is not valid JSON.
 pub async fn read_object(
     req: &HttpRequest,
     mut payload: web::Payload,
@@ -36,10 +37,12 @@ pub async fn read_object(
         }
         bytes.extend_from_slice(&chunk);
     }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    let blank = bytes.iter().all(u8::is_ascii_whitespace);
+    let json = is_json(req);
+    if blank && (!json || req.method() == actix_web::http::Method::DELETE) {
         return Ok(JsonObject::new());
     }
-    if !is_json(req) {
+    if !json {
         return Err(ApiError::UnsupportedMediaType);
     }
     match serde_json::from_slice::<Value>(&bytes) {

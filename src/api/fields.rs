@@ -158,6 +158,7 @@ pub struct Constraints {
     pub maximum: Option<i64>,
     pub format: Option<&'static str>,
     pub one_of: Option<&'static [&'static str]>,
+    pub max_items: Option<usize>,
 }
 
 /// A check on a parsed value; it can also describe itself.
@@ -287,6 +288,32 @@ impl Rule<String> for OneOf {
 
     fn describe(&self, c: &mut Constraints) {
         c.one_of = Some(self.0);
+    }
+}
+
+/// A list of distinct ids, at most `max` of them: bounds the work one request can ask for.
+pub struct DistinctIds {
+    pub max: usize,
+}
+
+impl Rule<Vec<uuid::Uuid>> for DistinctIds {
+    fn check(&self, ids: &Vec<uuid::Uuid>) -> Result<(), String> {
+        if ids.len() > self.max {
+            return Err(format!(
+                "ensure this field has no more than {} elements",
+                self.max
+            ));
+        }
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        if ids.iter().all(|id| seen.insert(*id)) {
+            Ok(())
+        } else {
+            Err("an id is listed more than once".into())
+        }
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.max_items = Some(self.max);
     }
 }
 

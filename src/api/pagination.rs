@@ -3,10 +3,14 @@
 
 use std::collections::HashMap;
 
-use actix_web::{HttpRequest, HttpResponse, http::header, web};
+use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
-use crate::error::{ApiError, ApiResult};
+use crate::{
+    error::{ApiError, ApiResult},
+    startup::AppState,
+    tenancy::host::MatchedHost,
+};
 
 pub const DEFAULT_PAGE_SIZE: i64 = 50;
 pub const MAX_PAGE_SIZE: i64 = 200;
@@ -108,6 +112,15 @@ pub fn page<T: Serialize>(
     results: Vec<T>,
 ) -> ApiResult<Page<T>> {
     query.check_page(count)?;
+    // Scheme from configuration and host as matched against the registered domains:
+    // neither `X-Forwarded-Proto` nor a raw `Host` header reaches a link.
+    let scheme = req
+        .app_data::<web::Data<AppState>>()
+        .map_or("http", |state| state.config.public_scheme.as_str());
+    let host = req
+        .extensions()
+        .get::<MatchedHost>()
+        .map_or_else(|| "localhost".to_owned(), |h| h.0.clone());
     let url_for = |page: i64| -> String {
         let mut params: Vec<(String, String)> =
             web::Query::<Vec<(String, String)>>::from_query(req.query_string())
@@ -120,18 +133,7 @@ pub fn page<T: Serialize>(
             .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
             .collect::<Vec<_>>()
             .join("&");
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("localhost");
-        format!(
-            "{}://{}{}?{}",
-            req.connection_info().scheme(),
-            host,
-            req.path(),
-            query
-        )
+        format!("{scheme}://{host}{}?{query}", req.path())
     };
     let last_page = ((count + query.page_size - 1) / query.page_size).max(1);
     Ok(Page {

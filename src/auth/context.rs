@@ -208,11 +208,29 @@ impl SchoolRequest {
         Ok(tenant)
     }
 
+    /// On a school's address, an `X-Tenant` naming another school (API.md 1: refused).
+    fn x_tenant_conflicts(&self) -> bool {
+        match (&self.host, &self.x_tenant) {
+            (HostKind::Tenant(host_tenant), Some(schema)) => {
+                schema != host_tenant.schema_name.as_str()
+            }
+            _ => false,
+        }
+    }
+
     /// The school for an unauthenticated endpoint (login, refresh): host or `X-Tenant`.
+    /// With no credentials to check first, a conflicting `X-Tenant` is refused at once.
     pub async fn tenant_for_login(&self) -> ApiResult<TenantRef> {
-        self.tenant_by_address()
+        let tenant = self
+            .tenant_by_address()
             .await?
-            .ok_or(ApiError::TenantNotFound)
+            .ok_or(ApiError::TenantNotFound)?;
+        if self.x_tenant_conflicts() {
+            return Err(ApiError::TenantMismatch(
+                "the X-Tenant header names another school",
+            ));
+        }
+        Ok(tenant)
     }
 
     /// Authenticates and authorises the caller, then runs `work` on a connection bound to
@@ -258,12 +276,7 @@ impl SchoolRequest {
             (None, Err(err)) => return Err(err),
         };
         let credentials = auth?;
-        let x_tenant_mismatch = match (&self.host, &self.x_tenant) {
-            (HostKind::Tenant(host_tenant), Some(schema)) => {
-                schema != host_tenant.schema_name.as_str()
-            }
-            _ => false,
-        };
+        let x_tenant_mismatch = self.x_tenant_conflicts();
         let method = self.http.method().clone();
         let secret = self.state.config.jwt_secret.clone();
         let tenant_ref = tenant.clone();

@@ -36,6 +36,9 @@ pub struct Claims {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tenant: Option<String>,
     /// The user's token version when issued; tokens of an older version are refused.
+    /// API.md's claims do not include it: a token without it counts as version 0, the
+    /// version of a user whose tokens were never revoked.
+    #[serde(default)]
     pub ver: i32,
 }
 

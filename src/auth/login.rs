@@ -69,9 +69,9 @@ pub async fn verify_credentials(
     input: LoginInput,
 ) -> ApiResult<User> {
     let client = client_address(req);
-    state
+    let attempt = state
         .throttle
-        .check(&input.identifier, &client)
+        .reserve(&Identifier::throttle_key(&input.identifier), &client)
         .map_err(ApiError::Throttled)?;
     let user = match Identifier::parse(&input.identifier) {
         Some(identifier) => {
@@ -90,9 +90,10 @@ pub async fn verify_credentials(
     let password = input.password;
     let matches = state.verify_password(password, stored).await?;
     match user {
+        // Dropping the attempt releases it: successful logins do not count.
         Some(user) if matches && user.is_active => Ok(user),
         _ => {
-            state.throttle.record_failure(&input.identifier, &client);
+            attempt.failed();
             Err(ApiError::InvalidCredentials)
         }
     }

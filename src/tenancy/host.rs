@@ -20,6 +20,12 @@ pub enum HostKind {
     Tenant(TenantRef),
 }
 
+/// The host a request was matched on (a main domain or a registered school domain), with
+/// the port the client named: what links back to this server are built from. Never the
+/// raw `Host` header, which could carry anything.
+#[derive(Clone, Debug)]
+pub struct MatchedHost(pub String);
+
 /// Paths answered on every host, known or not.
 fn is_host_independent(path: &str) -> bool {
     matches!(path, "/healthz/" | "/readyz/")
@@ -31,8 +37,10 @@ pub async fn classify_host(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
-    let path = req.path();
-    if is_host_independent(path) {
+    // The path as the router will match it (percent-escapes of unreserved characters
+    // decoded): `/api/v1/%73ystem/` must be judged as `/api/v1/system/`.
+    let path = req.match_info().as_str().to_owned();
+    if is_host_independent(&path) {
         return next
             .call(req)
             .await
@@ -42,6 +50,12 @@ pub async fn classify_host(
         return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
     };
     let host = request_host(&req);
+    let matched = match request_port(&req) {
+        Some(port) if host.contains(':') => format!("[{host}]:{port}"),
+        Some(port) => format!("{host}:{port}"),
+        None if host.contains(':') => format!("[{host}]"),
+        None => host.clone(),
+    };
     let kind = if state.config.main_domains.contains(&host) {
         HostKind::Main
     } else {
@@ -57,10 +71,11 @@ pub async fn classify_host(
             None => return Ok(req.error_response(ApiError::TenantNotFound)),
         }
     };
-    if matches!(kind, HostKind::Tenant(_)) && req.path().starts_with("/api/v1/system/") {
+    if matches!(kind, HostKind::Tenant(_)) && path.starts_with("/api/v1/system/") {
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);
+    req.extensions_mut().insert(MatchedHost(matched));
     next.call(req)
         .await
         .map(ServiceResponse::map_into_boxed_body)
@@ -75,6 +90,16 @@ fn request_host(req: &ServiceRequest) -> String {
         .or_else(|| req.uri().host())
         .unwrap_or("");
     normalize_host(raw)
+}
+
+/// The port of the `Host` header, when it names a valid one.
+fn request_port(req: &ServiceRequest) -> Option<u16> {
+    let raw = req.headers().get(header::HOST)?.to_str().ok()?.trim();
+    let port = match raw.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:")?.1,
+        None => raw.rsplit_once(':')?.1,
+    };
+    port.parse().ok()
 }
 
 pub fn normalize_host(raw: &str) -> String {

@@ -1,9 +1,8 @@
 //! API.md section 3 (tokens, login, refresh, logout, throttling) and spec part 5 rules 1-7.
 
-use jsonwebtoken::{EncodingKey, Header, encode};
 use serde_json::{Value, json};
 
-use crate::helpers::{As, JWT_SECRET, PASSWORD, spawn_app, spawn_app_with};
+use crate::helpers::{As, JWT_SECRET, PASSWORD, forge, spawn_app, spawn_app_with};
 
 const SCHOOL_LOGIN: &str = "/api/v1/school/auth/login/";
 const SYSTEM_LOGIN: &str = "/api/v1/system/auth/login/";
@@ -129,15 +128,6 @@ async fn phone_logins_and_long_passwords() {
     )
     .await
     .assert(401, Some("invalid_credentials"));
-}
-
-fn forge(claims: Value, secret: &str) -> String {
-    encode(
-        &Header::default(),
-        &claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .expect("encode")
 }
 
 #[tokio::test]

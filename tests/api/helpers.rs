@@ -144,6 +144,16 @@ fn seed(url: &str) {
     }
 }
 
+/// A JWT of `claims` signed (HS256) with `secret`.
+pub fn forge(claims: Value, secret: &str) -> String {
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("encode")
+}
+
 /// A per-test database, dropped when the test ends.
 pub struct TestDb {
     pub name: String,
@@ -207,6 +217,8 @@ pub fn test_config(db_url: &str) -> Config {
         max_body_bytes: 1024 * 1024,
         login_rate_per_minute: 1000,
         cors_allowed_origins: vec!["https://app.example.org".into()],
+        public_scheme: "http".into(),
+        token_purge_interval: Duration::from_secs(3600),
     }
 }
 

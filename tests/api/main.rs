@@ -13,6 +13,7 @@ mod isolation;
 mod proxy;
 mod resilience;
 mod resources;
+mod security;
 mod sessions;
 mod settings;
 mod system;

@@ -174,7 +174,12 @@ fn field_schema(field: &FieldDoc) -> RefOr<Schema> {
         Kind::DateTime => builder.schema_type(Type::String).description(Some(
             "RFC 3339 date-time with an offset, or YYYY-MM-DD (midnight UTC)",
         )),
-        Kind::UuidList => return array(uuid()),
+        Kind::UuidList => {
+            return ArrayBuilder::new()
+                .items(uuid())
+                .max_items(c.max_items)
+                .into();
+        }
         Kind::StringList => return array(string()),
         Kind::Any => builder.schema_type(SchemaType::AnyValue),
     };

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::{
     api::{
-        fields::{Fields, any, len},
+        fields::{DistinctIds, Fields, any, len},
         pagination::ListQuery,
         school::{
             crud::{SchoolResource, check_ref, table_queries},
@@ -23,6 +23,9 @@ use crate::{
     error::FieldErrors,
     tenancy::TenantConn,
 };
+
+/// The most teachers one department lists: bounds the work one request can ask for.
+pub const MAX_TEACHERS: usize = 200;
 
 #[derive(Queryable, Selectable, Debug, Clone)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -131,14 +134,8 @@ impl SchoolResource for Departments {
     }
 
     fn parse(f: &mut Fields<'_>) -> DepartmentInput {
-        let teachers = f.optional::<Vec<Uuid>>("teachers", Vec::new(), &|ids: &Vec<Uuid>| {
-            let mut seen = std::collections::HashSet::new();
-            if ids.iter().all(|id| seen.insert(*id)) {
-                Ok(())
-            } else {
-                Err("teachers are listed more than once".into())
-            }
-        });
+        let teachers =
+            f.optional::<Vec<Uuid>>("teachers", Vec::new(), &DistinctIds { max: MAX_TEACHERS });
         DepartmentInput {
             name: f.required("name", &len(1, 255)),
             hod_id: f.required("hod", &any),
@@ -171,8 +168,9 @@ impl SchoolResource for Departments {
             "subject",
             subjects::live_exists,
         )?;
-        for teacher in input.teachers.iter().flatten() {
-            if !teachers::live_exists(conn, *teacher)? {
+        if let Some(listed) = input.teachers.as_deref().filter(|ids| !ids.is_empty()) {
+            let live = teachers::live_ids(conn, listed)?;
+            for teacher in listed.iter().filter(|id| !live.contains(id)) {
                 errors.add(
                     "teachers",
                     format!("no live teacher profile has the id {teacher}"),

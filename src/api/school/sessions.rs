@@ -106,6 +106,13 @@ impl SchoolResource for Sessions {
                 errors.add("end_date", "must not be before start_date");
             }
         }
+        let deleted = input
+            .is_deleted
+            .or(current.map(|c| c.is_deleted))
+            .unwrap_or(false);
+        if deleted && input.is_active == Some(true) {
+            errors.add("is_active", "a deleted session cannot be active");
+        }
         Ok(())
     }
 
@@ -176,17 +183,22 @@ impl SchoolResource for Sessions {
         input: SessionInput,
         caller: &Caller,
     ) -> ApiResult<AcademicSession> {
-        lock_sessions(conn)?;
         let id = Uuid::new_v4();
-        deactivate_others(conn, id)?;
+        // A new session becomes the active one, unless it is created deleted: a deleted
+        // session is never active, and leaves the others as they are.
+        let deleted = input.is_deleted.unwrap_or(false);
+        if !deleted {
+            lock_sessions(conn)?;
+            deactivate_others(conn, id)?;
+        }
         Ok(diesel::insert_into(t::table)
             .values((
                 t::id.eq(id),
                 t::name.eq(input.name.unwrap_or_default()),
                 t::start_date.eq(input.start_date.unwrap_or_default()),
                 t::end_date.eq(input.end_date.unwrap_or_default()),
-                t::is_active.eq(true),
-                t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
+                t::is_active.eq(!deleted),
+                t::is_deleted.eq(deleted),
                 t::created_by.eq(caller.user_id()),
                 t::updated_by.eq(caller.user_id()),
             ))
@@ -198,9 +210,13 @@ impl SchoolResource for Sessions {
         conn: &mut TenantConn,
         _: &(),
         id: Uuid,
-        input: SessionInput,
+        mut input: SessionInput,
         caller: &Caller,
     ) -> ApiResult<AcademicSession> {
+        // Deleting a session deactivates it (`validate` refuses activating a deleted one).
+        if input.is_deleted == Some(true) {
+            input.is_active = Some(false);
+        }
         if input.is_active == Some(true) {
             lock_sessions(conn)?;
             deactivate_others(conn, id)?;

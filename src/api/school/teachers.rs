@@ -100,7 +100,7 @@ pub fn create_for_user(
         .get_result(conn.pg())?)
 }
 
-pub use queries::live_exists;
+pub use queries::{live_exists, live_ids};
 
 #[derive(AsChangeset, Default)]
 #[diesel(table_name = teacher_profiles)]

@@ -242,10 +242,11 @@ async fn update(
     let raw = path.into_inner();
     // Checks first (so the order of answers is auth, id, existence, body, validation);
     // the password is hashed after, off the executor, then applied.
-    let (id, changes, new_password) = request
+    let (id, actor_is_superuser, changes, new_password) = request
         .run(SystemNeed::PlatformAdmin, move |conn, actor| {
             let id = path_id(&raw)?;
             let target = User::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+            may_change(actor.is_superuser, &target)?;
             let body = body?;
             let mut f = Fields::new(&body, Mode::Patch);
             let changes = UserChangeset {
@@ -267,7 +268,7 @@ async fn update(
                 f.error("is_superuser", "school users cannot be superusers");
             }
             f.finish(())?;
-            Ok((target.id, changes, new_password))
+            Ok((target.id, actor.is_superuser, changes, new_password))
         })
         .await?;
     let password_hash = match new_password {
@@ -278,7 +279,10 @@ async fn update(
         .db
         .run(move |conn| {
             conn.transaction(|conn| {
-                let current = User::find(conn, id)?.ok_or_else(ApiError::not_found)?;
+                let current = User::find_for_update(conn, id)?.ok_or_else(ApiError::not_found)?;
+                // Checked again under the transaction: the target may have become a
+                // superuser while the password was being hashed.
+                may_change(actor_is_superuser, &current)?;
                 // Deactivation and password changes end every session the user had.
                 let revoke = changes.is_active == Some(false) || password_hash.is_some();
                 let changes = UserChangeset {
@@ -294,6 +298,17 @@ async fn update(
         })
         .await?;
     Ok(HttpResponse::Ok().json(UserRecord::from(&user)))
+}
+
+/// Only a superuser may change a superuser: otherwise a staff admin could take over a
+/// superuser account (password, activation) and with it every school.
+fn may_change(actor_is_superuser: bool, target: &User) -> ApiResult<()> {
+    if target.is_superuser && !actor_is_superuser {
+        return Err(ApiError::PermissionDenied(
+            "only a superuser may change a superuser".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// A user to create from the command line.

@@ -69,6 +69,17 @@ impl Identifier {
             normalize_phone(raw).map(Self::Phone)
         }
     }
+
+    /// The form every spelling of this identifier shares: e-mails lower-cased, phones as
+    /// stored. Login throttling counts per key, so `+1 555 0100000` and `15550100000`
+    /// share one count.
+    pub fn throttle_key(raw: &str) -> String {
+        match Self::parse(raw) {
+            Some(Self::Email(email)) => email.to_lowercase(),
+            Some(Self::Phone(phone)) => phone,
+            None => raw.trim().to_lowercase(),
+        }
+    }
 }
 
 /// Phones are stored as `+` and 6-15 digits; spaces, dashes, dots and brackets are dropped.
@@ -92,6 +103,16 @@ impl User {
         users::table
             .find(id)
             .select(User::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// `find` that locks the row until the transaction ends (`SELECT ... FOR UPDATE`).
+    pub fn find_for_update(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<User>> {
+        users::table
+            .find(id)
+            .select(User::as_select())
+            .for_update()
             .first(conn)
             .optional()
     }

@@ -95,6 +95,22 @@ macro_rules! table_queries {
             .get_result(conn.pg())?)
         }
 
+        /// Which of `ids` name live records: one `= ANY($1)` query, however many ids.
+        #[allow(dead_code)]
+        pub fn live_ids(
+            conn: &mut $crate::tenancy::TenantConn,
+            ids: &[uuid::Uuid],
+        ) -> $crate::error::ApiResult<std::collections::HashSet<uuid::Uuid>> {
+            use diesel::prelude::*;
+            Ok($table::table
+                .filter($table::id.eq_any(ids))
+                $(.filter($table::$live.eq(false)))?
+                .select($table::id)
+                .load::<uuid::Uuid>(conn.pg())?
+                .into_iter()
+                .collect())
+        }
+
         pub fn delete_row(conn: &mut $crate::tenancy::TenantConn, id: uuid::Uuid) -> $crate::error::ApiResult<()> {
             use diesel::prelude::*;
             match diesel::delete($table::table.find(id)).execute(conn.pg())? {
