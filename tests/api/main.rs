@@ -8,6 +8,7 @@ mod exams;
 mod hostile;
 
 mod auth;
+mod black_box;
 mod contract;
 mod isolation;
 mod proxy;

@@ -35,6 +35,8 @@ pub enum Auth {
 /// One operation, described.
 pub struct Op {
     pub summary: String,
+    /// Rules a client should know beyond the schemas (Markdown).
+    pub description: Option<String>,
     pub tag: String,
     pub auth: Auth,
     pub query: Vec<(&'static str, RefOr<Schema>, &'static str)>,
@@ -53,6 +55,7 @@ impl Op {
         };
         Self {
             summary: summary.into(),
+            description: None,
             tag: tag.into(),
             auth,
             query: Vec::new(),
@@ -60,6 +63,11 @@ impl Op {
             ok: (200, None),
             errors,
         }
+    }
+
+    pub fn description(mut self, text: Option<&str>) -> Self {
+        self.description = text.map(str::to_owned);
+        self
     }
 
     pub fn body(mut self, schema: RefOr<Schema>) -> Self {
@@ -154,6 +162,15 @@ pub fn object(properties: Vec<(&str, RefOr<Schema>)>) -> RefOr<Schema> {
         builder = builder.property(name, schema).required(name);
     }
     builder.into()
+}
+
+/// Whether a schema type is `wanted`, alone or with `null`.
+fn has_type(schema_type: &SchemaType, wanted: Type) -> bool {
+    match schema_type {
+        SchemaType::Type(t) => *t == wanted,
+        SchemaType::Array(types) => types.contains(&wanted),
+        SchemaType::AnyValue => false,
+    }
 }
 
 /// The JSON schema of one recorded request field.
@@ -276,6 +293,42 @@ impl ApiDoc {
         Ref::from_schema_name(name).into()
     }
 
+    /// Copies the limits of a resource's request fields onto the same-named properties of
+    /// its registered record schema `record`: stored values keep to the limits they were
+    /// accepted under, and a nullable property (`type: [string, null]`) keeps them too.
+    pub fn constrain_record(&mut self, record: &RefOr<Schema>, fields: &[FieldDoc]) {
+        let RefOr::Ref(reference) = record else {
+            return;
+        };
+        let name = reference
+            .ref_location
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let Some(RefOr::T(Schema::Object(object))) = self.schemas.get_mut(name) else {
+            return;
+        };
+        for field in fields {
+            let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(&field.name)
+            else {
+                continue;
+            };
+            let c = &field.constraints;
+            match field.kind {
+                Kind::String if has_type(&property.schema_type, Type::String) => {
+                    property.min_length = property.min_length.or(c.min_length.filter(|n| *n > 0));
+                    property.max_length = property.max_length.or(c.max_length);
+                }
+                Kind::Integer if has_type(&property.schema_type, Type::Integer) => {
+                    let number = |v: i64| utoipa::Number::Int(v as isize);
+                    property.minimum = property.minimum.clone().or(c.minimum.map(number));
+                    property.maximum = property.maximum.clone().or(c.maximum.map(number));
+                }
+                _ => {}
+            }
+        }
+    }
+
     pub fn add(&mut self, method: Method, path: &str, op: Op) {
         self.operations
             .entry(path.to_owned())
@@ -306,6 +359,7 @@ impl ApiDoc {
             for (method, op) in ops {
                 let mut operation = OperationBuilder::new()
                     .summary(Some(op.summary))
+                    .description(op.description)
                     .tag(op.tag);
                 for name in &path_params {
                     operation = operation.parameter(

@@ -70,4 +70,24 @@ mod tests {
             (Some(1), Some(255))
         );
     }
+
+    #[test]
+    fn limits_survive_on_nullable_fields_of_requests_and_responses() {
+        let json = serde_json::to_value(super::document()).expect("json");
+        let symbol = &json["components"]["schemas"]["Mark"]["properties"]["symbol"];
+        assert_eq!(symbol["maxLength"], 255, "{symbol}");
+        // Every nullable string of every component is bounded (or of a fixed format).
+        for (name, schema) in json["components"]["schemas"].as_object().expect("schemas") {
+            for (property, value) in schema["properties"].as_object().into_iter().flatten() {
+                if value["type"] == serde_json::json!(["string", "null"])
+                    && value.get("format").is_none_or(|f| f == "email")
+                {
+                    assert!(
+                        value["maxLength"].is_u64(),
+                        "{name}.{property} has no maxLength: {value}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -52,6 +52,9 @@ table_queries!(t, TeacherAssignment, search: [], soft_delete: is_deleted, change
 pub struct Assignments;
 
 impl SchoolResource for Assignments {
+    const CREATE_RULES: Option<&'static str> = Some(
+        "The (teacher, academic class, subject) triple is unique among live assignments (409 `conflict`).",
+    );
     const PERMISSION: Resource = Resource::TeacherAssignment;
     const PATH: &'static str = "/api/v1/school/teacher-assignments/";
     type Scope = ();

@@ -42,6 +42,8 @@ table_queries!(t, AcademicClass, search: [name], soft_delete: is_deleted, change
 pub struct Classes;
 
 impl SchoolResource for Classes {
+    const CREATE_RULES: Option<&'static str> =
+        Some("`name` is unique among live classes (409 `conflict`).");
     const PERMISSION: Resource = Resource::AcademicClass;
     const PATH: &'static str = "/api/v1/school/classes/";
     type Scope = ();

@@ -81,6 +81,9 @@ pub fn exam_session_scope(
 pub struct Exams;
 
 impl SchoolResource for Exams {
+    const CREATE_RULES: Option<&'static str> = Some(
+        "At most one live exam per (exam session, subject, academic class): creating a second answers 409 `conflict` (soft-deleted exams do not count). `auto-create-teacher-exams` relies on the same rule.",
+    );
     const PERMISSION: Resource = Resource::Exam;
     const PATH: &'static str =
         "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/";

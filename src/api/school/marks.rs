@@ -110,6 +110,9 @@ fn insert(
 pub struct Marks;
 
 impl SchoolResource for Marks {
+    const CREATE_RULES: Option<&'static str> = Some(
+        "One live mark per (exam, studentadmissionnumber) (409 `conflict`); `confirm-students` creates or updates it instead.",
+    );
     const PERMISSION: Resource = Resource::Mark;
     const PATH: &'static str = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/{exam_pk}/marks/";
     type Scope = Uuid;

@@ -81,6 +81,8 @@ pub fn check_school_user(
 pub struct Students;
 
 impl SchoolResource for Students {
+    const CREATE_RULES: Option<&'static str> =
+        Some("`admission_number` is unique among live students (409 `conflict`).");
     const PERMISSION: Resource = Resource::Student;
     const PATH: &'static str = "/api/v1/school/students/";
     type Scope = ();

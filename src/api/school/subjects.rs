@@ -57,6 +57,8 @@ table_queries!(t, Subject, search: [name, code], soft_delete: is_deleted, change
 pub struct Subjects;
 
 impl SchoolResource for Subjects {
+    const CREATE_RULES: Option<&'static str> =
+        Some("`code` is unique among live subjects (409 `conflict`).");
     const PERMISSION: Resource = Resource::Subject;
     const PATH: &'static str = "/api/v1/school/subjects/";
     type Scope = ();

@@ -181,9 +181,14 @@ impl User {
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct UserView {
     pub id: Uuid,
+    #[schema(max_length = 254, format = Email)]
     pub email: Option<String>,
+    /// `+` and 6-15 digits.
+    #[schema(max_length = 16, pattern = r"^\+[0-9]{6,15}$")]
     pub phone: Option<String>,
+    #[schema(max_length = 150)]
     pub first_name: String,
+    #[schema(max_length = 150)]
     pub last_name: String,
     pub client: Option<Uuid>,
     pub is_superuser: bool,

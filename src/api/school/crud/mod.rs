@@ -75,6 +75,10 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// caches that depend on it).
     fn after_write(_state: &AppState, _school: &Tenant) {}
 
+    /// Rules of create beyond the request schema (uniqueness and the like), for the
+    /// OpenAPI document.
+    const CREATE_RULES: Option<&'static str> = None;
+
     /// The schema of the 201 body (see `created_body`).
     fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
         doc.schema::<Self::Record>()
@@ -311,6 +315,7 @@ pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
         .to_owned();
     let fields = describe_fields(R::parse);
     let record = doc.schema::<R::Record>();
+    doc.constrain_record(&record, &fields);
     let created = R::created_schema(doc);
     let page = build::object(vec![
         ("count", build::integer()),
@@ -354,6 +359,7 @@ pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
         Method::POST,
         R::PATH,
         op(format!("Create one of {name}"))
+            .description(R::CREATE_RULES)
             .body(build::request_schema(&fields, true))
             .ok(201, Some(created))
             .errors(&[409]),
