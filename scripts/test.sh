@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # `make test`: unit and integration tests against a real PostgreSQL. Each integration test
 # clones its own database from a template migrated and seeded once per run; the run's
-# databases (template included) are dropped at the end, pass or fail.
+# databases (template included) are dropped at the end, pass or fail. A PgBouncer in
+# transaction pooling mode (scripts/pgbouncer.sh) carries the DB_POOL_MODE=transaction tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
+source scripts/pgbouncer.sh
 pg_ensure
 export TEST_PG_URL="$PG_SERVER_URL"
 export TEST_RUN_ID="r$(date +%s)_$$"
 export RUST_LOG="${RUST_LOG:-warn}"
 
 cleanup() {
+  pgbouncer_stop
   psql -qAt "$(pg_admin_url)" -c \
     "SELECT datname FROM pg_database WHERE datname LIKE 'school\_t%' AND datname LIKE '%$TEST_RUN_ID%'" |
     while read -r db; do
@@ -18,6 +21,8 @@ cleanup() {
     done
 }
 trap cleanup EXIT
+pgbouncer_start
+export TEST_PGBOUNCER_URL="$PGBOUNCER_URL" TEST_REQUIRE_PGBOUNCER=1
 
 # Integration tests wait on the database, not the CPU: run more of them than cores.
 threads="${TEST_THREADS:-8}"

@@ -4,6 +4,8 @@ use std::{env, net::SocketAddr, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 
+use crate::db::pool::PoolMode;
+
 /// The secret used when none is configured and the server runs in development mode.
 const DEV_JWT_SECRET: &str = "insecure-development-secret-change-me";
 const MIN_SECRET_LEN: usize = 32;
@@ -11,6 +13,12 @@ const MIN_SECRET_LEN: usize = 32;
 #[derive(Clone, Debug)]
 pub struct Config {
     pub database_url: String,
+    /// `DB_POOL_MODE`: `session` (direct PostgreSQL) or `transaction` (behind PgBouncer's
+    /// transaction pooling).
+    pub db_pool_mode: PoolMode,
+    /// `DATABASE_LISTEN_URL`: a direct connection for `LISTEN` (a transaction pooler cannot
+    /// carry it). Defaults to `DATABASE_URL` in session mode.
+    pub database_listen_url: Option<String>,
     pub bind_addr: SocketAddr,
     pub main_domains: Vec<String>,
     pub jwt_secret: String,
@@ -47,9 +55,20 @@ impl Config {
                  development secret"
             ),
         };
+        let database_url = env_str("DATABASE_URL")
+            .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into());
+        let db_pool_mode = match env_str("DB_POOL_MODE") {
+            Some(raw) => raw
+                .parse()
+                .map_err(|err| anyhow::anyhow!("DB_POOL_MODE: {err}"))?,
+            None => PoolMode::Session,
+        };
+        let database_listen_url = env_str("DATABASE_LISTEN_URL")
+            .or_else(|| (db_pool_mode == PoolMode::Session).then(|| database_url.clone()));
         Self {
-            database_url: env_str("DATABASE_URL")
-                .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into()),
+            database_url,
+            db_pool_mode,
+            database_listen_url,
             bind_addr: parse_env("BIND_ADDR", "127.0.0.1:8000".parse()?)?,
             main_domains: env_list("MAIN_DOMAINS")
                 .unwrap_or_else(|| vec!["localhost".into(), "127.0.0.1".into()]),

@@ -43,10 +43,11 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: Config) -> Self {
-        let db = Db::new(
+        let db = Db::with_mode(
             &config.database_url,
             config.db_pool_size,
             config.db_pool_timeout,
+            config.db_pool_mode,
         );
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {
@@ -99,12 +100,18 @@ pub struct Application {
 impl Application {
     /// Binds `config.bind_addr` (port 0 picks a free port) and builds the server.
     pub fn build(config: Config) -> anyhow::Result<Self> {
+        let Some(listen_url) = config.database_listen_url.clone() else {
+            anyhow::bail!(
+                "DB_POOL_MODE=transaction needs DATABASE_LISTEN_URL: a direct PostgreSQL \
+                 connection for LISTEN, which a transaction pooler cannot carry"
+            );
+        };
         let listener = TcpListener::bind(config.bind_addr)?;
         let port = listener.local_addr()?.port();
         let state = web::Data::new(AppState::new(config));
         state
             .directory
-            .spawn_listener(state.config.database_url.clone(), state.role_cache.clone());
+            .spawn_listener(listen_url, state.role_cache.clone());
         let server = serve(listener, state.clone())?;
         Ok(Self {
             port,

@@ -129,7 +129,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         command => {
-            let state = web::Data::new(AppState::new(Config::from_env(true)?));
+            let config = Config::from_env(true)?;
+            crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
+            let state = web::Data::new(AppState::new(config));
             match command {
                 Command::Migrate => migrate(&state).await,
                 Command::Tenant(command) => tenant(&state, command).await,
@@ -143,6 +145,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve() -> anyhow::Result<()> {
     let config = Config::from_env(false)?;
+    crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
     if config.insecure_dev_secret {
         log::warn!(
             "JWT_SECRET is not set: using an insecure development secret (APP_ENV=development)"
@@ -164,7 +167,8 @@ pub(super) async fn blocking<T: Send + 'static>(
 
 async fn migrate(state: &AppState) -> anyhow::Result<()> {
     let url = state.config.database_url.clone();
-    let applied = blocking(move || migrate_public(&url)).await?;
+    let mode = state.config.db_pool_mode;
+    let applied = blocking(move || migrate_public(&url, mode)).await?;
     println!("public schema: {} migration(s) applied", applied.len());
     let db = state.db.clone();
     let tenants = blocking(move || provision::all_tenants(&db)).await?;

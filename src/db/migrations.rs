@@ -3,26 +3,32 @@
 //! connection's search_path is that schema), so schools can be at different versions and
 //! `migrate` brings each one up to date.
 
-use diesel::{pg::PgConnection, prelude::*};
+use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
-use crate::{error::ApiError, tenancy::TenantConn};
+use crate::{
+    db::pool::{PoolMode, connect},
+    error::ApiError,
+    tenancy::TenantConn,
+};
 
 pub const PUBLIC_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
 pub const TENANT_MIGRATIONS: EmbeddedMigrations = embed_migrations!("tenant_migrations");
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
-/// its own: changing a pooled connection's search_path would break `TenantConn`'s record
-/// of what each pooled connection is bound to.
-pub fn migrate_public(database_url: &str) -> Result<Vec<String>, ApiError> {
-    let mut conn = PgConnection::establish(database_url)
+/// its own, and one transaction whose `search_path` is local to it, so no setting outlives
+/// it (behind a transaction pooler, a session `SET` would reach other clients).
+pub fn migrate_public(database_url: &str, mode: PoolMode) -> Result<Vec<String>, ApiError> {
+    let mut conn = connect(database_url, mode)
         .map_err(|err| ApiError::internal(anyhow::anyhow!("cannot connect: {err}")))?;
-    // Not the server default `"$user", public`: a school schema may be called `postgres`.
-    diesel::sql_query("SET search_path TO public").execute(&mut conn)?;
-    let applied = conn
-        .run_pending_migrations(PUBLIC_MIGRATIONS)
-        .map_err(migration_error)?;
-    Ok(applied.iter().map(ToString::to_string).collect())
+    conn.transaction(|conn| {
+        // Not the server default `"$user", public`: a school schema may be called `postgres`.
+        diesel::sql_query("SET LOCAL search_path TO public").execute(conn)?;
+        let applied = conn
+            .run_pending_migrations(PUBLIC_MIGRATIONS)
+            .map_err(migration_error)?;
+        Ok(applied.iter().map(ToString::to_string).collect())
+    })
 }
 
 /// Brings one school schema up to date; returns the versions applied.

@@ -2,9 +2,15 @@
 //! bound to one school's schema.
 //!
 //! Every query function over school tables takes `&mut TenantConn`, never a bare
-//! `PgConnection`, and the only constructor sets `search_path` (or checks the pooled
+//! `PgConnection`, and the only constructors set `search_path` (or check the pooled
 //! connection is already set to that schema). So a school query cannot run against another
 //! school's schema, or against none.
+//!
+//! Behind a transaction pooler (`PoolMode::Transaction`) a session-level `SET` would stay
+//! on a server connection that the pooler hands to another client next. There the
+//! constructors open a transaction and bind with `set_config(.., is_local => true)`, and
+//! the binding ends with that transaction in [`TenantConn::finish`] (or on drop): no
+//! school query can run outside it.
 
 use diesel::{
     connection::{AnsiTransactionManager, TransactionManager},
@@ -13,7 +19,11 @@ use diesel::{
 };
 
 use crate::{
-    db::{models::User, pool::PooledConn, schema_public::users},
+    db::{
+        models::User,
+        pool::{PoolMode, PooledConn, mark_if_lost},
+        schema_public::users,
+    },
     error::ApiResult,
     tenancy::{Tenant, TenantRef},
 };
@@ -26,13 +36,28 @@ diesel::define_sql_function! {
 pub struct TenantConn {
     pooled: PooledConn,
     tenant: TenantRef,
+    /// Transaction mode: the transaction the binding lives in is still open.
+    binding_open: bool,
 }
 
 impl TenantConn {
-    /// Binds a pooled connection to `tenant`. The `SET` runs outside any transaction, so
-    /// no rollback can undo it; the remembered schema is cleared first, so a failed `SET`
-    /// leaves the connection unbound rather than wrongly marked.
+    /// Binds a pooled connection to `tenant`. In session mode the `SET` runs outside any
+    /// transaction, so no rollback can undo it; the remembered schema is cleared first, so
+    /// a failed `SET` leaves the connection unbound rather than wrongly marked. In
+    /// transaction mode the binding is local to a transaction opened here.
     pub(crate) fn bind(mut pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
+        if pooled.mode == PoolMode::Transaction {
+            pooled.bound_schema = None;
+            AnsiTransactionManager::begin_transaction(&mut pooled.conn)?;
+            let mut conn = Self {
+                pooled,
+                tenant,
+                binding_open: true,
+            };
+            let schema = conn.tenant.schema_name.quoted();
+            diesel::select(set_config("search_path", schema, true)).execute(conn.pg())?;
+            return Ok(conn);
+        }
         if pooled.bound_schema.as_ref() != Some(&tenant.schema_name) {
             pooled.bound_schema = None;
             diesel::sql_query(format!(
@@ -42,39 +67,88 @@ impl TenantConn {
             .execute(&mut pooled.conn)?;
             pooled.bound_schema = Some(tenant.schema_name.clone());
         }
-        Ok(Self { pooled, tenant })
+        Ok(Self {
+            pooled,
+            tenant,
+            binding_open: false,
+        })
     }
 
     /// Binds like `bind`, and loads the user `user_id` (from `public.users`) on the way. A
     /// connection that must be rebound sets its search_path inside the user query itself
     /// (`set_config`), so rebinding costs no extra round trip; that query reads only
     /// `public.*`, so it does not depend on the path it changes. Rows in, path set: when no
-    /// user matches, `set_config` did not run and a plain `bind` follows.
+    /// user matches, `set_config` did not run and runs on its own. In transaction mode the
+    /// same happens inside the binding transaction, with a transaction-local setting.
     pub(crate) fn bind_loading_user(
         mut pooled: PooledConn,
         tenant: TenantRef,
         user_id: uuid::Uuid,
     ) -> ApiResult<(Self, Option<User>)> {
-        if pooled.bound_schema.as_ref() == Some(&tenant.schema_name) {
+        if pooled.mode == PoolMode::Session
+            && pooled.bound_schema.as_ref() == Some(&tenant.schema_name)
+        {
             let user = User::find(&mut pooled.conn, user_id)?;
-            return Ok((Self { pooled, tenant }, user));
+            return Ok((
+                Self {
+                    pooled,
+                    tenant,
+                    binding_open: false,
+                },
+                user,
+            ));
         }
         pooled.bound_schema = None;
+        let transactional = pooled.mode == PoolMode::Transaction;
+        if transactional {
+            AnsiTransactionManager::begin_transaction(&mut pooled.conn)?;
+        }
+        let mut conn = Self {
+            pooled,
+            tenant,
+            binding_open: transactional,
+        };
+        let schema = conn.tenant.schema_name.quoted();
         let row: Option<(String, User)> = users::table
             .filter(users::id.eq(user_id))
             .select((
-                set_config("search_path", tenant.schema_name.quoted(), false),
+                set_config("search_path", schema.clone(), transactional),
                 User::as_select(),
             ))
-            .first(&mut pooled.conn)
+            .first(conn.pg())
             .optional()?;
-        match row {
-            Some((_, user)) => {
-                pooled.bound_schema = Some(tenant.schema_name.clone());
-                Ok((Self { pooled, tenant }, Some(user)))
-            }
-            None => Ok((Self::bind(pooled, tenant)?, None)),
+        if row.is_none() {
+            // No user row, so `set_config` did not run: bind on its own.
+            diesel::select(set_config("search_path", schema, transactional)).execute(conn.pg())?;
         }
+        if !transactional {
+            conn.pooled.bound_schema = Some(conn.tenant.schema_name.clone());
+        }
+        Ok((conn, row.map(|(_, user)| user)))
+    }
+
+    /// Ends the unit of work with its result: in transaction mode commits on success and
+    /// rolls back on failure, which ends the binding. A connection lost on the way is
+    /// marked so the pool discards it.
+    pub(crate) fn finish<T>(mut self, result: ApiResult<T>) -> ApiResult<T> {
+        let result = if self.binding_open {
+            self.binding_open = false;
+            match result {
+                Ok(value) => AnsiTransactionManager::commit_transaction(self.pg())
+                    .map(|()| value)
+                    .map_err(Into::into),
+                Err(err) => {
+                    if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
+                        self.pooled.broken = true;
+                    }
+                    Err(err)
+                }
+            }
+        } else {
+            result
+        };
+        mark_if_lost(&mut self.pooled, &result);
+        result
     }
 
     pub fn tenant(&self) -> &Tenant {
@@ -85,10 +159,6 @@ impl TenantConn {
     /// tenant's schema; platform tables are schema-qualified (`public.*`) and work too.
     pub fn pg(&mut self) -> &mut PgConnection {
         &mut self.pooled.conn
-    }
-
-    pub(crate) fn pooled_mut(&mut self) -> &mut PooledConn {
-        &mut self.pooled
     }
 
     /// Runs `work` in a transaction (a savepoint when one is already open), keeping the
@@ -111,6 +181,18 @@ impl TenantConn {
                 Ok(()) | Err(diesel::result::Error::BrokenTransactionManager) => Err(err),
                 Err(rollback_err) => Err(rollback_err.into()),
             },
+        }
+    }
+}
+
+impl Drop for TenantConn {
+    /// A unit of work that never reached `finish` (a panic) must not hand the pool a
+    /// connection inside its bound transaction.
+    fn drop(&mut self) {
+        if self.binding_open
+            && AnsiTransactionManager::rollback_transaction(&mut self.pooled.conn).is_err()
+        {
+            self.pooled.broken = true;
         }
     }
 }

@@ -21,6 +21,7 @@ use school_service::{
         Db,
         migrations::migrate_public,
         models::{NewUser, User},
+        pool::PoolMode,
     },
     startup::Application,
     tenancy::{
@@ -86,7 +87,7 @@ fn template() -> String {
 }
 
 fn seed(url: &str) {
-    migrate_public(url).expect("public migrations");
+    migrate_public(url, PoolMode::Session).expect("public migrations");
     let db = Db::new(url, 2, Duration::from_secs(10));
     let hash = password::hash(PASSWORD, 4).expect("hash");
     let user = |email: &str, client: Option<Uuid>, superuser: bool, staff: bool| NewUser {
@@ -142,6 +143,64 @@ fn seed(url: &str) {
         })
         .expect("school users");
     }
+}
+
+/// Runs the real binary: `command` split on spaces, with `DATABASE_URL` and `env`.
+/// Answers (success, stdout, stderr).
+pub fn cli(db_url: &str, command: &str, env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_school-service"))
+        .args(command.split_whitespace())
+        .env("DATABASE_URL", db_url)
+        .env("BCRYPT_COST", "4")
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run the binary");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// The PgBouncer in transaction pooling mode that `make test` starts (`TEST_PGBOUNCER_URL`,
+/// server part only). `None` under a plain `cargo test` without one, where the tests that
+/// need it say so and pass; `make test` sets `TEST_REQUIRE_PGBOUNCER`, so there they fail.
+pub fn pgbouncer_url() -> Option<String> {
+    match std::env::var("TEST_PGBOUNCER_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("TEST_REQUIRE_PGBOUNCER").is_err(),
+                "TEST_PGBOUNCER_URL is not set but PgBouncer is required"
+            );
+            eprintln!("no PgBouncer (TEST_PGBOUNCER_URL unset): `make test` starts one");
+            None
+        }
+    }
+}
+
+/// `url` (a database URL on the PostgreSQL server) as reached through PgBouncer.
+pub fn through_pgbouncer(bouncer: &str, url: &str) -> String {
+    format!(
+        "{bouncer}/{}",
+        url.rsplit('/').next().expect("database name")
+    )
+}
+
+/// A server whose pool talks to PgBouncer in transaction mode (8 connections to a pooler
+/// that keeps 2 server connections per database); `LISTEN` goes to PostgreSQL directly.
+pub async fn spawn_app_through_pgbouncer() -> Option<TestApp> {
+    let bouncer = pgbouncer_url()?;
+    Some(
+        spawn_app_with(move |config| {
+            config.database_listen_url = Some(config.database_url.clone());
+            config.database_url = through_pgbouncer(&bouncer, &config.database_url);
+            config.db_pool_mode = PoolMode::Transaction;
+            config.db_pool_size = 8;
+        })
+        .await,
+    )
 }
 
 /// A JWT of `claims` signed (HS256) with `secret`.
@@ -204,6 +263,8 @@ pub struct TestApp {
 pub fn test_config(db_url: &str) -> Config {
     Config {
         database_url: db_url.to_owned(),
+        db_pool_mode: PoolMode::Session,
+        database_listen_url: Some(db_url.to_owned()),
         bind_addr: "127.0.0.1:0".parse().expect("addr"),
         main_domains: vec!["localhost".into(), "127.0.0.1".into()],
         jwt_secret: JWT_SECRET.into(),
@@ -397,6 +458,12 @@ impl TestApp {
             .as_str()
             .expect("access")
             .to_owned()
+    }
+
+    /// Logged in as `identifier` (password `PASSWORD`) on `school`'s own address.
+    pub async fn as_school_user_at(&self, school: &str, identifier: &str) -> As {
+        let login = self.school_login(school, identifier).await;
+        As::school(school).token(login["access"].as_str().expect("access"))
     }
 
     /// Logged in as `who` of `school`, on the school's own address.

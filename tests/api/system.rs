@@ -267,18 +267,7 @@ async fn user_creation_rules() {
 
 /// Runs `school-service` with `command` split on spaces (so no argument may contain one).
 fn cli(db_url: &str, command: &str) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_school-service"))
-        .args(command.split_whitespace())
-        .env("DATABASE_URL", db_url)
-        .env("BCRYPT_COST", "4")
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run the binary");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    crate::helpers::cli(db_url, command, &[])
 }
 
 #[tokio::test]
