@@ -5,11 +5,12 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test bench fuzz build lint fmt schema
+.PHONY: help run test test-citus bench fuzz build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
 	@echo "make test   the whole test suite against a real PostgreSQL"
+	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
@@ -22,6 +23,9 @@ run: build
 
 test:
 	@scripts/test.sh
+
+test-citus:
+	@scripts/test-citus.sh
 
 bench:
 	@scripts/bench.sh

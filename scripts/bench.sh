@@ -3,10 +3,16 @@
 # real HTTP load from wrk (installed from Debian's packages when missing). Prints one line
 # per scenario (req/s, p50, p99, errors), pgbench -S as the one-query ceiling, the
 # server's peak RSS, and provisioning / migrate timings. Nothing here asserts a number.
+#
+# BENCH_VIA=pgbouncer: then the server is restarted with DB_POOL_MODE=transaction behind a
+# PgBouncer in transaction pooling mode (scripts/pgbouncer.sh), the same scenarios run
+# again, and both modes are printed side by side (docs/scale-out.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
+source scripts/pgbouncer.sh
 pg_ensure
+VIA="${BENCH_VIA:-direct}"
 
 SCHOOLS="${BENCH_SCHOOLS:-1000}"
 DURATION="${BENCH_DURATION:-10}"
@@ -34,6 +40,7 @@ work="$(mktemp -d)"
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  pgbouncer_stop
   psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP DATABASE IF EXISTS $pgb WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -64,14 +71,28 @@ done
 
 python3 scripts/bench/setup.py --port "$PORT" --schools "$SCHOOLS" --password "$PASSWORD" --out "$work"
 
-echo "== load: $CONNECTIONS connections, 2 threads, ${DURATION}s per scenario (nproc=$(nproc))"
-printf '%-12s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
-results="$work/results.txt"
-for scenario in read list write mixed-1000 login; do
-  # Logins queue behind bcrypt: give them a timeout longer than the queue.
-  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/$scenario.lua" "http://127.0.0.1:$PORT" > "$work/$scenario.out" 2>&1
-  python3 scripts/bench/parse_wrk.py "$scenario" "$work/$scenario.out" | tee -a "$results"
-done
+# Runs the scenarios named in $@ against the running server; appends "mode scenario ..." rows.
+run_scenarios() {
+  local mode="$1"; shift
+  echo "== load ($mode): $CONNECTIONS connections, 2 threads, ${DURATION}s per scenario (nproc=$(nproc))"
+  printf '%-12s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+  for scenario in "$@"; do
+    # Logins queue behind bcrypt: give them a timeout longer than the queue.
+    wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/$scenario.lua" "http://127.0.0.1:$PORT" > "$work/$scenario.out" 2>&1
+    python3 scripts/bench/parse_wrk.py "$scenario" "$work/$scenario.out" | tee -a "$work/results-$mode.txt"
+  done
+}
+
+wait_ready() {
+  for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "the server did not become ready" >&2; return 1
+}
+
+results="$work/results-session.txt"
+run_scenarios session read list write mixed-1000 login
 
 "$pgbench_bin" -i -q "$(pg_url_for "$pgb")" >/dev/null 2>&1
 tps=$("$pgbench_bin" -S -n -c "$CONNECTIONS" -j 2 -T "$DURATION" "$(pg_url_for "$pgb")" 2>/dev/null | awk '/^tps/ {print $3; exit}')
@@ -85,3 +106,25 @@ for name in ("read", "mixed-1000"):
 print(f"mixed-1000 / read: {rows['mixed-1000'] / rows['read']:.2f}")
 PY
 echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
+
+if [ "$VIA" = pgbouncer ]; then
+  echo "== restarting the server with DB_POOL_MODE=transaction behind PgBouncer"
+  kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+  PGBOUNCER_POOL_SIZE="$DB_POOL_SIZE" pgbouncer_start
+  DATABASE_LISTEN_URL="$DATABASE_URL" DATABASE_URL="$PGBOUNCER_URL/$db" DB_POOL_MODE=transaction \
+    BCRYPT_COST=12 "$bin" serve &
+  server_pid=$!
+  wait_ready
+  run_scenarios transaction read list write mixed-1000
+  python3 - "$work/results-session.txt" "$work/results-transaction.txt" <<'PY'
+import sys
+def rows(path):
+    return {l.split()[0]: l.split() for l in open(path) if l.strip()}
+session, transaction = rows(sys.argv[1]), rows(sys.argv[2])
+print("== transaction mode (PgBouncer) against session mode (direct), same run")
+print(f"{'scenario':12} {'session':>10} {'pgbouncer':>10} {'ratio':>6} {'p99 s/t ms':>14}")
+for name in ("read", "list", "write", "mixed-1000"):
+    s, t = session[name], transaction[name]
+    print(f"{name:12} {float(s[1]):10.0f} {float(t[1]):10.0f} {float(t[1]) / float(s[1]):6.2f} {s[3]:>6}/{t[3]:<7}")
+PY
+fi

@@ -1,7 +1,7 @@
 //! Each user's roles and permissions per school, cached so that authorising a request
 //! costs no query. Dropped per school at once by this process's role writes, and by other
-//! processes' through the `school_roles` NOTIFY that the school's triggers send (the tenant
-//! directory's listener forwards it).
+//! processes' through the `school_roles` NOTIFY that every role write sends
+//! (`roles::announce_change`; the tenant directory's listener forwards it).
 
 use std::{
     collections::HashMap,

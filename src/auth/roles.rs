@@ -54,7 +54,22 @@ pub fn seed_defaults(conn: &mut TenantConn) -> ApiResult<()> {
         .on_conflict(school_roles::name)
         .do_nothing()
         .execute(conn.pg())?;
+    announce_change(conn)
+}
+
+/// Tells every server process that this school's roles or assignments changed, so their
+/// role caches drop the school (`NOTIFY school_roles`, delivered when the unit of work
+/// commits). Sent by the application rather than a trigger: on Citus a school's tables live
+/// on a worker, where a trigger's notification would reach no listener.
+pub fn announce_change(conn: &mut TenantConn) -> ApiResult<()> {
+    let schema = conn.tenant().schema_name.as_str().to_owned();
+    diesel::select(pg_notify("school_roles", schema)).execute(conn.pg())?;
     Ok(())
+}
+
+diesel::define_sql_function! {
+    /// PostgreSQL `pg_notify(channel, payload)`.
+    fn pg_notify(channel: diesel::sql_types::Text, payload: diesel::sql_types::Text);
 }
 
 /// Gives `user_id` the role called `role_name` (idempotent).
@@ -77,5 +92,5 @@ pub fn assign_by_name(conn: &mut TenantConn, user_id: Uuid, role_name: &str) -> 
         ))
         .do_nothing()
         .execute(conn.pg())?;
-    Ok(())
+    announce_change(conn)
 }

@@ -216,15 +216,22 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             seed::create_many(state, &prefix, count, &domain_suffix, teacher_password).await?;
         }
         TenantCommand::List => {
-            let rows = blocking(move || db.with_conn(|conn| Ok(TenantRow::all(conn)?))).await?;
+            let (rows, nodes) = blocking(move || {
+                db.with_conn(|conn| Ok((TenantRow::all(conn)?, provision::schema_nodes(conn)?)))
+            })
+            .await?;
             // Written, not printed: a reader that closes the pipe early (`| head`) just
             // ends the listing.
             let mut out = std::io::stdout().lock();
             for row in rows {
                 let status = if row.is_active { "active" } else { "inactive" };
+                // On Citus, the node the school's schema lives on.
+                let node = nodes
+                    .get(&row.schema_name)
+                    .map_or_else(String::new, |node| format!("\t{node}"));
                 if writeln!(
                     out,
-                    "{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}{node}",
                     row.schema_name, row.id, status, row.name
                 )
                 .is_err()

@@ -7,13 +7,22 @@ use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::{
-    db::pool::{PoolMode, connect},
+    db::{
+        pool::{PoolMode, connect},
+        sql_migrations::{SqlMigrations, sql_migration},
+    },
     error::ApiError,
     tenancy::TenantConn,
 };
 
 pub const PUBLIC_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
-pub const TENANT_MIGRATIONS: EmbeddedMigrations = embed_migrations!("tenant_migrations");
+/// Every folder of `tenant_migrations/`, in order (a test checks none is missing).
+pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
+    sql_migration!("2026-11-21-000001_school"),
+    sql_migration!("2026-11-22-000001_role_change_notify"),
+    sql_migration!("2026-11-22-000002_deleted_session_inactive"),
+    sql_migration!("2026-11-22-000003_role_notify_from_app"),
+]);
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
 /// its own, and one transaction whose `search_path` is local to it, so no setting outlives
@@ -51,5 +60,26 @@ fn migration_error(err: Box<dyn std::error::Error + Send + Sync>) -> ApiError {
     match err.downcast::<diesel::result::Error>() {
         Ok(db_err) => ApiError::from(*db_err),
         Err(other) => ApiError::internal(anyhow::anyhow!("migration failed: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_tenant_migration_folder_is_listed_in_order() {
+        let mut folders: Vec<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tenant_migrations"))
+                .expect("tenant_migrations/")
+                .filter_map(Result::ok)
+                .filter(|entry| entry.path().join("up.sql").exists())
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect();
+        folders.sort();
+        let listed: Vec<&str> = super::TENANT_MIGRATIONS
+            .0
+            .iter()
+            .map(|m| m.folder())
+            .collect();
+        assert_eq!(listed, folders);
     }
 }

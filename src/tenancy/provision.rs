@@ -151,3 +151,33 @@ pub fn all_tenants(db: &Db) -> ApiResult<Vec<TenantRef>> {
         .map(|row| Ok(Arc::new(Tenant::try_from(row).map_err(ApiError::internal)?)))
         .collect()
 }
+
+#[derive(QueryableByName)]
+struct Placement {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    schema_name: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    node: String,
+}
+
+/// On Citus with schema-based sharding: the node (`host:port`) each distributed school
+/// schema lives on. Empty on plain PostgreSQL.
+pub fn schema_nodes(
+    conn: &mut PgConnection,
+) -> ApiResult<std::collections::HashMap<String, String>> {
+    let on_citus: bool = diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(
+        "EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')",
+    ))
+    .get_result(conn)?;
+    if !on_citus {
+        return Ok(Default::default());
+    }
+    let rows: Vec<Placement> = diesel::sql_query(
+        "SELECT DISTINCT ON (s.schema_name) s.schema_name::text AS schema_name, \
+                sh.nodename || ':' || sh.nodeport AS node \
+         FROM citus_schemas s JOIN citus_shards sh ON sh.colocation_id = s.colocation_id \
+         ORDER BY s.schema_name, sh.nodename, sh.nodeport",
+    )
+    .load(conn)?;
+    Ok(rows.into_iter().map(|p| (p.schema_name, p.node)).collect())
+}

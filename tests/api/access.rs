@@ -488,25 +488,36 @@ async fn the_plain_key_never_reaches_the_log() {
 async fn role_changes_made_by_another_process_reach_the_cache() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    app.get("/api/v1/school/classes/", &admin)
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    app.get("/api/v1/school/classes/", &teacher)
         .await
         .assert(200, None);
-    // Another process (here: a plain connection) takes the admin role away.
-    let url = app.db.url.clone();
-    tokio::task::spawn_blocking(move || {
-        use diesel::{Connection, RunQueryDsl};
-        let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
-        diesel::sql_query(
-            "DELETE FROM alpha.user_role_assignments WHERE user_id = (SELECT id FROM public.users WHERE email = 'admin@alpha.test')",
+    // Another server process on the same database (its own caches) takes the teacher's
+    // role away.
+    let other = crate::helpers::spawn_app_on(app.db.clone()).await;
+    let assignments = other
+        .get("/api/v1/school/role-assignments/?page_size=200", &admin)
+        .await;
+    let teacher_id = app.get("/api/v1/school/auth/me/", &teacher).await.body["user"]["id"].clone();
+    let assignment = assignments.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|a| a["user"] == teacher_id)
+        .expect("the teacher's assignment")["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    other
+        .delete(
+            &format!("/api/v1/school/role-assignments/{assignment}/"),
+            &admin,
         )
-        .execute(&mut conn)
-        .expect("delete");
-    })
-    .await
-    .expect("sql");
+        .await
+        .assert(204, None);
     let mut refused = false;
     for _ in 0..40 {
-        if app.get("/api/v1/school/classes/", &admin).await.status == 403 {
+        if app.get("/api/v1/school/classes/", &teacher).await.status == 403 {
             refused = true;
             break;
         }

@@ -221,12 +221,15 @@ pub struct TestDb {
 
 impl TestDb {
     pub fn new() -> Self {
-        let template = template();
         let name = format!(
             "school_t_{}_{}",
             run_id(),
             &Uuid::new_v4().simple().to_string()[..12]
         );
+        if let Some(workers) = citus_workers() {
+            return Self::new_on_citus(name, &workers);
+        }
+        let template = template();
         let mut conn = admin_conn();
         let mut attempts = 0;
         // Two clones of one template at the same instant can collide; retry briefly.
@@ -241,16 +244,78 @@ impl TestDb {
         let url = format!("{}/{name}", server_url());
         Self { name, url }
     }
+
+    /// `make test-citus`: `TEST_PG_URL` is a Citus coordinator and `TEST_CITUS_WORKERS`
+    /// its workers. A Citus database cannot be cloned from a template (its maintenance
+    /// daemon holds a connection to it), so each test builds and seeds its own: the
+    /// database on every node, the extension, the workers registered.
+    fn new_on_citus(name: String, workers: &[String]) -> Self {
+        let node_url = |host_port: &str| format!("postgres://postgres@{host_port}");
+        let coordinator = server_url();
+        let coordinator_host = coordinator
+            .rsplit('@')
+            .next()
+            .expect("host:port")
+            .to_owned();
+        for server in
+            std::iter::once(coordinator.clone()).chain(workers.iter().map(|w| node_url(w)))
+        {
+            let mut conn = PgConnection::establish(&format!("{server}/postgres")).expect("node");
+            diesel::sql_query(format!("CREATE DATABASE {name}"))
+                .execute(&mut conn)
+                .expect("create database");
+            let mut db = PgConnection::establish(&format!("{server}/{name}")).expect("node db");
+            diesel::sql_query("CREATE EXTENSION citus")
+                .execute(&mut db)
+                .expect("citus");
+        }
+        let url = format!("{coordinator}/{name}");
+        let mut db = PgConnection::establish(&url).expect("coordinator");
+        let (host, port) = coordinator_host.rsplit_once(':').expect("port");
+        diesel::sql_query(format!(
+            "SELECT citus_set_coordinator_host('{host}', {port})"
+        ))
+        .execute(&mut db)
+        .expect("coordinator host");
+        for worker in workers {
+            let (host, port) = worker.rsplit_once(':').expect("port");
+            diesel::sql_query(format!("SELECT citus_add_node('{host}', {port})"))
+                .execute(&mut db)
+                .expect("add node");
+        }
+        seed(&url);
+        Self { name, url }
+    }
+}
+
+/// The workers of the Citus cluster under test (`TEST_CITUS_WORKERS`), if any.
+pub fn citus_workers() -> Option<Vec<String>> {
+    let workers = std::env::var("TEST_CITUS_WORKERS").ok()?;
+    Some(
+        workers
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let mut conn = admin_conn();
-        let _ = diesel::sql_query(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.name
-        ))
-        .execute(&mut conn);
+        let drop = |server: String| {
+            if let Ok(mut conn) = PgConnection::establish(&format!("{server}/postgres")) {
+                let _ = diesel::sql_query(format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ))
+                .execute(&mut conn);
+            }
+        };
+        drop(server_url());
+        for worker in citus_workers().unwrap_or_default() {
+            drop(format!("postgres://postgres@{worker}"));
+        }
     }
 }
 
@@ -293,6 +358,15 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
             .await
             .expect("test db"),
     );
+    spawn_app_on_with(db, adjust).await
+}
+
+/// Another server on an existing test database (a second process, as far as caches go).
+pub async fn spawn_app_on(db: Arc<TestDb>) -> TestApp {
+    spawn_app_on_with(db, |_| {}).await
+}
+
+async fn spawn_app_on_with(db: Arc<TestDb>, adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config(&db.url);
     adjust(&mut config);
     let app = Application::build(config).expect("build app");

@@ -81,6 +81,10 @@ impl SchoolResource for Roles {
     type Record = Role;
     type Input = RoleInput;
 
+    fn announce_write(conn: &mut TenantConn) -> ApiResult<()> {
+        crate::auth::roles::announce_change(conn)
+    }
+
     fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
         state
             .role_cache
@@ -196,6 +200,10 @@ impl SchoolResource for RoleAssignments {
     type Scope = ();
     type Record = Assignment;
     type Input = AssignmentInput;
+
+    fn announce_write(conn: &mut TenantConn) -> ApiResult<()> {
+        crate::auth::roles::announce_change(conn)
+    }
 
     fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
         state

@@ -71,8 +71,14 @@ pub trait SchoolResource: Sized + Send + 'static {
         serde_json::to_value(record).map_err(ApiError::internal)
     }
 
+    /// Runs in the unit of work of every create, update and delete of this resource, after
+    /// the write (to tell other processes about it: `NOTIFY` is delivered on commit).
+    fn announce_write(_conn: &mut TenantConn) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// Runs after a create, update or delete of this resource has committed (to drop
-    /// caches that depend on it).
+    /// this process's caches that depend on it).
     fn after_write(_state: &AppState, _school: &Tenant) {}
 
     /// Rules of create beyond the request schema (uniqueness and the like), for the
@@ -226,7 +232,9 @@ pub async fn create<R: SchoolResource>(
             let body = body?;
             let record = conn.transaction(|conn| {
                 let input = parse_input::<R>(conn, &scope, &body, Mode::Create, None)?;
-                R::create(conn, &scope, input, caller)
+                let record = R::create(conn, &scope, input, caller)?;
+                R::announce_write(conn)?;
+                Ok::<_, ApiError>(record)
             })?;
             Ok((record, caller.tenant.clone()))
         })
@@ -263,7 +271,9 @@ async fn write<R: SchoolResource>(
                 let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
                 let body = body?;
                 let input = parse_input::<R>(conn, &scope, &body, mode, Some(&current))?;
-                R::update(conn, &scope, id, input, caller)
+                let record = R::update(conn, &scope, id, input, caller)?;
+                R::announce_write(conn)?;
+                Ok::<_, ApiError>(record)
             })?;
             Ok((record, caller.tenant.clone()))
         })
@@ -295,7 +305,8 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
         .run(Need::Method(R::PERMISSION), move |conn, caller| {
             conn.transaction(|conn| {
                 let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
-                R::delete(conn, &scope, id)
+                R::delete(conn, &scope, id)?;
+                R::announce_write(conn)
             })?;
             Ok(caller.tenant.clone())
         })
