@@ -18,7 +18,10 @@ fi
 
 citus_start
 db="school_citus_$$"
-cleanup() { citus_drop_db "$db" >/dev/null 2>&1 || true; }
+cleanup() {
+  citus_drop_db "$db" >/dev/null 2>&1 || true
+  citus_stop
+}
 trap cleanup EXIT
 
 cargo build --quiet --bin school-service

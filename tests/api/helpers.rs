@@ -284,6 +284,17 @@ impl TestDb {
                 .expect("add node");
         }
         seed(&url);
+        // The schools really are distributed schemas, each placed on a worker.
+        let distributed: i64 = diesel::select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+            "(SELECT count(*) FROM citus_schemas)",
+        ))
+        .get_result(&mut db)
+        .expect("citus_schemas");
+        assert_eq!(
+            distributed,
+            SCHOOLS.len() as i64,
+            "school schemas distributed"
+        );
         Self { name, url }
     }
 }
