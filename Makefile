@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus bench fuzz build lint fmt schema
+.PHONY: help run test test-citus bench fuzz metrics-demo build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -13,6 +13,7 @@ help:
 	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
+	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
 
 build:
@@ -29,6 +30,9 @@ test-citus:
 
 bench:
 	@scripts/bench.sh
+
+metrics-demo:
+	@scripts/metrics-demo.sh
 
 fuzz:
 	@scripts/fuzz.sh

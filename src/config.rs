@@ -36,6 +36,9 @@ pub struct Config {
     /// `http` or `https`: the scheme of the links the server writes (pagination). Taken
     /// from configuration, never from a client's `X-Forwarded-Proto`.
     pub public_scheme: String,
+    /// `METRICS_ADDR`: when set, `/metrics` is served on this address only; otherwise on
+    /// the main domain of the public listener.
+    pub metrics_addr: Option<SocketAddr>,
     /// How often expired entries are purged from `revoked_tokens`.
     pub token_purge_interval: Duration,
 }
@@ -86,6 +89,13 @@ impl Config {
             public_scheme: env_str("PUBLIC_SCHEME")
                 .unwrap_or_else(|| "http".into())
                 .to_ascii_lowercase(),
+            metrics_addr: match env_str("METRICS_ADDR") {
+                Some(raw) => Some(
+                    raw.parse()
+                        .with_context(|| format!("METRICS_ADDR={raw:?} is not an address"))?,
+                ),
+                None => None,
+            },
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
         }
         .checked()

@@ -5,6 +5,7 @@
 //! - `api`: routes and handlers, `api::system` for the platform, `api::school` per school;
 //! - `db`: the pool, migrations, diesel schemas and platform models;
 //! - `error`: the one error type and its problem+json form;
+//! - `observability`: access log (text or JSON), trace context and Prometheus metrics;
 //! - `cli`: the `school-service` command line.
 
 pub mod api;
@@ -13,5 +14,6 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error;
+pub mod observability;
 pub mod startup;
 pub mod tenancy;

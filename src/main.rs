@@ -3,7 +3,10 @@ use school_service::cli::{Cli, run};
 
 #[actix_web::main]
 async fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    if let Err(err) = school_service::observability::logging::init_from_env() {
+        eprintln!("error: {err}");
+        std::process::exit(1);
+    }
     if let Err(err) = run(Cli::parse()).await {
         eprintln!("error: {err:#}");
         std::process::exit(1);

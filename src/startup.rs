@@ -4,24 +4,21 @@ use std::{net::TcpListener, sync::Arc, time::Instant};
 
 use actix_cors::Cors;
 use actix_web::{
-    App, Error, HttpMessage, HttpServer,
-    body::MessageBody,
-    dev::{Server, ServiceRequest, ServiceResponse},
-    http::header::{self, HeaderName, HeaderValue},
-    middleware::{Next, NormalizePath, TrailingSlash, from_fn},
+    App, HttpServer,
+    dev::Server,
+    http::header::{self, HeaderName},
+    middleware::{NormalizePath, TrailingSlash, from_fn},
     web,
 };
 
 use crate::{
     api,
-    auth::{
-        context::LogIdentity, jwt::JwtKeys, password, role_cache::RoleCache,
-        throttle::LoginThrottle,
-    },
+    auth::{jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle},
     config::Config,
     db::Db,
     error::ApiError,
-    tenancy::{HostKind, TenantDirectory, host::classify_host},
+    observability::access::access_log,
+    tenancy::{TenantDirectory, host::classify_host},
 };
 
 /// What every handler can reach.
@@ -43,6 +40,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: Config) -> Self {
+        // Metrics recorded from now on are kept (the recorder is process-wide).
+        crate::observability::metrics::handle();
         let db = Db::with_mode(
             &config.database_url,
             config.db_pool_size,
@@ -71,10 +70,18 @@ impl AppState {
 }
 
 impl AppState {
+    /// A turn at bcrypt (one job per core); the wait is measured.
+    async fn hashing_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
+        let started = Instant::now();
+        let permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        crate::observability::metrics::hash_queue_wait(started.elapsed());
+        Ok(permit)
+    }
+
     /// Hashes a password on the blocking pool, at most one job per core at a time.
     pub async fn hash_password(&self, password: String) -> Result<String, ApiError> {
         let cost = self.config.bcrypt_cost;
-        let _permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        let _permit = self.hashing_permit().await?;
         web::block(move || password::hash(&password, cost))
             .await?
             .map_err(ApiError::internal)
@@ -86,7 +93,7 @@ impl AppState {
         password: String,
         stored_hash: String,
     ) -> Result<bool, ApiError> {
-        let _permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        let _permit = self.hashing_permit().await?;
         Ok(web::block(move || password::verify(&password, &stored_hash)).await?)
     }
 }
@@ -99,7 +106,7 @@ pub struct Application {
 
 impl Application {
     /// Binds `config.bind_addr` (port 0 picks a free port) and builds the server.
-    pub fn build(config: Config) -> anyhow::Result<Self> {
+    pub fn build(mut config: Config) -> anyhow::Result<Self> {
         let Some(listen_url) = config.database_listen_url.clone() else {
             anyhow::bail!(
                 "DB_POOL_MODE=transaction needs DATABASE_LISTEN_URL: a direct PostgreSQL \
@@ -108,11 +115,21 @@ impl Application {
         };
         let listener = TcpListener::bind(config.bind_addr)?;
         let port = listener.local_addr()?.port();
+        // With METRICS_ADDR, `/metrics` is served there only (and the address actually
+        // bound is what the host guard compares with).
+        let metrics_listener = match config.metrics_addr {
+            Some(addr) => {
+                let metrics = TcpListener::bind(addr)?;
+                config.metrics_addr = Some(metrics.local_addr()?);
+                Some(metrics)
+            }
+            None => None,
+        };
         let state = web::Data::new(AppState::new(config));
         state
             .directory
             .spawn_listener(listen_url, state.role_cache.clone());
-        let server = serve(listener, state.clone())?;
+        let server = serve(listener, metrics_listener, state.clone())?;
         Ok(Self {
             port,
             server,
@@ -122,6 +139,11 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port of the `METRICS_ADDR` listener, when there is one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.state.config.metrics_addr.map(|addr| addr.port())
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: stop accepting, let the
@@ -213,7 +235,11 @@ async fn shutdown_signal() -> &'static str {
     }
 }
 
-fn serve(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
+fn serve(
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    state: web::Data<AppState>,
+) -> anyhow::Result<Server> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
     let server = HttpServer::new(move || {
         App::new()
@@ -222,6 +248,7 @@ fn serve(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Se
             .wrap(NormalizePath::new(TrailingSlash::Always))
             .wrap(cors(&state.config.cors_allowed_origins))
             .wrap(from_fn(access_log))
+            .configure(crate::observability::scrape::configure)
             .configure(api::configure)
             .default_service(web::to(api::routes::not_found))
     })
@@ -229,9 +256,12 @@ fn serve(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Se
     // Signals are handled by `run_until_stopped`.
     .disable_signals()
     .shutdown_timeout(30)
-    .listen(listener)?
-    .run();
-    Ok(server)
+    .listen(listener)?;
+    let server = match metrics_listener {
+        Some(metrics) => server.listen(metrics)?,
+        None => server,
+    };
+    Ok(server.run())
 }
 
 fn cors(origins: &[String]) -> Cors {
@@ -250,82 +280,4 @@ fn cors(origins: &[String]) -> Cors {
         cors = cors.allowed_origin(origin);
     }
     cors
-}
-
-/// Counts a request as in flight for as long as it lives (also when it fails or is cancelled).
-struct InFlight(web::Data<AppState>);
-
-impl InFlight {
-    fn enter(state: web::Data<AppState>) -> Self {
-        state
-            .in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Self(state)
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0
-            .in_flight
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// The request id of a request: the client's `X-Request-Id` when it is sane, else new.
-#[derive(Clone, Debug)]
-pub struct RequestId(pub String);
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// Assigns the request id, and writes one log line per request when the answer is out:
-/// request id, tenant, user, method, path, status and latency. Internal errors are logged
-/// with their cause here, where the request id is known.
-async fn access_log(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
-    let started = Instant::now();
-    let request_id = req
-        .headers()
-        .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-    req.extensions_mut().insert(RequestId(request_id.clone()));
-    let _in_flight = req
-        .app_data::<web::Data<AppState>>()
-        .map(|state| InFlight::enter(state.clone()));
-    let method = req.method().clone();
-    let path = req.path().to_owned();
-    let mut res = next.call(req).await?;
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
-        res.headers_mut().insert(REQUEST_ID, value);
-    }
-    let (tenant, user) = {
-        let extensions = res.request().extensions();
-        let identity = extensions.get::<LogIdentity>().cloned().unwrap_or_default();
-        let tenant = identity
-            .tenant
-            .or_else(|| match extensions.get::<HostKind>() {
-                Some(HostKind::Tenant(t)) => Some(t.schema_name.to_string()),
-                _ => None,
-            });
-        (tenant, identity.user)
-    };
-    if let Some(ApiError::Internal(cause)) = res
-        .response()
-        .error()
-        .and_then(|e| e.as_error::<ApiError>())
-    {
-        log::error!("request_id={request_id} internal error: {cause:#}");
-    }
-    log::info!(
-        "request_id={request_id} tenant={} user={} method={method} path={path} status={} latency_ms={:.2}",
-        tenant.as_deref().unwrap_or("-"),
-        user.map_or_else(|| "-".to_owned(), |u| u.to_string()),
-        res.status().as_u16(),
-        started.elapsed().as_secs_f64() * 1000.0,
-    );
-    Ok(res)
 }

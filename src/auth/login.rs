@@ -72,7 +72,10 @@ pub async fn verify_credentials(
     let attempt = state
         .throttle
         .reserve(&Identifier::throttle_key(&input.identifier), &client)
-        .map_err(ApiError::Throttled)?;
+        .map_err(|wait| {
+            crate::observability::metrics::login_throttled();
+            ApiError::Throttled(wait)
+        })?;
     let user = match Identifier::parse(&input.identifier) {
         Some(identifier) => {
             state

@@ -16,8 +16,12 @@ use uuid::Uuid;
 use crate::{
     auth::{permissions::PermissionSet, roles},
     error::ApiResult,
+    observability::metrics,
     tenancy::TenantConn,
 };
+
+/// The cache's name in metrics.
+const CACHE: &str = "roles";
 
 /// Past this many entries the cache starts over rather than grow without bound.
 const MAX_ENTRIES: usize = 100_000;
@@ -47,8 +51,10 @@ impl RoleCache {
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
         {
+            metrics::cache_lookup(CACHE, true);
             return Ok(hit.clone());
         }
+        metrics::cache_lookup(CACHE, false);
         let generation = self.generation.load(Ordering::Acquire);
         let loaded = roles::for_user(conn, user_id)?;
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
@@ -63,6 +69,7 @@ impl RoleCache {
 
     /// Drops what is cached for one school.
     pub fn invalidate_school(&self, schema: &str) {
+        metrics::cache_invalidated(CACHE);
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.entries
             .write()
@@ -72,6 +79,7 @@ impl RoleCache {
 
     /// Drops everything (after a lost listener connection, changes may have been missed).
     pub fn invalidate_all(&self) {
+        metrics::cache_invalidated(CACHE);
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.entries
             .write()

@@ -175,7 +175,10 @@ impl Db {
     }
 
     pub(crate) fn checkout(&self) -> ApiResult<PooledConn> {
-        Ok(self.pool.get()?)
+        let started = std::time::Instant::now();
+        let checked_out = self.pool.get();
+        crate::observability::metrics::pool_checkout(started.elapsed(), checked_out.is_err());
+        Ok(checked_out?)
     }
 
     /// Runs `work` on a pooled connection on the blocking thread pool. Use for platform

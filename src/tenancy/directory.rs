@@ -19,6 +19,7 @@ use std::{
 
 use diesel::{pg::PgConnection, prelude::*};
 
+use crate::observability::metrics;
 use crate::{
     auth::role_cache::RoleCache,
     db::{
@@ -28,6 +29,9 @@ use crate::{
     error::{ApiError, ApiResult},
     tenancy::{SchemaName, Tenant, TenantRef},
 };
+
+/// The cache's name in metrics.
+const CACHE: &str = "tenant_directory";
 
 #[derive(Default)]
 pub struct Snapshot {
@@ -104,8 +108,10 @@ impl TenantDirectory {
     /// The current snapshot, loading it (off the executor) when it was invalidated.
     pub async fn snapshot(self: &Arc<Self>) -> ApiResult<Arc<Snapshot>> {
         if let Some(snapshot) = self.cached() {
+            metrics::cache_lookup(CACHE, true);
             return Ok(snapshot);
         }
+        metrics::cache_lookup(CACHE, false);
         let directory = self.clone();
         actix_web::web::block(move || directory.load_blocking()).await?
     }
@@ -130,7 +136,16 @@ impl TenantDirectory {
             .clone()
     }
 
+    /// (active, inactive) schools in the loaded registry, without loading it.
+    pub fn cached_counts(&self) -> Option<(usize, usize)> {
+        self.cached().map(|snapshot| {
+            let active = snapshot.by_schema.values().filter(|t| t.is_active).count();
+            (active, snapshot.by_schema.len() - active)
+        })
+    }
+
     pub fn invalidate(&self) {
+        metrics::cache_invalidated(CACHE);
         self.generation.fetch_add(1, Ordering::AcqRel);
         *self.snapshot.write().unwrap_or_else(|e| e.into_inner()) = None;
     }

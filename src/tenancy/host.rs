@@ -11,7 +11,7 @@ use actix_web::{
     web,
 };
 
-use crate::{error::ApiError, startup::AppState, tenancy::TenantRef};
+use crate::{error::ApiError, observability::scrape, startup::AppState, tenancy::TenantRef};
 
 /// What the request's host is; put in the request extensions by `classify_host`.
 #[derive(Clone, Debug)]
@@ -40,15 +40,29 @@ pub async fn classify_host(
     // The path as the router will match it (percent-escapes of unreserved characters
     // decoded): `/api/v1/%73ystem/` must be judged as `/api/v1/system/`.
     let path = req.match_info().as_str().to_owned();
+    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
+        return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
+    };
+    let metrics_path = path == scrape::PATH;
+    if let Some(metrics_addr) = state.config.metrics_addr {
+        // The metrics listener serves `/metrics` alone, and only it does.
+        let on_metrics_listener = req.app_config().local_addr() == metrics_addr;
+        if on_metrics_listener && metrics_path {
+            return next
+                .call(req)
+                .await
+                .map(ServiceResponse::map_into_boxed_body);
+        }
+        if on_metrics_listener || metrics_path {
+            return Ok(req.error_response(ApiError::not_found()));
+        }
+    }
     if is_host_independent(&path) {
         return next
             .call(req)
             .await
             .map(ServiceResponse::map_into_boxed_body);
     }
-    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
-    };
     let host = request_host(&req);
     let matched = match request_port(&req) {
         Some(port) if host.contains(':') => format!("[{host}]:{port}"),
@@ -71,7 +85,9 @@ pub async fn classify_host(
             None => return Ok(req.error_response(ApiError::TenantNotFound)),
         }
     };
-    if matches!(kind, HostKind::Tenant(_)) && path.starts_with("/api/v1/system/") {
+    // Platform paths (the system API, metrics) exist on the main domain only.
+    if matches!(kind, HostKind::Tenant(_)) && (path.starts_with("/api/v1/system/") || metrics_path)
+    {
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);

@@ -75,7 +75,7 @@ pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
     });
     // Binding names a schema that does not exist yet: PostgreSQL allows that, and the SET
     // stays outside the transaction below, so a rollback cannot undo it behind our back.
-    db.with_tenant(&tenant, |conn| {
+    let row = db.with_tenant(&tenant, |conn| {
         conn.transaction(|conn| {
             if schema_exists(conn.pg(), &tenant.schema_name)? {
                 return Err(ApiError::Conflict(format!(
@@ -103,7 +103,9 @@ pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
             roles::seed_defaults(conn)?;
             Ok(row)
         })
-    })
+    })?;
+    crate::observability::metrics::school_provisioned();
+    Ok(row)
 }
 
 fn conflict_as(err: diesel::result::Error, message: &str) -> ApiError {

@@ -426,51 +426,21 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
 
 #[tokio::test]
 async fn the_plain_key_never_reaches_the_log() {
-    use std::io::{BufRead, BufReader, Read};
     let app = spawn_app().await;
     let root = app.as_root().await;
     let (key, _) = make_key(&app, &root, json!({"name": "logged?"})).await;
     let url = app.db.url.clone();
     let (stderr, key_for_child) = tokio::task::spawn_blocking(move || {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_school-service"))
-            .arg("serve")
-            .env("DATABASE_URL", &url)
-            .env("JWT_SECRET", crate::helpers::JWT_SECRET)
-            .env("BIND_ADDR", "127.0.0.1:0")
-            .env("RUST_LOG", "debug")
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn server");
-        let mut reader = BufReader::new(child.stderr.take().expect("stderr"));
-        let mut log = String::new();
-        let port = loop {
-            let mut line = String::new();
-            assert!(
-                reader.read_line(&mut line).expect("read") > 0,
-                "server exited: {log}"
-            );
-            log.push_str(&line);
-            if let Some(rest) = line.split("(port ").nth(1) {
-                break rest
-                    .trim_end()
-                    .trim_end_matches(')')
-                    .parse::<u16>()
-                    .expect("port");
-            }
-        };
+        let server = crate::helpers::ServerProcess::start(&url, &[("RUST_LOG", "debug")]);
         for path in ["/api/v1/school/classes/", "/api/v1/school/nothing/"] {
             let _ = reqwest::blocking::Client::new()
-                .get(format!("http://127.0.0.1:{port}{path}"))
+                .get(format!("http://127.0.0.1:{}{path}", server.port))
                 .header("Host", "alpha.localhost")
                 .header("X-API-KEY", &key)
                 .send()
                 .expect("request");
         }
-        let _ = child.kill();
-        let _ = child.wait();
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-        (log + &rest, key)
+        (server.stop(), key)
     })
     .await
     .expect("server");

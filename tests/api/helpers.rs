@@ -163,6 +163,61 @@ pub fn cli(db_url: &str, command: &str, env: &[(&str, &str)]) -> (bool, String, 
     )
 }
 
+/// The real binary serving on a free port, its log (stderr) read as it comes.
+pub struct ServerProcess {
+    pub port: u16,
+    child: std::process::Child,
+    reader: std::io::BufReader<std::process::ChildStderr>,
+    log: String,
+}
+
+impl ServerProcess {
+    /// Starts `school-service serve` on `db_url` with `env`, and waits for its port.
+    pub fn start(db_url: &str, env: &[(&str, &str)]) -> Self {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_school-service"))
+            .arg("serve")
+            .env("DATABASE_URL", db_url)
+            .env("JWT_SECRET", JWT_SECRET)
+            .env("BIND_ADDR", "127.0.0.1:0")
+            .env("BCRYPT_COST", "4")
+            .envs(env.iter().copied())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn server");
+        let mut reader = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        let mut log = String::new();
+        let port = loop {
+            let mut line = String::new();
+            assert!(
+                reader.read_line(&mut line).expect("read") > 0,
+                "server exited: {log}"
+            );
+            log.push_str(&line);
+            if let Some(rest) = line.split("(port ").nth(1) {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                break digits.parse::<u16>().expect("port");
+            }
+        };
+        Self {
+            port,
+            child,
+            reader,
+            log,
+        }
+    }
+
+    /// Stops the server; answers everything it logged.
+    pub fn stop(mut self) -> String {
+        use std::io::Read;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut rest = String::new();
+        let _ = self.reader.read_to_string(&mut rest);
+        self.log + &rest
+    }
+}
+
 /// The PgBouncer in transaction pooling mode that `make test` starts (`TEST_PGBOUNCER_URL`,
 /// server part only). `None` under a plain `cargo test` without one, where the tests that
 /// need it say so and pass; `make test` sets `TEST_REQUIRE_PGBOUNCER`, so there they fail.
@@ -332,6 +387,8 @@ impl Drop for TestDb {
 
 pub struct TestApp {
     pub address: String,
+    /// `http://127.0.0.1:<port>` of the `METRICS_ADDR` listener, when configured.
+    pub metrics_address: Option<String>,
     pub client: reqwest::Client,
     pub db: Arc<TestDb>,
 }
@@ -356,6 +413,7 @@ pub fn test_config(db_url: &str) -> Config {
         cors_allowed_origins: vec!["https://app.example.org".into()],
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
+        metrics_addr: None,
     }
 }
 
@@ -382,6 +440,9 @@ async fn spawn_app_on_with(db: Arc<TestDb>, adjust: impl FnOnce(&mut Config)) ->
     adjust(&mut config);
     let app = Application::build(config).expect("build app");
     let address = format!("http://127.0.0.1:{}", app.port());
+    let metrics_address = app
+        .metrics_port()
+        .map(|port| format!("http://127.0.0.1:{port}"));
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -389,6 +450,7 @@ async fn spawn_app_on_with(db: Arc<TestDb>, adjust: impl FnOnce(&mut Config)) ->
         .expect("client");
     TestApp {
         address,
+        metrics_address,
         client,
         db,
     }

@@ -11,6 +11,7 @@ mod auth;
 mod black_box;
 mod contract;
 mod isolation;
+mod observability;
 mod pgbouncer;
 mod proxy;
 mod resilience;

@@ -1,0 +1,205 @@
+//! Prometheus metrics: one process-wide recorder (the `metrics` crate's facade with
+//! `metrics-exporter-prometheus` behind it), the names in one place, and the scrape.
+//!
+//! Labels stay bounded: routes are the matched templates (`/api/v1/school/classes/:id/`),
+//! never raw paths; methods outside the known set are `other`; no school name or user id
+//! is ever a label. Schools are counted in aggregate only.
+
+use std::{sync::OnceLock, time::Duration};
+
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+pub const HTTP_REQUESTS: &str = "http_requests_total";
+pub const HTTP_DURATION: &str = "http_request_duration_seconds";
+pub const HTTP_IN_FLIGHT: &str = "http_requests_in_flight";
+pub const POOL_CONNECTIONS: &str = "db_pool_connections";
+pub const POOL_IDLE: &str = "db_pool_idle_connections";
+pub const POOL_MAX: &str = "db_pool_max_connections";
+pub const POOL_WAIT: &str = "db_pool_wait_seconds";
+pub const POOL_TIMEOUTS: &str = "db_pool_timeouts_total";
+pub const CACHE_LOOKUPS: &str = "cache_lookups_total";
+pub const CACHE_INVALIDATIONS: &str = "cache_invalidations_total";
+pub const LOGIN_THROTTLED: &str = "login_throttled_total";
+pub const HASH_QUEUE_WAIT: &str = "password_hash_queue_wait_seconds";
+pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
+pub const SCHOOLS: &str = "schools";
+
+/// Latency buckets (seconds): 1 ms to 10 s.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The process's recorder, installed on first use. Tests start many servers in one
+/// process: they share it, as the servers of one process would.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
+            .unwrap_or_else(|_| PrometheusBuilder::new());
+        let handle = match builder.install_recorder() {
+            Ok(handle) => handle,
+            // Another recorder is installed (embedding): render our own, unregistered.
+            Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+        };
+        describe();
+        // Histogram samples are kept until folded into their buckets: fold them now and
+        // then even when nobody scrapes, so memory stays bounded.
+        let upkeep = handle.clone();
+        let _ = std::thread::Builder::new()
+            .name("metrics-upkeep".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(Duration::from_secs(5));
+                    upkeep.run_upkeep();
+                }
+            });
+        handle
+    })
+}
+
+fn describe() {
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by route template, method and status class"
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        Unit::Seconds,
+        "Time to answer a request, by route template, method and status class"
+    );
+    describe_gauge!(HTTP_IN_FLIGHT, "Requests being handled now");
+    describe_gauge!(POOL_CONNECTIONS, "Database connections open in the pool");
+    describe_gauge!(POOL_IDLE, "Open database connections not in use");
+    describe_gauge!(POOL_MAX, "The pool's size (DB_POOL_SIZE)");
+    describe_histogram!(
+        POOL_WAIT,
+        Unit::Seconds,
+        "Time to check a connection out of the pool"
+    );
+    describe_counter!(
+        POOL_TIMEOUTS,
+        "Checkouts that gave up after DB_POOL_TIMEOUT_MS or found the database down (answered 503)"
+    );
+    describe_counter!(
+        CACHE_LOOKUPS,
+        "In-process cache lookups, by cache (tenant_directory, roles) and result (hit, miss)"
+    );
+    describe_counter!(
+        CACHE_INVALIDATIONS,
+        "In-process cache invalidations, by cache"
+    );
+    describe_counter!(
+        LOGIN_THROTTLED,
+        "Logins refused with 429 by the login throttle"
+    );
+    describe_histogram!(
+        HASH_QUEUE_WAIT,
+        Unit::Seconds,
+        "Time a bcrypt job waited for a core"
+    );
+    describe_counter!(SCHOOLS_PROVISIONED, "Schools created by this process");
+    describe_gauge!(
+        SCHOOLS,
+        "Schools in the registry, by state (active, inactive)"
+    );
+}
+
+/// The status class label: `2xx`, `4xx`, ...
+pub fn status_class(status: u16) -> &'static str {
+    match status {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        _ => "5xx",
+    }
+}
+
+/// The method label: the methods the API knows, anything else `other`.
+pub fn method_label(method: &str) -> &'static str {
+    match method {
+        "GET" => "GET",
+        "HEAD" => "HEAD",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "PATCH" => "PATCH",
+        "DELETE" => "DELETE",
+        "OPTIONS" => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// A route template as a label: `{id}` becomes `:id`, which every exposition parser
+/// reads (braces inside label values trip some of them).
+pub fn route_label(template: &str) -> String {
+    template.replace('{', ":").replace('}', "")
+}
+
+/// Counts one answered request.
+pub fn record_request(route: &str, method: &str, status: u16, elapsed: Duration) {
+    let labels = [
+        ("route", route_label(route)),
+        ("method", method_label(method).to_owned()),
+        ("status", status_class(status).to_owned()),
+    ];
+    counter!(HTTP_REQUESTS, &labels).increment(1);
+    histogram!(HTTP_DURATION, &labels).record(elapsed.as_secs_f64());
+}
+
+pub fn in_flight(delta: f64) {
+    gauge!(HTTP_IN_FLIGHT).increment(delta);
+}
+
+pub fn pool_checkout(waited: Duration, timed_out: bool) {
+    histogram!(POOL_WAIT).record(waited.as_secs_f64());
+    if timed_out {
+        counter!(POOL_TIMEOUTS).increment(1);
+    }
+}
+
+/// A lookup in one of the in-process caches.
+pub fn cache_lookup(cache: &'static str, hit: bool) {
+    counter!(CACHE_LOOKUPS, "cache" => cache, "result" => if hit { "hit" } else { "miss" })
+        .increment(1);
+}
+
+pub fn cache_invalidated(cache: &'static str) {
+    counter!(CACHE_INVALIDATIONS, "cache" => cache).increment(1);
+}
+
+pub fn login_throttled() {
+    counter!(LOGIN_THROTTLED).increment(1);
+}
+
+pub fn hash_queue_wait(waited: Duration) {
+    histogram!(HASH_QUEUE_WAIT).record(waited.as_secs_f64());
+}
+
+pub fn school_provisioned() {
+    counter!(SCHOOLS_PROVISIONED).increment(1);
+}
+
+/// Values read at scrape time rather than counted as they happen.
+pub struct Sampled {
+    pub pool_connections: u32,
+    pub pool_idle: u32,
+    pub pool_max: u32,
+    /// (active, inactive) schools, when the registry is loaded.
+    pub schools: Option<(usize, usize)>,
+}
+
+/// The Prometheus text exposition, with the sampled gauges set first.
+pub fn render(sampled: &Sampled) -> String {
+    gauge!(POOL_CONNECTIONS).set(sampled.pool_connections);
+    gauge!(POOL_IDLE).set(sampled.pool_idle);
+    gauge!(POOL_MAX).set(sampled.pool_max);
+    if let Some((active, inactive)) = sampled.schools {
+        gauge!(SCHOOLS, "state" => "active").set(active as f64);
+        gauge!(SCHOOLS, "state" => "inactive").set(inactive as f64);
+    }
+    handle().render()
+}
