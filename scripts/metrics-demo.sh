@@ -29,7 +29,7 @@ work="$(mktemp -d)"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -71,12 +71,13 @@ end=$((SECONDS + LOAD_SECONDS))
 i=0
 while [ "$SECONDS" -lt "$end" ]; do
   i=$((i + 1))
-  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/classes/" &
-  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/report-settings/" &
+  load=()
+  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/classes/" & load+=($!)
+  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/report-settings/" & load+=($!)
   curl -s -o /dev/null "${host[@]}" "${auth[@]}" -H 'Content-Type: application/json' \
-    -d "{\"name\": \"Class $i\"}" "http://127.0.0.1:$PORT/api/v1/school/classes/" &
-  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/classes/$(python3 -c 'import uuid; print(uuid.uuid4())')/" &
-  wait
+    -d "{\"name\": \"Class $i\"}" "http://127.0.0.1:$PORT/api/v1/school/classes/" & load+=($!)
+  curl -s -o /dev/null "${host[@]}" "${auth[@]}" "http://127.0.0.1:$PORT/api/v1/school/classes/$(cat /proc/sys/kernel/random/uuid)/" & load+=($!)
+  wait "${load[@]}"
 done
 sleep 3
 
@@ -87,4 +88,9 @@ chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1
   --virtual-time-budget=15000 --screenshot="$PWD/$OUT" "$url" >/dev/null 2>&1
 echo "Prometheus graph of the request rate: $OUT"
 curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$query" |
-  python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; [print(f"  {x[\"metric\"].get(\"route\")} {x[\"metric\"].get(\"status\")}: {float(x[\"value\"][1]):.1f} req/s") for x in r]'
+  python3 -c '
+import json, sys
+for series in json.load(sys.stdin)["data"]["result"]:
+    labels = series["metric"]
+    print("  %s %s: %.1f req/s" % (labels.get("route"), labels.get("status"), float(series["value"][1])))
+'
