@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus bench fuzz metrics-demo build lint fmt schema
+.PHONY: help run test test-citus bench fuzz metrics-demo console-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
+	@echo "make console-shots  the admin console at laptop and phone width, in target/console-shots/"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
 
 build:
@@ -33,6 +34,9 @@ bench:
 
 metrics-demo:
 	@scripts/metrics-demo.sh
+
+console-shots:
+	@scripts/console-test.sh shots
 
 fuzz:
 	@scripts/fuzz.sh

@@ -31,3 +31,6 @@ if command -v cargo-nextest >/dev/null 2>&1; then
 else
   cargo test --all-targets --no-fail-fast -- --test-threads "$threads"
 fi
+
+# The platform console in a real browser (Playwright + Debian's Chromium).
+scripts/console-test.sh

@@ -1,6 +1,7 @@
 //! The HTTP API: routing, request parsing helpers, and the system and school endpoints.
 
 pub mod body;
+pub mod console;
 pub mod fields;
 pub mod health;
 pub mod openapi;
@@ -16,6 +17,7 @@ use crate::error::ApiError;
 
 pub fn configure(cfg: &mut ServiceConfig) {
     health::configure(cfg);
+    console::configure(cfg);
     openapi::serve::configure(cfg);
     system::configure(cfg);
     school::configure(cfg);

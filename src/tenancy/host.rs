@@ -85,9 +85,13 @@ pub async fn classify_host(
             None => return Ok(req.error_response(ApiError::TenantNotFound)),
         }
     };
-    // Platform paths (the system API, metrics) exist on the main domain only.
-    if matches!(kind, HostKind::Tenant(_)) && (path.starts_with("/api/v1/system/") || metrics_path)
-    {
+    // Platform paths (the system API, metrics, the admin console) exist on the main
+    // domain only.
+    let platform_path = path.starts_with("/api/v1/system/")
+        || metrics_path
+        || path == "/"
+        || path.starts_with(crate::api::console::PATH);
+    if matches!(kind, HostKind::Tenant(_)) && platform_path {
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);

@@ -164,7 +164,9 @@ fn system(doc: &mut ApiDoc) {
     doc.add(
         Method::GET,
         tenants,
-        paging(Op::new(tag, "List schools", Auth::Bearer)).ok(200, Some(tenant_page)),
+        paging(Op::new(tag, "List schools", Auth::Bearer))
+            .query("search", string(), "name, schema name or domain")
+            .ok(200, Some(tenant_page)),
     );
     let create = object(vec![
         ("schema_name", string()),
@@ -240,6 +242,11 @@ fn system(doc: &mut ApiDoc) {
         "/api/v1/system/users/",
         paging(Op::new(tag, "List users", Auth::Bearer))
             .query("search", string(), "e-mail, phone or names")
+            .query(
+                "client",
+                string(),
+                "a school's id (its users), or `platform`",
+            )
             .ok(200, Some(user_page)),
     );
     let create = utoipa::openapi::schema::ObjectBuilder::new()

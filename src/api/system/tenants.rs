@@ -78,9 +78,10 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let page_query = query.clone();
     let (count, views) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let count = TenantRow::count(conn)?;
+            let search = query.search.as_deref();
+            let count = TenantRow::count(conn, search)?;
             query.check_page(count)?;
-            let rows = TenantRow::page(conn, query.offset(), query.page_size)?;
+            let rows = TenantRow::page(conn, search, query.offset(), query.page_size)?;
             Ok((count, with_domains(conn, rows)?))
         })
         .await?;

@@ -10,7 +10,7 @@ use crate::{
     api::{
         body::{JsonObject, read_object},
         fields::{Email, Fields, Mode, any, len},
-        pagination::{ListQuery, page},
+        pagination::{ListQuery, page, query_map},
         path_id,
         routes::Endpoint,
     },
@@ -54,14 +54,39 @@ impl From<&User> for UserRecord {
     }
 }
 
+/// `?client=`: the users of one school (its id), or `platform` for platform users.
+enum ClientFilter {
+    Any,
+    Platform,
+    School(Uuid),
+}
+
+impl ClientFilter {
+    fn parse(http: &actix_web::HttpRequest) -> ApiResult<Self> {
+        match query_map(http)?.get("client").map(|c| c.trim()) {
+            None | Some("") => Ok(Self::Any),
+            Some("platform") => Ok(Self::Platform),
+            Some(raw) => Uuid::parse_str(raw).map(Self::School).map_err(|_| {
+                ApiError::InvalidQuery("client must be a school id or 'platform'".into())
+            }),
+        }
+    }
+}
+
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let query = ListQuery::parse(&http)?;
+    let client = ClientFilter::parse(&http)?;
     let page_query = query.clone();
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let filtered = || {
                 let mut q = users::table.into_boxed();
+                match client {
+                    ClientFilter::Any => {}
+                    ClientFilter::Platform => q = q.filter(users::client_id.is_null()),
+                    ClientFilter::School(id) => q = q.filter(users::client_id.eq(id)),
+                }
                 if let Some(search) = &query.search {
                     let pattern = crate::db::like_pattern(search);
                     q = q.filter(

@@ -46,12 +46,37 @@ impl TenantRow {
             .optional()
     }
 
-    pub fn count(conn: &mut PgConnection) -> QueryResult<i64> {
-        tenants::table.count().get_result(conn)
+    /// Schools whose name, schema name or one of whose domains contains `search`
+    /// (case-insensitive); all of them without a search.
+    fn matching(search: Option<&str>) -> tenants::BoxedQuery<'static, diesel::pg::Pg> {
+        let mut query = tenants::table.into_boxed();
+        if let Some(search) = search {
+            let pattern = crate::db::like_pattern(search);
+            query = query.filter(
+                tenants::name
+                    .ilike(pattern.clone())
+                    .or(tenants::schema_name.ilike(pattern.clone()))
+                    .or(tenants::id.eq_any(
+                        domains::table
+                            .filter(domains::domain.ilike(pattern))
+                            .select(domains::tenant_id),
+                    )),
+            );
+        }
+        query
     }
 
-    pub fn page(conn: &mut PgConnection, offset: i64, limit: i64) -> QueryResult<Vec<Self>> {
-        tenants::table
+    pub fn count(conn: &mut PgConnection, search: Option<&str>) -> QueryResult<i64> {
+        Self::matching(search).count().get_result(conn)
+    }
+
+    pub fn page(
+        conn: &mut PgConnection,
+        search: Option<&str>,
+        offset: i64,
+        limit: i64,
+    ) -> QueryResult<Vec<Self>> {
+        Self::matching(search)
             .order((tenants::created_at, tenants::id))
             .offset(offset)
             .limit(limit)

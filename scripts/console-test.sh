@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The platform console in a real browser: Playwright (PyPI, in .venv/) driving Debian's
+# Chromium against a real server and a fresh database. Run by `make test`; with `shots`,
+# by `make console-shots` (screenshots at laptop and phone width in target/console-shots/).
+#
+#   scripts/console-test.sh          the browser tests (pytest)
+#   scripts/console-test.sh shots    the screenshots
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/pg.sh
+pg_ensure
+mode="${1:-test}"
+
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "installing chromium (Debian package)" >&2
+  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1) ||
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+fi
+if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
+  echo "installing playwright and pytest into .venv (PyPI)" >&2
+  python3 -m venv .venv
+  .venv/bin/pip install -q playwright pytest
+fi
+
+cargo build --quiet --bin school-service
+bin="$PWD/target/debug/school-service"
+db="school_console_$$"
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+
+export DATABASE_URL="$(pg_url_for "$db")" JWT_SECRET="console-test-secret-console-test-secret-01" \
+  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
+export CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_PASSWORD="console-pass-123"
+"$bin" migrate >/dev/null
+"$bin" user create-superuser --email root@console.test --password "$CONSOLE_PASSWORD" >/dev/null
+"$bin" tenant create --schema seeded --name "Seeded School" --domain seeded.localhost >/dev/null
+"$bin" user create --tenant seeded --email teacher@seeded.test --password "$CONSOLE_PASSWORD" --role teacher >/dev/null
+if [ "$mode" = shots ]; then
+  for i in 1 2 3; do
+    "$bin" tenant create --schema "school$i" --name "School number $i" --domain "school$i.localhost" >/dev/null
+  done
+fi
+"$bin" serve &
+server_pid=$!
+for _ in $(seq 100); do
+  curl -sf "$CONSOLE_URL/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+if [ "$mode" = shots ]; then
+  .venv/bin/python tests/console/shots.py target/console-shots
+else
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/console
+fi
