@@ -140,3 +140,20 @@ def test_a_reload_keeps_the_session_and_a_phone_width_works(browser):
     focused = page.evaluate("document.activeElement.tagName")
     assert re.match("A|BUTTON|INPUT", focused)
     context.close()
+
+
+def test_an_unavailable_database_shows_a_banner_until_it_is_back(page):
+    sign_in(page)
+    expect(page.get_by_role("heading", name="Schools")).to_be_visible()
+    problem = '{"type":"about:blank","title":"Service Unavailable","status":503,"code":"service_unavailable","detail":"the database is unavailable"}'
+    down = lambda route: route.fulfill(status=503, content_type="application/problem+json", body=problem, headers={"Retry-After": "1"})
+    page.route("**/api/v1/system/users/**", down)
+    page.route("**/readyz", down)
+    page.get_by_role("link", name="Users").click()
+    banner = page.locator("#banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("unavailable")
+    page.unroute("**/api/v1/system/users/**")
+    page.unroute("**/readyz")
+    expect(banner).to_be_hidden(timeout=10_000)
+    expect(page.locator('tr[data-user="root@console.test"]')).to_be_visible()
