@@ -13,9 +13,15 @@ use actix_web::{
 
 use crate::{
     api,
-    auth::{jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle},
+    auth::{
+        jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle,
+        user_cache::UserCache,
+    },
     config::Config,
-    db::Db,
+    db::{
+        Db,
+        notify::{self, Subscriber},
+    },
     error::ApiError,
     observability::access::access_log,
     tenancy::{TenantDirectory, host::classify_host},
@@ -27,6 +33,7 @@ pub struct AppState {
     pub db: Db,
     pub directory: Arc<TenantDirectory>,
     pub role_cache: Arc<RoleCache>,
+    pub user_cache: Arc<UserCache>,
     pub jwt: JwtKeys,
     pub throttle: LoginThrottle,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
@@ -64,6 +71,7 @@ impl AppState {
             db,
             directory,
             role_cache: Arc::new(RoleCache::default()),
+            user_cache: Arc::new(UserCache::default()),
             config,
         }
     }
@@ -126,9 +134,12 @@ impl Application {
             None => None,
         };
         let state = web::Data::new(AppState::new(config));
-        state
-            .directory
-            .spawn_listener(listen_url, state.role_cache.clone());
+        let subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
+            Arc::downgrade(&state.directory) as _,
+            Arc::downgrade(&state.role_cache) as _,
+            Arc::downgrade(&state.user_cache) as _,
+        ];
+        notify::spawn_listener(listen_url, subscribers);
         let server = serve(listener, metrics_listener, state.clone())?;
         Ok(Self {
             port,

@@ -19,6 +19,7 @@ use crate::{
         jwt::{Claims, Layer, TokenType},
         permissions::{Action, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
+        user_cache::UserCache,
     },
     db::models::User,
     error::{ApiError, ApiResult},
@@ -304,9 +305,24 @@ impl SchoolRequest {
             work(conn, &caller)
         };
         let db = &self.state.db;
-        let result = match token_user {
-            // The token's user is loaded by the same query that binds the connection.
-            Some(user_id) => db.run_in_tenant_as(tenant_ref, user_id, task).await,
+        let users = self.state.user_cache.clone();
+        let result = match token_user.map(|id| (id, users.get(id))) {
+            // A cached user: the handler's queries are the request's only round trips.
+            Some((_, Some(user))) => {
+                db.run_in_tenant(tenant_ref, move |conn| task(conn, Some(User::clone(&user))))
+                    .await
+            }
+            // Otherwise the token's user is loaded by the query that binds the connection.
+            Some((user_id, None)) => {
+                let generation = users.generation();
+                db.run_in_tenant_as(tenant_ref, user_id, move |conn, loaded| {
+                    if let Some(user) = &loaded {
+                        users.insert(generation, user);
+                    }
+                    task(conn, loaded)
+                })
+                .await
+            }
             None => {
                 db.run_in_tenant(tenant_ref, move |conn| task(conn, None))
                     .await
@@ -381,6 +397,23 @@ fn authenticate(
 /// The user a valid access or refresh token names, if still allowed to use it.
 pub fn load_token_user(conn: &mut PgConnection, claims: &Claims) -> ApiResult<User> {
     usable_token_user(User::find(conn, claims.sub)?, claims)
+}
+
+/// `load_token_user` through the user cache.
+pub fn cached_token_user(
+    conn: &mut PgConnection,
+    users: &UserCache,
+    claims: &Claims,
+) -> ApiResult<User> {
+    if let Some(user) = users.get(claims.sub) {
+        return usable_token_user(Some(User::clone(&user)), claims);
+    }
+    let generation = users.generation();
+    let user = User::find(conn, claims.sub)?;
+    if let Some(user) = &user {
+        users.insert(generation, user);
+    }
+    usable_token_user(user, claims)
 }
 
 /// `user` (the token's subject) if it is active and the token is of its current version.

@@ -11,6 +11,7 @@ pub mod role_cache;
 pub mod roles;
 pub mod system_context;
 pub mod throttle;
+pub mod user_cache;
 
 pub use context::{Caller, Need, Principal, SchoolRequest};
 pub use system_context::{SystemNeed, SystemRequest};

@@ -77,7 +77,7 @@ impl RoleCache {
             .retain(|(s, _), _| s != schema);
     }
 
-    /// Drops everything (after a lost listener connection, changes may have been missed).
+    /// Drops everything.
     pub fn invalidate_all(&self) {
         metrics::cache_invalidated(CACHE);
         self.generation.fetch_add(1, Ordering::AcqRel);
@@ -85,5 +85,20 @@ impl RoleCache {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+    }
+}
+
+/// Role writes of any process (`roles::announce_change` sends `school_roles`).
+impl crate::db::notify::Subscriber for RoleCache {
+    fn channel(&self) -> &'static str {
+        "school_roles"
+    }
+
+    fn notified(&self, schema: &str) {
+        self.invalidate_school(schema);
+    }
+
+    fn missed(&self) {
+        self.invalidate_all();
     }
 }

@@ -9,7 +9,7 @@ use diesel::pg::PgConnection;
 
 use crate::{
     auth::{
-        context::{Credentials, LogIdentity, credentials, load_token_user, state_of},
+        context::{Credentials, LogIdentity, cached_token_user, credentials, state_of},
         jwt::{Layer, TokenType},
     },
     db::models::User,
@@ -78,11 +78,12 @@ impl SystemRequest {
             }
         };
         let user_id = claims.sub;
+        let users = self.state.user_cache.clone();
         let result = self
             .state
             .db
             .run(move |conn| {
-                let user = load_token_user(conn, &claims)?;
+                let user = cached_token_user(conn, &users, &claims)?;
                 if user.client_id.is_some() {
                     return Err(ApiError::TokenNotValid(
                         "school users cannot use system endpoints",

@@ -3,6 +3,7 @@
 
 pub mod migrations;
 pub mod models;
+pub mod notify;
 pub mod pool;
 pub mod schema_public;
 pub mod schema_tenant;

@@ -10,18 +10,15 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, RwLock, Weak,
+        Arc, RwLock,
         atomic::{AtomicU64, Ordering},
     },
-    thread,
-    time::Duration,
 };
 
 use diesel::{pg::PgConnection, prelude::*};
 
 use crate::observability::metrics;
 use crate::{
-    auth::role_cache::RoleCache,
     db::{
         Db,
         schema_public::{domains, tenants},
@@ -157,66 +154,19 @@ impl TenantDirectory {
             .cloned()
             .ok_or(ApiError::TenantNotFound)
     }
-
-    /// Starts the background thread that listens for changes made by other processes: to
-    /// the tenant registry (this directory) and to schools' roles (`roles`).
-    pub fn spawn_listener(self: &Arc<Self>, database_url: String, roles: Arc<RoleCache>) {
-        let directory = Arc::downgrade(self);
-        let roles = Arc::downgrade(&roles);
-        let spawned = thread::Builder::new()
-            .name("change-listener".into())
-            .spawn(move || {
-                while directory.strong_count() > 0 {
-                    if let Err(err) = listen(&directory, &roles, &database_url) {
-                        log::warn!("change listener: {err}; reconnecting");
-                    }
-                    // Changes may have been missed while disconnected.
-                    if let Some(dir) = directory.upgrade() {
-                        dir.invalidate();
-                    }
-                    if let Some(roles) = roles.upgrade() {
-                        roles.invalidate_all();
-                    }
-                    thread::sleep(Duration::from_secs(2));
-                }
-            });
-        if let Err(err) = spawned {
-            log::error!("could not start the change listener: {err}");
-        }
-    }
 }
 
-const LISTEN_POLL: Duration = Duration::from_millis(250);
+/// Changes to `tenants` and `domains` by any process (triggers send `tenant_directory`).
+impl crate::db::notify::Subscriber for TenantDirectory {
+    fn channel(&self) -> &'static str {
+        "tenant_directory"
+    }
 
-/// Polls a LISTEN connection; returns when the directory is dropped or on an error.
-/// Polling reads the socket only (`PQconsumeInput`): it sends nothing to the server.
-fn listen(
-    directory: &Weak<TenantDirectory>,
-    roles: &Weak<RoleCache>,
-    database_url: &str,
-) -> anyhow::Result<()> {
-    let mut conn = PgConnection::establish(database_url)?;
-    diesel::sql_query("LISTEN tenant_directory").execute(&mut conn)?;
-    diesel::sql_query("LISTEN school_roles").execute(&mut conn)?;
-    loop {
-        let Some(dir) = directory.upgrade() else {
-            return Ok(());
-        };
-        let mut directory_changed = false;
-        for notification in conn.notifications_iter() {
-            let notification = notification?;
-            if notification.channel == "school_roles" {
-                if let Some(roles) = roles.upgrade() {
-                    roles.invalidate_school(&notification.payload);
-                }
-            } else {
-                directory_changed = true;
-            }
-        }
-        if directory_changed {
-            dir.invalidate();
-        }
-        drop(dir);
-        thread::sleep(LISTEN_POLL);
+    fn notified(&self, _payload: &str) {
+        self.invalidate();
+    }
+
+    fn missed(&self) {
+        self.invalidate();
     }
 }

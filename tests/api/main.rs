@@ -9,6 +9,7 @@ mod hostile;
 
 mod auth;
 mod black_box;
+mod caches;
 mod contract;
 mod isolation;
 mod observability;

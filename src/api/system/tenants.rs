@@ -184,6 +184,8 @@ async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<Ht
     if drop_schema {
         let db = state.db.clone();
         web::block(move || provision::drop_tenant(&db, id)).await??;
+        // The school's users went with it.
+        state.user_cache.invalidate_all();
     }
     state.directory.invalidate();
     Ok(HttpResponse::NoContent().finish())

@@ -322,6 +322,8 @@ async fn update(
             })
         })
         .await?;
+    // Before answering: the next request of this process sees the change at once.
+    state.user_cache.invalidate(id);
     Ok(HttpResponse::Ok().json(UserRecord::from(&user)))
 }
 
