@@ -2,6 +2,7 @@
 //! permission catalogue and roles, and the extractors that produce a typed caller.
 
 pub mod api_key;
+pub mod cache;
 pub mod context;
 pub mod jwt;
 pub mod login;

@@ -5,77 +5,44 @@
 //! through the `users` NOTIFY that a trigger on `public.users` sends for every update and
 //! delete (the change listener forwards it): a deactivation or password change made
 //! anywhere stops the user's tokens within the listener's poll interval (250 ms), as for
-//! roles. Bounded: past `MAX_ENTRIES` the cache starts over.
+//! roles.
 
-use std::{
-    collections::HashMap,
-    sync::{
-        Arc, RwLock,
-        atomic::{AtomicU64, Ordering},
-    },
-};
+use std::sync::Arc;
 
 use uuid::Uuid;
 
-use crate::{db::models::User, observability::metrics};
+use crate::{auth::cache::Cache, db::models::User};
 
-const MAX_ENTRIES: usize = 100_000;
-/// The cache's name in metrics.
-const CACHE: &str = "users";
+pub struct UserCache(Cache<Uuid, Arc<User>>);
 
-#[derive(Default)]
-pub struct UserCache {
-    entries: RwLock<HashMap<Uuid, Arc<User>>>,
-    /// Bumped by every invalidation, so a load that raced one is not cached.
-    generation: AtomicU64,
+impl Default for UserCache {
+    fn default() -> Self {
+        Self(Cache::new("users"))
+    }
 }
 
 impl UserCache {
     /// The cached row of `id`, if any.
     pub fn get(&self, id: Uuid) -> Option<Arc<User>> {
-        let hit = self
-            .entries
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-            .cloned();
-        metrics::cache_lookup(CACHE, hit.is_some());
-        hit
+        self.0.get(&id)
     }
 
     /// The generation to pass to `insert` for a load that starts now.
     pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+        self.0.generation()
     }
 
     /// Caches a row loaded since `generation`, unless an invalidation came in between.
     pub fn insert(&self, generation: u64, user: &User) {
-        let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
-        if self.generation.load(Ordering::Acquire) != generation {
-            return;
-        }
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
-        }
-        entries.insert(user.id, Arc::new(user.clone()));
+        self.0.insert(generation, user.id, Arc::new(user.clone()));
     }
 
     pub fn invalidate(&self, id: Uuid) {
-        metrics::cache_invalidated(CACHE);
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        self.entries
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
+        self.0.retain(|key, _| *key != id);
     }
 
     pub fn invalidate_all(&self) {
-        metrics::cache_invalidated(CACHE);
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        self.entries
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.0.clear();
     }
 }
 

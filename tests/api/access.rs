@@ -465,26 +465,8 @@ async fn role_changes_made_by_another_process_reach_the_cache() {
     // Another server process on the same database (its own caches) takes the teacher's
     // role away.
     let other = crate::helpers::spawn_app_on(app.db.clone()).await;
-    let assignments = other
-        .get("/api/v1/school/role-assignments/?page_size=200", &admin)
-        .await;
-    let teacher_id = app.get("/api/v1/school/auth/me/", &teacher).await.body["user"]["id"].clone();
-    let assignment = assignments.body["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .find(|a| a["user"] == teacher_id)
-        .expect("the teacher's assignment")["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    other
-        .delete(
-            &format!("/api/v1/school/role-assignments/{assignment}/"),
-            &admin,
-        )
-        .await
-        .assert(204, None);
+    let assignment = other.role_assignment_of(&admin, &teacher).await;
+    other.delete(&assignment, &admin).await.assert(204, None);
     let mut refused = false;
     for _ in 0..40 {
         if app.get("/api/v1/school/classes/", &teacher).await.status == 403 {

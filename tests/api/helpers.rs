@@ -607,6 +607,24 @@ impl TestApp {
             .to_owned()
     }
 
+    /// The path of `user`'s (first) role assignment, read as `admin` of the same school.
+    pub async fn role_assignment_of(&self, admin: &As, user: &As) -> String {
+        let user_id = self.get("/api/v1/school/auth/me/", user).await.body["user"]["id"].clone();
+        let assignments = self
+            .get("/api/v1/school/role-assignments/?page_size=200", admin)
+            .await;
+        let id = assignments.body["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .find(|a| a["user"] == user_id)
+            .expect("the user's assignment")["id"]
+            .as_str()
+            .expect("id")
+            .to_owned();
+        format!("/api/v1/school/role-assignments/{id}/")
+    }
+
     /// Logged in as `identifier` (password `PASSWORD`) on `school`'s own address.
     pub async fn as_school_user_at(&self, school: &str, identifier: &str) -> As {
         let login = self.school_login(school, identifier).await;

@@ -218,25 +218,8 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     app.get("/api/v1/school/classes/", &teacher)
         .await
         .assert(200, None);
-    let assignments = app
-        .get("/api/v1/school/role-assignments/?page_size=200", &admin)
-        .await;
-    let teacher_id = app.get("/api/v1/school/auth/me/", &teacher).await.body["user"]["id"].clone();
-    let assignment = assignments.body["results"]
-        .as_array()
-        .expect("results")
-        .iter()
-        .find(|a| a["user"] == teacher_id)
-        .expect("teacher's assignment")["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    app.delete(
-        &format!("/api/v1/school/role-assignments/{assignment}/"),
-        &admin,
-    )
-    .await
-    .assert(204, None);
+    let assignment = app.role_assignment_of(&admin, &teacher).await;
+    app.delete(&assignment, &admin).await.assert(204, None);
     app.get("/api/v1/school/classes/", &teacher)
         .await
         .assert(403, Some("permission_denied"));

@@ -1,0 +1,96 @@
+//! The shape the in-process caches share: a bounded map whose invalidations bump a
+//! generation, so that a value loaded while an invalidation raced it is not kept.
+
+use std::{
+    collections::HashMap,
+    hash::Hash,
+    sync::{
+        RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use crate::observability::metrics;
+
+/// Past this many entries a cache starts over rather than grow without bound.
+const MAX_ENTRIES: usize = 100_000;
+
+pub struct Cache<K, V> {
+    /// The cache's name in metrics.
+    name: &'static str,
+    entries: RwLock<HashMap<K, V>>,
+    generation: AtomicU64,
+}
+
+impl<K: Eq + Hash, V: Clone> Cache<K, V> {
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            entries: RwLock::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    pub fn get(&self, key: &K) -> Option<V> {
+        let hit = self
+            .entries
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned();
+        metrics::cache_lookup(self.name, hit.is_some());
+        hit
+    }
+
+    /// Take it before loading a value; `insert` keeps the value only if no invalidation
+    /// came in between.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    pub fn insert(&self, generation: u64, key: K, value: V) {
+        let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        if self.generation.load(Ordering::Acquire) != generation {
+            return;
+        }
+        if entries.len() >= MAX_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(key, value);
+    }
+
+    /// Drops the entries `keep` refuses.
+    pub fn retain(&self, keep: impl FnMut(&K, &mut V) -> bool) {
+        metrics::cache_invalidated(self.name);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(keep);
+    }
+
+    pub fn clear(&self) {
+        self.retain(|_, _| false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cache;
+
+    #[test]
+    fn a_load_that_raced_an_invalidation_is_not_kept() {
+        let cache: Cache<u32, &str> = Cache::new("test");
+        let before = cache.generation();
+        cache.insert(before, 1, "one");
+        assert_eq!(cache.get(&1), Some("one"));
+        let loading = cache.generation();
+        cache.retain(|key, _| *key != 1);
+        cache.insert(loading, 1, "stale");
+        assert_eq!(cache.get(&1), None);
+        cache.insert(cache.generation(), 1, "fresh");
+        assert_eq!(cache.get(&1), Some("fresh"));
+        cache.clear();
+        assert_eq!(cache.get(&1), None);
+    }
+}
