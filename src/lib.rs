@@ -6,6 +6,7 @@
 //! - `db`: the pool, migrations, diesel schemas and platform models;
 //! - `error`: the one error type and its problem+json form;
 //! - `observability`: access log (text or JSON), trace context and Prometheus metrics;
+//! - `state`: what every handler can reach; `startup`: the server built around it;
 //! - `cli`: the `school-service` command line.
 
 pub mod api;
@@ -16,4 +17,5 @@ pub mod db;
 pub mod error;
 pub mod observability;
 pub mod startup;
+pub mod state;
 pub mod tenancy;

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use diesel::prelude::*;
 use serde_json::json;
 
-use crate::{api::routes::Endpoint, error::ApiResult, startup::AppState};
+use crate::{api::routes::Endpoint, error::ApiResult, state::AppState};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     Endpoint::new("/healthz/").get(healthz).register(cfg);

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::{
     error::{ApiError, ApiResult},
-    startup::AppState,
+    state::AppState,
     tenancy::host::MatchedHost,
 };
 

@@ -23,7 +23,7 @@ use crate::{
     },
     db::models::User,
     error::{ApiError, ApiResult},
-    startup::AppState,
+    state::AppState,
     tenancy::{HostKind, TenantConn, TenantRef},
 };
 

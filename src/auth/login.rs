@@ -8,7 +8,7 @@ use crate::{
     auth::jwt::{Claims, Layer, TokenPair, TokenType},
     db::models::{Identifier, User, revoked_token},
     error::{ApiError, ApiResult, FieldErrors},
-    startup::AppState,
+    state::AppState,
 };
 
 pub struct LoginInput {

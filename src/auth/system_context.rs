@@ -14,7 +14,7 @@ use crate::{
     },
     db::models::User,
     error::{ApiError, ApiResult},
-    startup::AppState,
+    state::AppState,
 };
 
 /// What a system endpoint requires of its caller.

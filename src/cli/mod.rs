@@ -13,7 +13,8 @@ use crate::{
     config::Config,
     db::{migrations::migrate_public, models::TenantRow},
     error::ApiError,
-    startup::{AppState, Application},
+    startup::Application,
+    state::AppState,
     tenancy::{
         TenantDirectory,
         provision::{self, NewTenant},

@@ -9,7 +9,7 @@ use crate::{
     api::system::users::{CliUser, create_user_from_cli},
     db::models::TenantRow,
     error::ApiError,
-    startup::AppState,
+    state::AppState,
     tenancy::provision::{self, NewTenant},
 };
 

@@ -13,7 +13,7 @@ use actix_web::{
 };
 
 use crate::{
-    auth::context::LogIdentity, error::ApiError, observability::metrics, startup::AppState,
+    auth::context::LogIdentity, error::ApiError, observability::metrics, state::AppState,
     tenancy::HostKind,
 };
 

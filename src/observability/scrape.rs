@@ -3,7 +3,7 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::{observability::metrics, startup::AppState};
+use crate::{observability::metrics, state::AppState};
 
 pub const PATH: &str = "/metrics/";
 

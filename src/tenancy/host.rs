@@ -11,7 +11,7 @@ use actix_web::{
     web,
 };
 
-use crate::{error::ApiError, observability::scrape, startup::AppState, tenancy::TenantRef};
+use crate::{error::ApiError, observability::scrape, state::AppState, tenancy::TenantRef};
 
 /// What the request's host is; put in the request extensions by `classify_host`.
 #[derive(Clone, Debug)]

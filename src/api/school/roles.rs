@@ -85,7 +85,7 @@ impl SchoolResource for Roles {
         crate::auth::roles::announce_change(conn)
     }
 
-    fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
+    fn after_write(state: &crate::state::AppState, school: &crate::tenancy::Tenant) {
         state
             .role_cache
             .invalidate_school(school.schema_name.as_str());
@@ -205,7 +205,7 @@ impl SchoolResource for RoleAssignments {
         crate::auth::roles::announce_change(conn)
     }
 
-    fn after_write(state: &crate::startup::AppState, school: &crate::tenancy::Tenant) {
+    fn after_write(state: &crate::state::AppState, school: &crate::tenancy::Tenant) {
         state
             .role_cache
             .invalidate_school(school.schema_name.as_str());

@@ -12,7 +12,7 @@ use crate::{
     },
     db::models::revoked_token,
     error::{ApiError, ApiResult},
-    startup::AppState,
+    state::AppState,
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

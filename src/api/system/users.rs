@@ -20,7 +20,7 @@ use crate::{
         schema_public::users,
     },
     error::{ApiError, ApiResult},
-    startup::AppState,
+    state::AppState,
 };
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -31,7 +31,7 @@ use crate::{
     },
     auth::{Caller, Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
-    startup::AppState,
+    state::AppState,
     tenancy::{Tenant, TenantConn},
 };
 

@@ -1,0 +1,96 @@
+//! The shared state every handler can reach: configuration, the pool, caches, token keys,
+//! the login throttle and the bcrypt queue.
+
+use std::{sync::Arc, time::Instant};
+
+use actix_web::web;
+
+use crate::{
+    auth::{
+        jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle,
+        user_cache::UserCache,
+    },
+    config::Config,
+    db::Db,
+    error::ApiError,
+    tenancy::TenantDirectory,
+};
+
+/// What every handler can reach.
+pub struct AppState {
+    pub config: Config,
+    pub db: Db,
+    pub directory: Arc<TenantDirectory>,
+    pub role_cache: Arc<RoleCache>,
+    pub user_cache: Arc<UserCache>,
+    pub jwt: JwtKeys,
+    pub throttle: LoginThrottle,
+    /// Checked when a login names no user, so that refusal takes as long as a bad password.
+    pub dummy_hash: String,
+    /// Requests being handled; graceful shutdown waits for it to reach zero.
+    pub in_flight: std::sync::atomic::AtomicUsize,
+    /// Bounds concurrent bcrypt work to the number of cores: logins queue in order instead
+    /// of all slowing down together, and hashing cannot take every blocking thread.
+    pub hashing: tokio::sync::Semaphore,
+}
+
+impl AppState {
+    pub fn new(config: Config) -> Self {
+        // Metrics recorded from now on are kept (the recorder is process-wide).
+        crate::observability::metrics::handle();
+        let db = Db::with_mode(
+            &config.database_url,
+            config.db_pool_size,
+            config.db_pool_timeout,
+            config.db_pool_mode,
+        );
+        let directory = Arc::new(TenantDirectory::new(db.clone()));
+        Self {
+            jwt: JwtKeys::new(
+                &config.jwt_secret,
+                config.access_token_ttl,
+                config.refresh_token_ttl,
+            ),
+            throttle: LoginThrottle::new(config.login_rate_per_minute),
+            dummy_hash: password::dummy_hash(config.bcrypt_cost),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            hashing: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            ),
+            db,
+            directory,
+            role_cache: Arc::new(RoleCache::default()),
+            user_cache: Arc::new(UserCache::default()),
+            config,
+        }
+    }
+}
+
+impl AppState {
+    /// A turn at bcrypt (one job per core); the wait is measured.
+    async fn hashing_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
+        let started = Instant::now();
+        let permit = self.hashing.acquire().await.map_err(ApiError::internal)?;
+        crate::observability::metrics::hash_queue_wait(started.elapsed());
+        Ok(permit)
+    }
+
+    /// Hashes a password on the blocking pool, at most one job per core at a time.
+    pub async fn hash_password(&self, password: String) -> Result<String, ApiError> {
+        let cost = self.config.bcrypt_cost;
+        let _permit = self.hashing_permit().await?;
+        web::block(move || password::hash(&password, cost))
+            .await?
+            .map_err(ApiError::internal)
+    }
+
+    /// Checks a password on the blocking pool, at most one job per core at a time.
+    pub async fn verify_password(
+        &self,
+        password: String,
+        stored_hash: String,
+    ) -> Result<bool, ApiError> {
+        let _permit = self.hashing_permit().await?;
+        Ok(web::block(move || password::verify(&password, &stored_hash)).await?)
+    }
+}
