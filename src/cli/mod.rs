@@ -179,9 +179,11 @@ async fn migrate(state: &AppState) -> anyhow::Result<()> {
     for (index, tenant) in tenants.into_iter().enumerate() {
         let db = state.db.clone();
         let schema = tenant.schema_name.clone();
-        applied_total += blocking(move || provision::migrate_one(&db, &tenant))
-            .await
-            .map_err(|err| anyhow::anyhow!("school '{schema}': {err}"))?;
+        applied_total += blocking(move || {
+            provision::migrate_one(&db, &tenant, crate::auth::roles::seed_defaults)
+        })
+        .await
+        .map_err(|err| anyhow::anyhow!("school '{schema}': {err}"))?;
         if show_progress {
             eprint!("\rmigrating schools: {}/{total}", index + 1);
         }
@@ -202,7 +204,10 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             domains,
         } => {
             let new = NewTenant::parse(&schema, &name, &domains)?;
-            let row = blocking(move || provision::create_tenant(&db, &new)).await?;
+            let row = blocking(move || {
+                provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults)
+            })
+            .await?;
             println!(
                 "created school '{}' ({}) with schema {}",
                 row.name, row.id, row.schema_name

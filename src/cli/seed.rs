@@ -43,7 +43,7 @@ pub(super) async fn create_many(
         let db = state.db.clone();
         let hash = password_hash.clone();
         let made = blocking(move || {
-            let row = match provision::create_tenant(&db, &new) {
+            let row = match provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults) {
                 Ok(row) => row,
                 Err(ApiError::Conflict(_)) => return Ok(false),
                 Err(err) => return Err(err),
@@ -118,7 +118,8 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         }
         let db = state.db.clone();
         let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
-        blocking(move || provision::create_tenant(&db, &new)).await?;
+        blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults))
+            .await?;
         directory.invalidate();
         for (who, role, teacher) in [("admin", "admin", false), ("teacher", "teacher", true)] {
             let email = format!("{who}@{schema}.test");

@@ -6,7 +6,6 @@ use diesel::{pg::PgConnection, prelude::*};
 use uuid::Uuid;
 
 use crate::{
-    auth::roles,
     db::{
         Db,
         migrations::{migrate_tenant, tenant_has_pending},
@@ -14,12 +13,16 @@ use crate::{
         schema_public::tenants,
     },
     error::{ApiError, ApiResult, FieldErrors},
-    tenancy::{SchemaName, Tenant, TenantRef},
+    tenancy::{SchemaName, Tenant, TenantConn, TenantRef},
 };
 
 /// The tenant migration that creates `school_roles`: schools that get it also get the
 /// default roles.
 const ROLES_MIGRATION_VERSION: &str = "20261121000001";
+
+/// What a new school's schema gets once its tables exist (the default roles): handed in
+/// by the caller, so provisioning does not depend on the auth layer.
+pub type SchoolSeed = fn(&mut TenantConn) -> ApiResult<()>;
 
 #[derive(Debug, Clone)]
 pub struct NewTenant {
@@ -66,7 +69,7 @@ fn schema_exists(conn: &mut PgConnection, schema: &SchemaName) -> QueryResult<bo
 
 /// Creates the school: registry row, domains, schema, tables and default roles, in one
 /// transaction, so a failure leaves nothing behind.
-pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
+pub fn create_tenant(db: &Db, new: &NewTenant, seed: SchoolSeed) -> ApiResult<TenantRow> {
     let tenant: TenantRef = Arc::new(Tenant {
         id: Uuid::new_v4(),
         schema_name: new.schema_name.clone(),
@@ -100,7 +103,7 @@ pub fn create_tenant(db: &Db, new: &NewTenant) -> ApiResult<TenantRow> {
             diesel::sql_query(format!("CREATE SCHEMA {}", tenant.schema_name.quoted()))
                 .execute(conn.pg())?;
             migrate_tenant(conn)?;
-            roles::seed_defaults(conn)?;
+            seed(conn)?;
             Ok(row)
         })
     })?;
@@ -116,7 +119,7 @@ fn conflict_as(err: diesel::result::Error, message: &str) -> ApiError {
 }
 
 /// Brings one school up to date; returns the number of migrations applied.
-pub fn migrate_one(db: &Db, tenant: &TenantRef) -> ApiResult<usize> {
+pub fn migrate_one(db: &Db, tenant: &TenantRef, seed: SchoolSeed) -> ApiResult<usize> {
     db.with_tenant(tenant, |conn| {
         if !tenant_has_pending(conn)? {
             return Ok(0);
@@ -124,7 +127,7 @@ pub fn migrate_one(db: &Db, tenant: &TenantRef) -> ApiResult<usize> {
         conn.transaction(|conn| {
             let applied = migrate_tenant(conn)?;
             if applied.iter().any(|v| v == ROLES_MIGRATION_VERSION) {
-                roles::seed_defaults(conn)?;
+                seed(conn)?;
             }
             Ok(applied.len())
         })

@@ -116,7 +116,9 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
         ));
     }
     let db = state.db.clone();
-    let row = web::block(move || provision::create_tenant(&db, &new)).await??;
+    let row =
+        web::block(move || provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults))
+            .await??;
     state.directory.invalidate();
     let view = state
         .db
