@@ -171,6 +171,9 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
     println!(
         "  curl -s -H 'Host: greenwood.localhost' -H 'Content-Type: application/json' \\\n    -d '{{\"identifier\": \"admin@greenwood.test\", \"password\": \"{DEMO_PASSWORD}\"}}' \\\n    http://127.0.0.1:{port}/api/v1/school/auth/login/"
     );
+    println!(
+        "Platform console: http://127.0.0.1:{port}/admin/ (root@platform.test, '{DEMO_PASSWORD}')"
+    );
     Ok(())
 }
 

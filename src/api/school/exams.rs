@@ -10,9 +10,9 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::read_object,
         fields::{Fields, any, len, range},
-        path_id,
         routes::Endpoint,
         school::{
             classes,
@@ -193,15 +193,12 @@ async fn auto_create(
 ) -> ApiResult<actix_web::HttpResponse> {
     let http = request.http().clone();
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
-    let raw: Vec<String> = ["session_pk", "exam_session_pk"]
-        .iter()
-        .map(|k| http.match_info().get(k).unwrap_or("").to_owned())
-        .collect();
+    let path = PathIds::of(&http);
     let answer = request
         .run(Need::All(ADD_EXAM), move |conn, caller| {
             let user = caller.user().cloned().ok_or(ApiError::NotATeacher)?;
             let profile = teachers::find_live_by_user(conn, user.id)?.ok_or(ApiError::NotATeacher)?;
-            let parents = raw.iter().map(|r| path_id(r)).collect::<ApiResult<Vec<_>>>()?;
+            let parents = path.parse()?;
             let exam_session = exam_session_scope(conn, &parents)?;
             body?;
             conn.transaction(|conn| {

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         fields::{Fields, any, len},
-        path_id,
         routes::Endpoint,
         school::{
             crud::{SchoolResource, check_ref, table_queries, top_level_methods},
@@ -140,11 +140,10 @@ const DELETE_COMMENT: &[Permission] = &[Permission::new(
 
 /// Marks the comment deleted; 404 only when it does not exist at all, so repeating the
 /// call answers `{"deleted": true}` again.
-async fn soft_delete(request: SchoolRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let raw = path.into_inner();
+async fn soft_delete(request: SchoolRequest, path: PathIds) -> ApiResult<HttpResponse> {
     request
         .run(Need::All(DELETE_COMMENT), move |conn, caller| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             let comment = find_row(conn, id, true)?.ok_or_else(ApiError::not_found)?;
             if !comment.is_deleted {
                 diesel::update(t::table.find(id))

@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
-        path_id,
         routes::Endpoint,
         school::{
             crud::{SchoolResource, live_under, nested_methods, table_queries},
@@ -176,16 +176,10 @@ async fn confirm_students(
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
-    let raw: Vec<String> = ["session_pk", "exam_session_pk", "exam_pk"]
-        .iter()
-        .map(|k| http.match_info().get(k).unwrap_or("").to_owned())
-        .collect();
+    let path = PathIds::of(&http);
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
-            let parents = raw
-                .iter()
-                .map(|r| path_id(r))
-                .collect::<ApiResult<Vec<_>>>()?;
+            let parents = path.parse()?;
             let exam = Marks::scope(conn, &parents)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);

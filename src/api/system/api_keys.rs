@@ -9,10 +9,10 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
         pagination::{ListQuery, page},
-        path_id,
         routes::Endpoint,
     },
     auth::{
@@ -106,11 +106,10 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     Ok(HttpResponse::Created().json(created))
 }
 
-async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let raw = path.into_inner();
+async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let record = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             Ok(api_keys::table
                 .find(id)
                 .select(ApiKeyRecord::as_select())
@@ -122,11 +121,10 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
     Ok(HttpResponse::Ok().json(record))
 }
 
-async fn revoke(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let raw = path.into_inner();
+async fn revoke(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             let found: Option<Option<DateTime<Utc>>> = api_keys::table
                 .find(id)
                 .select(api_keys::revoked_at)

@@ -9,10 +9,10 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
         pagination::{ListQuery, flag, page, query_map},
-        path_id,
         routes::Endpoint,
     },
     auth::{SystemNeed, SystemRequest},
@@ -127,11 +127,10 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     Ok(HttpResponse::Created().json(view))
 }
 
-async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let raw = path.into_inner();
+async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let view = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             let row = TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             one_with_domains(conn, row)
         })
@@ -141,15 +140,14 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
 
 async fn update(
     request: SystemRequest,
-    path: web::Path<String>,
+    path: PathIds,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
-    let raw = path.into_inner();
     let view = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);
@@ -164,7 +162,7 @@ async fn update(
     Ok(HttpResponse::Ok().json(view))
 }
 
-async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+async fn delete(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let state = request.state();
     let drop_schema = flag(&query_map(request.http())?, "drop_schema")?;
     let need = if drop_schema {
@@ -172,10 +170,9 @@ async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<Ht
     } else {
         SystemNeed::PlatformAdmin
     };
-    let raw = path.into_inner();
     let id = request
         .run(need, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             if !drop_schema {
                 TenantRow::set_fields(conn, id, None, Some(false))?;
@@ -193,13 +190,12 @@ async fn delete(request: SystemRequest, path: web::Path<String>) -> ApiResult<Ht
     Ok(HttpResponse::NoContent().finish())
 }
 
-async fn list_domains(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
+async fn list_domains(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let query = ListQuery::parse(&http)?;
-    let raw = path.into_inner();
     let rows = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             Ok(DomainRow::for_tenant(conn, id)?)
         })
@@ -215,16 +211,15 @@ async fn list_domains(request: SystemRequest, path: web::Path<String>) -> ApiRes
 
 async fn add_domain(
     request: SystemRequest,
-    path: web::Path<String>,
+    path: PathIds,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
-    let raw = path.into_inner();
     let main_domains = state.config.main_domains.clone();
     let row = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Create);

@@ -8,10 +8,10 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::{JsonObject, read_object},
         fields::{Email, Fields, Mode, any, len},
         pagination::{ListQuery, page, query_map},
-        path_id,
         routes::Endpoint,
     },
     auth::{SystemNeed, SystemRequest, password, roles},
@@ -246,11 +246,10 @@ fn insert_unique(conn: &mut PgConnection, new: &NewUser) -> ApiResult<User> {
     })
 }
 
-async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<HttpResponse> {
-    let raw = path.into_inner();
+async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let record = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let user = User::find(conn, path_id(&raw)?)?.ok_or_else(ApiError::not_found)?;
+            let user = User::find(conn, path.last()?)?.ok_or_else(ApiError::not_found)?;
             Ok(UserRecord::from(&user))
         })
         .await?;
@@ -259,17 +258,16 @@ async fn retrieve(request: SystemRequest, path: web::Path<String>) -> ApiResult<
 
 async fn update(
     request: SystemRequest,
-    path: web::Path<String>,
+    path: PathIds,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
     let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
-    let raw = path.into_inner();
     // Checks first (so the order of answers is auth, id, existence, body, validation);
     // the password is hashed after, off the executor, then applied.
     let (id, actor_is_superuser, changes, new_password) = request
         .run(SystemNeed::PlatformAdmin, move |conn, actor| {
-            let id = path_id(&raw)?;
+            let id = path.last()?;
             let target = User::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             may_change(actor.is_superuser, &target)?;
             let body = body?;

@@ -22,11 +22,11 @@ use uuid::Uuid;
 
 use crate::{
     api::{
+        PathIds,
         body::{JsonObject, read_object},
         fields::{Fields, Mode, describe as describe_fields},
         openapi::{ApiDoc, Auth, Op, build},
         pagination::{ListQuery, flag, page_response, query_map},
-        path_id,
         routes::Endpoint,
     },
     auth::{Caller, Need, SchoolRequest, permissions::Resource},
@@ -132,39 +132,6 @@ pub fn live_under<R: SchoolResource>(
     R::find(conn, scope, id, false)?.ok_or_else(ApiError::not_found)
 }
 
-/// The path's identifiers in order: parents first, then `{id}` when present.
-struct PathIds {
-    raw: Vec<String>,
-    has_id: bool,
-}
-
-impl PathIds {
-    fn of(req: &HttpRequest) -> Self {
-        let info = req.match_info();
-        let has_id = info.get("id").is_some();
-        let mut raw: Vec<String> = info
-            .iter()
-            .filter(|(name, _)| *name != "id")
-            .map(|(_, v)| v.to_owned())
-            .collect();
-        if let Some(id) = info.get("id") {
-            raw.push(id.to_owned());
-        }
-        Self { raw, has_id }
-    }
-
-    /// Parses every id (400 `invalid_id` on the first bad one); `(parents, id)`.
-    fn parse(&self) -> ApiResult<(Vec<Uuid>, Option<Uuid>)> {
-        let mut ids = self
-            .raw
-            .iter()
-            .map(|raw| path_id(raw))
-            .collect::<ApiResult<Vec<_>>>()?;
-        let id = if self.has_id { ids.pop() } else { None };
-        Ok((ids, id))
-    }
-}
-
 /// `?include_deleted=true` on item paths.
 fn include_deleted(req: &HttpRequest) -> ApiResult<bool> {
     flag(&query_map(req)?, "include_deleted")
@@ -176,9 +143,10 @@ fn scope_and_record<R: SchoolResource>(
     path: &PathIds,
     include_deleted: ApiResult<bool>,
 ) -> ApiResult<(R::Scope, Uuid, R::Record)> {
-    let (parents, id) = path.parse()?;
+    // Item paths end with the record's `{id}`; the ids before it name its parents.
+    let mut parents = path.parse()?;
+    let id = parents.pop().ok_or_else(ApiError::not_found)?;
     let scope = R::scope(conn, &parents)?;
-    let id = id.ok_or_else(ApiError::not_found)?;
     let record = R::find(conn, &scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
     Ok((scope, id, record))
 }
@@ -205,7 +173,7 @@ pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpRe
     let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {
-            let (parents, _) = path.parse()?;
+            let parents = path.parse()?;
             let scope = R::scope(conn, &parents)?;
             let query = query?;
             let (count, rows) = R::list(conn, &scope, &query)?;
@@ -227,7 +195,7 @@ pub async fn create<R: SchoolResource>(
     let state = request.state();
     let (record, school) = request
         .run(Need::Method(R::PERMISSION), move |conn, caller| {
-            let (parents, _) = path.parse()?;
+            let parents = path.parse()?;
             let scope = R::scope(conn, &parents)?;
             let body = body?;
             let record = conn.transaction(|conn| {
