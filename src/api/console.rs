@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use actix_web::{HttpRequest, HttpResponse, http::header, web};
+use actix_web::{HttpRequest, HttpResponse, guard, http::header, web};
 use sha2::{Digest, Sha256};
 
 const INDEX_HTML: &str = include_str!("../../assets/console/index.html");
@@ -21,18 +21,20 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
                    form-action 'none'; frame-ancestors 'none'";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(to_console))
+    // GET, and HEAD for clients that probe (`curl -I`).
+    let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
+    cfg.route("/", read().to(to_console))
         .route(
             PATH,
-            web::get().to(|req| asset(req, "text/html; charset=utf-8", INDEX_HTML)),
+            read().to(|req| asset(req, "text/html; charset=utf-8", INDEX_HTML)),
         )
         .route(
             "/admin/console.js/",
-            web::get().to(|req| asset(req, "text/javascript; charset=utf-8", CONSOLE_JS)),
+            read().to(|req| asset(req, "text/javascript; charset=utf-8", CONSOLE_JS)),
         )
         .route(
             "/admin/console.css/",
-            web::get().to(|req| asset(req, "text/css; charset=utf-8", CONSOLE_CSS)),
+            read().to(|req| asset(req, "text/css; charset=utf-8", CONSOLE_CSS)),
         );
 }
 

@@ -20,6 +20,7 @@ def test_the_console_is_served_safely(page):
     # The main domain's root leads to the console; a school's address does not serve it.
     root = page.request.get(BASE + "/", max_redirects=0)
     assert root.status == 302 and root.headers["location"] == "/admin/"
+    assert page.request.head(BASE + "/admin/").status == 200
     status, body = http("GET", "/admin/", host="seeded.localhost")
     assert status == 404 and body["code"] == "not_found"
 
