@@ -5,13 +5,14 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus bench fuzz metrics-demo console-shots build lint fmt schema
+.PHONY: help run test test-citus bench profile fuzz metrics-demo console-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
 	@echo "make test   the whole test suite against a real PostgreSQL"
 	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
+	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
 	@echo "make console-shots  the admin console at laptop and phone width, in target/console-shots/"
@@ -37,6 +38,9 @@ metrics-demo:
 
 console-shots:
 	@scripts/console-test.sh shots
+
+profile:
+	@scripts/profile.sh
 
 fuzz:
 	@scripts/fuzz.sh

@@ -8,7 +8,7 @@ use actix_web::{
     App, HttpServer,
     dev::Server,
     http::header::{self, HeaderName},
-    middleware::{NormalizePath, TrailingSlash, from_fn},
+    middleware::from_fn,
     web,
 };
 
@@ -171,7 +171,7 @@ fn serve(
         App::new()
             .app_data(state.clone())
             .wrap(from_fn(classify_host))
-            .wrap(NormalizePath::new(TrailingSlash::Always))
+            .wrap(from_fn(api::normalize::normalize_path))
             .wrap(cors(&state.config.cors_allowed_origins))
             .wrap(from_fn(access_log))
             .configure(crate::observability::scrape::configure)

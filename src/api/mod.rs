@@ -4,6 +4,7 @@ pub mod body;
 pub mod console;
 pub mod fields;
 pub mod health;
+pub mod normalize;
 pub mod openapi;
 pub mod pagination;
 pub mod path;

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `make profile`: where the time of a read goes. Release build, one school (bench setup),
+# wrk's read scenario for PROFILE_SECONDS while `perf record` (Debian's linux-perf,
+# software clock: this machine has no hardware counters) samples the server; prints the
+# CPU time each process used during the load (server, PostgreSQL backends, wrk) and the
+# server's hottest functions. Nothing here asserts a number.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/pg.sh
+pg_ensure
+
+SECONDS_UNDER_LOAD="${PROFILE_SECONDS:-10}"
+SCENARIO="${PROFILE_SCENARIO:-read}"
+PORT="${PROFILE_PORT:-18095}"
+PASSWORD="bench-password"
+for tool in wrk perf; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    package=$tool; [ "$tool" = perf ] && package=linux-perf
+    echo "installing $package (Debian package)" >&2
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null 2>&1) ||
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null)
+  fi
+done
+
+cargo build --release --quiet
+bin="$PWD/target/release/school-service"
+db="school_profile_$$"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+export DATABASE_URL="$(pg_url_for "$db")" JWT_SECRET="profile-secret-profile-secret-profile-0123"
+export RUST_LOG=warn ACCESS_TOKEN_TTL=3600 LOGIN_RATE_PER_MINUTE=100000000 BCRYPT_COST=4
+export DB_POOL_SIZE=16 BIND_ADDR="127.0.0.1:$PORT"
+"$bin" migrate >/dev/null
+"$bin" tenant create-many --prefix bench --count 1 --teacher-password "$PASSWORD" >/dev/null
+"$bin" user create --tenant bench1 --email admin@bench1.test --password "$PASSWORD" --role admin >/dev/null
+"$bin" serve &
+server_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+python3 scripts/bench/setup.py --port "$PORT" --schools 1 --password "$PASSWORD" --out "$work" >/dev/null
+
+# CPU ticks (user + system) of a set of processes.
+ticks() { awk '{s += $14 + $15} END {print s + 0}' "$@" 2>/dev/null || echo 0; }
+pg_stats() { for p in $(pgrep -f "postgres: .*$db" || true); do echo "/proc/$p/stat"; done; }
+wrk -t2 -c64 -d"$((SECONDS_UNDER_LOAD + 2))s" --latency -s "$work/$SCENARIO.lua" "http://127.0.0.1:$PORT" >"$work/wrk.out" 2>&1 &
+wrk_pid=$!
+sleep 1
+server_before=$(ticks "/proc/$server_pid/stat")
+pg_before=$(ticks $(pg_stats))
+wrk_before=$(ticks "/proc/$wrk_pid/stat")
+perf record -q -e cpu-clock -F 499 -g -p "$server_pid" -o "$work/perf.data" -- sleep "$SECONDS_UNDER_LOAD" 2>/dev/null
+server_used=$(( $(ticks "/proc/$server_pid/stat") - server_before ))
+pg_used=$(( $(ticks $(pg_stats)) - pg_before ))
+wrk_used=$(( $(ticks "/proc/$wrk_pid/stat") - wrk_before ))
+wait "$wrk_pid" || true
+python3 scripts/bench/parse_wrk.py "$SCENARIO" "$work/wrk.out"
+total=$((server_used + pg_used + wrk_used))
+echo "== CPU during ${SECONDS_UNDER_LOAD}s of load (clock ticks; 2 cores = $((200 * SECONDS_UNDER_LOAD)) available)"
+printf '%-12s %6d  %5.1f%%\n' server "$server_used" "$(echo "100 * $server_used / $total" | bc -l)"
+printf '%-12s %6d  %5.1f%%\n' postgres "$pg_used" "$(echo "100 * $pg_used / $total" | bc -l)"
+printf '%-12s %6d  %5.1f%%\n' wrk "$wrk_used" "$(echo "100 * $wrk_used / $total" | bc -l)"
+echo "== server: hottest functions (self time)"
+perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
+  grep -E '^ +[0-9]' | head -n "${PROFILE_TOP:-25}"
+echo "== server: by crate/area (self time)"
+perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -8
