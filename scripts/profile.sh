@@ -62,9 +62,10 @@ wait "$wrk_pid" || true
 python3 scripts/bench/parse_wrk.py "$SCENARIO" "$work/wrk.out"
 total=$((server_used + pg_used + wrk_used))
 echo "== CPU during ${SECONDS_UNDER_LOAD}s of load (clock ticks; 2 cores = $((200 * SECONDS_UNDER_LOAD)) available)"
-printf '%-12s %6d  %5.1f%%\n' server "$server_used" "$(echo "100 * $server_used / $total" | bc -l)"
-printf '%-12s %6d  %5.1f%%\n' postgres "$pg_used" "$(echo "100 * $pg_used / $total" | bc -l)"
-printf '%-12s %6d  %5.1f%%\n' wrk "$wrk_used" "$(echo "100 * $wrk_used / $total" | bc -l)"
+share() { awk -v part="$1" -v all="$total" 'BEGIN { printf "%5.1f", all ? 100 * part / all : 0 }'; }
+printf '%-12s %6d  %s%%\n' server "$server_used" "$(share "$server_used")"
+printf '%-12s %6d  %s%%\n' postgres "$pg_used" "$(share "$pg_used")"
+printf '%-12s %6d  %s%%\n' wrk "$wrk_used" "$(share "$wrk_used")"
 echo "== server: hottest functions (self time)"
 perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
   grep -E '^ +[0-9]' | head -n "${PROFILE_TOP:-25}"
