@@ -48,7 +48,7 @@ python3 scripts/bench/setup.py --port "$PORT" --schools 1 --password "$PASSWORD"
 # CPU ticks (user + system) of a set of processes.
 ticks() { awk '{s += $14 + $15} END {print s + 0}' "$@" 2>/dev/null || echo 0; }
 pg_stats() { for p in $(pgrep -f "postgres: .*$db" || true); do echo "/proc/$p/stat"; done; }
-wrk -t2 -c64 -d"$((SECONDS_UNDER_LOAD + 2))s" --latency -s "$work/$SCENARIO.lua" "http://127.0.0.1:$PORT" >"$work/wrk.out" 2>&1 &
+wrk -t2 -c64 -d"$((SECONDS_UNDER_LOAD + 6))s" --latency -s "$work/$SCENARIO.lua" "http://127.0.0.1:$PORT" >"$work/wrk.out" 2>&1 &
 wrk_pid=$!
 sleep 1
 server_before=$(ticks "/proc/$server_pid/stat")
