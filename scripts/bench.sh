@@ -20,15 +20,7 @@ CONNECTIONS="${BENCH_CONNECTIONS:-64}"
 PORT="${BENCH_PORT:-18080}"
 PASSWORD="bench-password"
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "installing wrk (Debian package)" >&2
-  if [ "$(id -u)" = 0 ]; then
-    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null 2>&1) ||
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null)
-  else
-    echo "wrk is missing: apt-get install wrk" >&2; exit 1
-  fi
-fi
+need_command wrk
 pgbench_bin="$(command -v pgbench || echo "$(pg_bin_dir)/pgbench")"
 
 cargo build --release --quiet
@@ -64,10 +56,7 @@ BCRYPT_COST=12 "$bin" user create --tenant bench1 --email login@bench1.test --pa
 
 BCRYPT_COST=12 "$bin" serve &
 server_pid=$!
-for _ in $(seq 100); do
-  curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_ready "http://127.0.0.1:$PORT"
 
 python3 scripts/bench/setup.py --port "$PORT" --schools "$SCHOOLS" --password "$PASSWORD" --out "$work"
 
@@ -81,14 +70,6 @@ run_scenarios() {
     wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/$scenario.lua" "http://127.0.0.1:$PORT" > "$work/$scenario.out" 2>&1
     python3 scripts/bench/parse_wrk.py "$scenario" "$work/$scenario.out" | tee -a "$work/results-$mode.txt"
   done
-}
-
-wait_ready() {
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "the server did not become ready" >&2; return 1
 }
 
 results="$work/results-session.txt"
@@ -114,7 +95,7 @@ if [ "$VIA" = pgbouncer ]; then
   DATABASE_LISTEN_URL="$DATABASE_URL" DATABASE_URL="$PGBOUNCER_URL/$db" DB_POOL_MODE=transaction \
     BCRYPT_COST=12 "$bin" serve &
   server_pid=$!
-  wait_ready
+  wait_ready "http://127.0.0.1:$PORT"
   run_scenarios transaction read list write mixed-1000
   python3 - "$work/results-session.txt" "$work/results-transaction.txt" <<'PY'
 import sys

@@ -11,11 +11,7 @@ source scripts/pg.sh
 pg_ensure
 mode="${1:-test}"
 
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "installing chromium (Debian package)" >&2
-  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1) ||
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
-fi
+need_command chromium
 if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
   echo "installing playwright and pytest into .venv (PyPI)" >&2
   python3 -m venv .venv
@@ -25,7 +21,7 @@ fi
 cargo build --quiet --bin school-service
 bin="$PWD/target/debug/school-service"
 db="school_console_$$"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+port="$(free_port)"
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
@@ -48,10 +44,7 @@ if [ "$mode" = shots ]; then
 fi
 "$bin" serve &
 server_pid=$!
-for _ in $(seq 100); do
-  curl -sf "$CONSOLE_URL/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_ready "$CONSOLE_URL"
 
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/console/shots.py target/console-shots

@@ -19,10 +19,7 @@ if [ ! -x .venv/bin/schemathesis ]; then
   python3 -m venv .venv
   .venv/bin/pip install -q "schemathesis==$SCHEMATHESIS_VERSION"
 fi
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "installing chromium (Debian package)" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
+need_command chromium
 
 cargo build --quiet
 bin="$PWD/target/debug/school-service"
@@ -46,11 +43,8 @@ export BIND_ADDR="127.0.0.1:$PORT"
 "$bin" demo >/dev/null
 RUST_LOG=info "$bin" serve > "$work/server.log" 2>&1 &
 server_pid=$!
-for _ in $(seq 100); do
-  curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
 base="http://127.0.0.1:$PORT"
+wait_ready "$base"
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 login() { # host path identifier
   curl -sf -H "Host: $1" -H 'Content-Type: application/json' \

@@ -13,14 +13,8 @@ PROM_PORT="${DEMO_PROMETHEUS_PORT:-19090}"
 LOAD_SECONDS="${DEMO_LOAD_SECONDS:-40}"
 OUT="docs/img/metrics-demo.png"
 
-install_missing() { # command package
-  command -v "$1" >/dev/null 2>&1 && return 0
-  echo "installing $2 (Debian package)" >&2
-  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1) ||
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null)
-}
-install_missing prometheus prometheus
-install_missing chromium chromium
+need_command prometheus
+need_command chromium
 
 cargo build --release --quiet
 bin="$PWD/target/release/school-service"

@@ -4,6 +4,8 @@
 # cluster under .pgdata/ (git-ignored) started with the machine's PostgreSQL binaries;
 # else a one-line hint. Sets PG_SERVER_URL (the server, without a database name).
 
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
 PG_LOCAL_PORT="${PG_LOCAL_PORT:-54329}"
 
 pg_answers() { # host port

@@ -9,24 +9,8 @@
 
 PGBOUNCER_POOL_SIZE="${PGBOUNCER_POOL_SIZE:-2}"
 
-pgbouncer_install() {
-  command -v pgbouncer >/dev/null 2>&1 && return 0
-  [ -x /usr/sbin/pgbouncer ] && return 0
-  echo "installing pgbouncer (Debian package)" >&2
-  if [ "$(id -u)" != 0 ]; then
-    echo "pgbouncer is missing: apt-get install pgbouncer" >&2
-    return 1
-  fi
-  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null 2>&1) ||
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null)
-}
-
-pgbouncer_free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 pgbouncer_start() {
-  pgbouncer_install || return 1
+  need_command pgbouncer || return 1
   local bin dir server host port listen
   bin="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
   mkdir -p "$PWD/.state/pgbouncer"
@@ -36,7 +20,7 @@ pgbouncer_start() {
   host="${server%:*}"
   port="${server##*:}"
   [ "$port" = "$server" ] && port=5432
-  listen="$(pgbouncer_free_port)"
+  listen="$(free_port)"
   chmod 755 "$dir"
   cat >"$dir/pgbouncer.ini" <<EOF
 [databases]

@@ -13,14 +13,8 @@ SECONDS_UNDER_LOAD="${PROFILE_SECONDS:-10}"
 SCENARIO="${PROFILE_SCENARIO:-read}"
 PORT="${PROFILE_PORT:-18095}"
 PASSWORD="bench-password"
-for tool in wrk perf; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    package=$tool; [ "$tool" = perf ] && package=linux-perf
-    echo "installing $package (Debian package)" >&2
-    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null 2>&1) ||
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null)
-  fi
-done
+need_command wrk
+need_command perf linux-perf
 
 cargo build --release --quiet
 bin="$PWD/target/release/school-service"
@@ -42,7 +36,7 @@ export DB_POOL_SIZE=16 BIND_ADDR="127.0.0.1:$PORT"
 "$bin" user create --tenant bench1 --email admin@bench1.test --password "$PASSWORD" --role admin >/dev/null
 "$bin" serve &
 server_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+wait_ready "http://127.0.0.1:$PORT"
 python3 scripts/bench/setup.py --port "$PORT" --schools 1 --password "$PASSWORD" --out "$work" >/dev/null
 
 # CPU ticks (user + system) of a set of processes.
