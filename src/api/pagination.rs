@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
 use crate::{
     error::{ApiError, ApiResult},
     state::AppState,
-    tenancy::host::MatchedHost,
+    tenancy::host::public_host,
 };
 
 pub const DEFAULT_PAGE_SIZE: i64 = 50;
@@ -117,10 +117,7 @@ pub fn page<T: Serialize>(
     let scheme = req
         .app_data::<web::Data<AppState>>()
         .map_or("http", |state| state.config.public_scheme.as_str());
-    let host = req
-        .extensions()
-        .get::<MatchedHost>()
-        .map_or_else(|| "localhost".to_owned(), |h| h.0.clone());
+    let host = public_host(req);
     let url_for = |page: i64| -> String {
         let mut params: Vec<(String, String)> =
             web::Query::<Vec<(String, String)>>::from_query(req.query_string())

@@ -59,6 +59,16 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         entries.insert(key, value);
     }
 
+    /// Drops one entry.
+    pub fn remove(&self, key: &K) {
+        metrics::cache_invalidated(self.name);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.entries
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(key);
+    }
+
     /// Drops the entries `keep` refuses.
     pub fn retain(&self, keep: impl FnMut(&K, &mut V) -> bool) {
         metrics::cache_invalidated(self.name);
@@ -85,7 +95,7 @@ mod tests {
         cache.insert(before, 1, "one");
         assert_eq!(cache.get(&1), Some("one"));
         let loading = cache.generation();
-        cache.retain(|key, _| *key != 1);
+        cache.remove(&1);
         cache.insert(loading, 1, "stale");
         assert_eq!(cache.get(&1), None);
         cache.insert(cache.generation(), 1, "fresh");

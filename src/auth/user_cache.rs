@@ -38,7 +38,7 @@ impl UserCache {
     }
 
     pub fn invalidate(&self, id: Uuid) {
-        self.0.retain(|key, _| *key != id);
+        self.0.remove(&id);
     }
 
     pub fn invalidate_all(&self) {

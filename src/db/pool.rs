@@ -47,15 +47,19 @@ impl FromStr for PoolMode {
     }
 }
 
-/// Opens one connection set up for `mode` (outside the pool: migrations, listeners).
+/// Opens one connection set up for `mode` (outside the pool: migrations, probes).
 pub fn connect(database_url: &str, mode: PoolMode) -> diesel::ConnectionResult<PgConnection> {
-    let mut conn = PgConnection::establish(database_url)?;
+    Ok(set_up(PgConnection::establish(database_url)?, mode))
+}
+
+/// What every connection of `mode` needs, pooled or not.
+fn set_up(mut conn: PgConnection, mode: PoolMode) -> PgConnection {
     if mode == PoolMode::Transaction {
         // Named statements would outlive the transaction on a server connection that the
         // pooler hands to someone else next; unnamed ones are parsed and run in one go.
         conn.set_prepared_statement_cache_size(CacheSize::Disabled);
     }
-    Ok(conn)
+    conn
 }
 
 /// Refuses session mode through a transaction pooler, where a session-level `SET
@@ -112,12 +116,8 @@ impl ManageConnection for Manager {
     type Error = diesel::r2d2::Error;
 
     fn connect(&self) -> Result<PgConn, Self::Error> {
-        let mut conn = self.inner.connect()?;
-        if self.mode == PoolMode::Transaction {
-            conn.set_prepared_statement_cache_size(CacheSize::Disabled);
-        }
         Ok(PgConn {
-            conn,
+            conn: set_up(self.inner.connect()?, self.mode),
             mode: self.mode,
             bound_schema: None,
             broken: false,
@@ -139,7 +139,6 @@ pub type PooledConn = r2d2::PooledConnection<Manager>;
 #[derive(Clone)]
 pub struct Db {
     pool: r2d2::Pool<Manager>,
-    mode: PoolMode,
 }
 
 impl Db {
@@ -167,11 +166,7 @@ impl Db {
                 inner: ConnectionManager::new(database_url),
                 mode,
             });
-        Self { pool, mode }
-    }
-
-    pub fn mode(&self) -> PoolMode {
-        self.mode
+        Self { pool }
     }
 
     pub(crate) fn checkout(&self) -> ApiResult<PooledConn> {

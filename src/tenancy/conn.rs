@@ -41,90 +41,88 @@ pub struct TenantConn {
 }
 
 impl TenantConn {
-    /// Binds a pooled connection to `tenant`. In session mode the `SET` runs outside any
-    /// transaction, so no rollback can undo it; the remembered schema is cleared first, so
-    /// a failed `SET` leaves the connection unbound rather than wrongly marked. In
-    /// transaction mode the binding is local to a transaction opened here.
-    pub(crate) fn bind(mut pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
-        if pooled.mode == PoolMode::Transaction {
-            pooled.bound_schema = None;
+    /// Takes `pooled` for `tenant`, not yet bound unless it already is (session mode). In
+    /// transaction mode it opens the transaction the binding will live in.
+    fn open(mut pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
+        let transactional = pooled.mode == PoolMode::Transaction;
+        if transactional {
             AnsiTransactionManager::begin_transaction(&mut pooled.conn)?;
-            let mut conn = Self {
-                pooled,
-                tenant,
-                binding_open: true,
-            };
-            let schema = conn.tenant.schema_name.quoted();
-            diesel::select(set_config("search_path", schema, true)).execute(conn.pg())?;
-            return Ok(conn);
-        }
-        if pooled.bound_schema.as_ref() != Some(&tenant.schema_name) {
-            pooled.bound_schema = None;
-            diesel::sql_query(format!(
-                "SET search_path TO {}",
-                tenant.schema_name.quoted()
-            ))
-            .execute(&mut pooled.conn)?;
-            pooled.bound_schema = Some(tenant.schema_name.clone());
         }
         Ok(Self {
             pooled,
             tenant,
-            binding_open: false,
+            binding_open: transactional,
         })
+    }
+
+    /// Whether the pooled connection's session is already bound to this school.
+    fn already_bound(&self) -> bool {
+        !self.binding_open && self.pooled.bound_schema.as_ref() == Some(&self.tenant.schema_name)
+    }
+
+    /// `set_config('search_path', ..)`: session-wide in session mode (and remembered by
+    /// the pool), local to the binding transaction in transaction mode. The remembered
+    /// schema is cleared first, so a failed binding leaves the connection unbound rather
+    /// than wrongly marked.
+    fn set_path(&mut self) -> ApiResult<()> {
+        self.pooled.bound_schema = None;
+        let schema = self.tenant.schema_name.quoted();
+        diesel::select(set_config("search_path", schema, self.binding_open)).execute(self.pg())?;
+        self.remember_path();
+        Ok(())
+    }
+
+    fn remember_path(&mut self) {
+        if !self.binding_open {
+            self.pooled.bound_schema = Some(self.tenant.schema_name.clone());
+        }
+    }
+
+    /// Binds a pooled connection to `tenant`. In session mode the setting is made outside
+    /// any transaction, so no rollback can undo it, and skipped when the connection is
+    /// already bound there. In transaction mode the binding is local to a transaction
+    /// opened here.
+    pub(crate) fn bind(pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
+        let mut conn = Self::open(pooled, tenant)?;
+        if !conn.already_bound() {
+            conn.set_path()?;
+        }
+        Ok(conn)
     }
 
     /// Binds like `bind`, and loads the user `user_id` (from `public.users`) on the way. A
     /// connection that must be rebound sets its search_path inside the user query itself
     /// (`set_config`), so rebinding costs no extra round trip; that query reads only
     /// `public.*`, so it does not depend on the path it changes. Rows in, path set: when no
-    /// user matches, `set_config` did not run and runs on its own. In transaction mode the
-    /// same happens inside the binding transaction, with a transaction-local setting.
+    /// user matches, `set_config` did not run and runs on its own.
     pub(crate) fn bind_loading_user(
-        mut pooled: PooledConn,
+        pooled: PooledConn,
         tenant: TenantRef,
         user_id: uuid::Uuid,
     ) -> ApiResult<(Self, Option<User>)> {
-        if pooled.mode == PoolMode::Session
-            && pooled.bound_schema.as_ref() == Some(&tenant.schema_name)
-        {
-            let user = User::find(&mut pooled.conn, user_id)?;
-            return Ok((
-                Self {
-                    pooled,
-                    tenant,
-                    binding_open: false,
-                },
-                user,
-            ));
+        let mut conn = Self::open(pooled, tenant)?;
+        if conn.already_bound() {
+            let user = User::find(conn.pg(), user_id)?;
+            return Ok((conn, user));
         }
-        pooled.bound_schema = None;
-        let transactional = pooled.mode == PoolMode::Transaction;
-        if transactional {
-            AnsiTransactionManager::begin_transaction(&mut pooled.conn)?;
-        }
-        let mut conn = Self {
-            pooled,
-            tenant,
-            binding_open: transactional,
-        };
+        conn.pooled.bound_schema = None;
         let schema = conn.tenant.schema_name.quoted();
+        let local = conn.binding_open;
         let row: Option<(String, User)> = users::table
             .filter(users::id.eq(user_id))
-            .select((
-                set_config("search_path", schema.clone(), transactional),
-                User::as_select(),
-            ))
+            .select((set_config("search_path", schema, local), User::as_select()))
             .first(conn.pg())
             .optional()?;
-        if row.is_none() {
-            // No user row, so `set_config` did not run: bind on its own.
-            diesel::select(set_config("search_path", schema, transactional)).execute(conn.pg())?;
+        match row {
+            Some((_, user)) => {
+                conn.remember_path();
+                Ok((conn, Some(user)))
+            }
+            None => {
+                conn.set_path()?;
+                Ok((conn, None))
+            }
         }
-        if !transactional {
-            conn.pooled.bound_schema = Some(conn.tenant.schema_name.clone());
-        }
-        Ok((conn, row.map(|(_, user)| user)))
     }
 
     /// Ends the unit of work with its result: in transaction mode commits on success and

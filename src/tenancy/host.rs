@@ -3,10 +3,13 @@
 //! never used to pick a school.
 
 use actix_web::{
-    Error, HttpMessage,
+    Error, HttpMessage, HttpRequest,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
-    http::header,
+    http::{
+        Uri,
+        header::{self, HeaderMap},
+    },
     middleware::Next,
     web,
 };
@@ -19,12 +22,6 @@ pub enum HostKind {
     Main,
     Tenant(TenantRef),
 }
-
-/// The host a request was matched on (a main domain or a registered school domain), with
-/// the port the client named: what links back to this server are built from. Never the
-/// raw `Host` header, which could carry anything.
-#[derive(Clone, Debug)]
-pub struct MatchedHost(pub String);
 
 /// Paths answered on every host, known or not.
 fn is_host_independent(path: &str) -> bool {
@@ -63,13 +60,7 @@ pub async fn classify_host(
             .await
             .map(ServiceResponse::map_into_boxed_body);
     }
-    let host = request_host(&req);
-    let matched = match request_port(&req) {
-        Some(port) if host.contains(':') => format!("[{host}]:{port}"),
-        Some(port) => format!("{host}:{port}"),
-        None if host.contains(':') => format!("[{host}]"),
-        None => host.clone(),
-    };
+    let host = request_host(req.headers(), req.uri());
     let kind = if state.config.main_domains.contains(&host) {
         HostKind::Main
     } else {
@@ -95,26 +86,40 @@ pub async fn classify_host(
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);
-    req.extensions_mut().insert(MatchedHost(matched));
     next.call(req)
         .await
         .map(ServiceResponse::map_into_boxed_body)
 }
 
 /// The host name of the request, lower-cased, without port or trailing dot.
-fn request_host(req: &ServiceRequest) -> String {
-    let raw = req
-        .headers()
+fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
+    let raw = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
-        .or_else(|| req.uri().host())
+        .or_else(|| uri.host())
         .unwrap_or("");
     normalize_host(raw)
 }
 
+/// The host a request that got past `classify_host` was matched on (a main domain or a
+/// registered school domain), with the port the client named: what links back to this
+/// server are built from, rather than the raw `Host` header.
+pub fn public_host(req: &HttpRequest) -> String {
+    let host = request_host(req.headers(), req.uri());
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    match request_port(req.headers()) {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    }
+}
+
 /// The port of the `Host` header, when it names a valid one.
-fn request_port(req: &ServiceRequest) -> Option<u16> {
-    let raw = req.headers().get(header::HOST)?.to_str().ok()?.trim();
+fn request_port(headers: &HeaderMap) -> Option<u16> {
+    let raw = headers.get(header::HOST)?.to_str().ok()?.trim();
     let port = match raw.strip_prefix('[') {
         Some(rest) => rest.split_once("]:")?.1,
         None => raw.rsplit_once(':')?.1,
