@@ -14,11 +14,11 @@ use actix_web::{
 
 use crate::{
     api,
+    api::access::access_log,
+    api::host::classify_host,
     config::Config,
     db::notify::{self, Subscriber},
-    observability::access::access_log,
     state::AppState,
-    tenancy::host::classify_host,
 };
 
 pub struct Application {
@@ -174,7 +174,7 @@ fn serve(
             .wrap(from_fn(api::normalize::normalize_path))
             .wrap(cors(&state.config.cors_allowed_origins))
             .wrap(from_fn(access_log))
-            .configure(crate::observability::scrape::configure)
+            .configure(crate::api::metrics::configure)
             .configure(api::configure)
             .default_service(web::to(api::routes::not_found))
     })

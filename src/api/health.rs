@@ -4,11 +4,28 @@ use actix_web::{HttpResponse, web};
 use diesel::prelude::*;
 use serde_json::json;
 
-use crate::{api::routes::Endpoint, error::ApiResult, state::AppState};
+use crate::{
+    api::{
+        openapi::{Auth, Op, build::object},
+        routes::Mount,
+    },
+    error::ApiResult,
+    state::AppState,
+};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/healthz/").get(healthz).register(cfg);
-    Endpoint::new("/readyz/").get(readyz).register(cfg);
+pub fn mount(m: &mut Mount) {
+    use crate::api::openapi::build::string;
+    m.endpoint("/healthz/").get(
+        healthz,
+        Op::new("health", "Liveness (no database)", Auth::None)
+            .ok(200, Some(object(vec![("status", string())]))),
+    );
+    let mut ready = Op::new("health", "Readiness: the database answers", Auth::None).ok(
+        200,
+        Some(object(vec![("status", string()), ("database", string())])),
+    );
+    ready.errors = vec![503];
+    m.endpoint("/readyz/").get(readyz, ready);
 }
 
 /// The process is up; the database is not consulted.

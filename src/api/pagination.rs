@@ -15,19 +15,9 @@ use crate::{
 pub const DEFAULT_PAGE_SIZE: i64 = 50;
 pub const MAX_PAGE_SIZE: i64 = 200;
 
-#[derive(Debug, Clone)]
-pub struct ListQuery {
-    pub page: i64,
-    pub page_size: i64,
-    pub include_deleted: bool,
-    pub search: Option<String>,
-}
+pub use crate::school::ListQuery;
 
 impl ListQuery {
-    pub fn offset(&self) -> i64 {
-        (self.page - 1) * self.page_size
-    }
-
     /// Fails with 404 `invalid_page` when the page lies past the last one.
     pub fn check_page(&self, count: i64) -> ApiResult<()> {
         if self.page > 1 && self.offset() >= count {

@@ -126,7 +126,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => serve().await,
         Command::Openapi => {
-            println!("{}", crate::api::openapi::serve::document_json());
+            println!("{}", crate::api::docs::document_json());
             Ok(())
         }
         command => {

@@ -96,7 +96,7 @@ fn add_generated_teacher(
                 },
             )?;
             crate::auth::roles::assign_by_name(conn, user.id, "teacher")?;
-            crate::api::school::teachers::create_for_user(conn, user.id, None)?;
+            crate::school::teachers::TeacherProfile::create_for_user(conn, user.id, None)?;
             Ok(())
         })
     })

@@ -6,7 +6,6 @@ pub mod models;
 pub mod notify;
 pub mod pool;
 pub mod schema_public;
-pub mod schema_tenant;
 pub mod sql_migrations;
 
 pub use pool::Db;

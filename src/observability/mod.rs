@@ -1,7 +1,6 @@
-//! What operators see of a running server: the access log (text or JSON lines, with
-//! request ids and W3C trace context) and Prometheus metrics.
+//! What operators see of a running server: the log format (text or JSON lines) and the
+//! Prometheus metrics recorder. Depends on nothing else in the crate; the HTTP side (the
+//! access log middleware, `/metrics`) is in `api::access` and `api::metrics`.
 
-pub mod access;
 pub mod logging;
 pub mod metrics;
-pub mod scrape;

@@ -1,98 +1,48 @@
-//! Classifies each request by its `Host` header, before routing: the main domain, a
-//! school's domain, or unknown. Only `Host` counts; `Forwarded` and `X-Forwarded-Host` are
-//! never used to pick a school.
+//! A request's host: which one it names (only `Host` counts; `Forwarded` and
+//! `X-Forwarded-Host` are never used to pick a school), and what it is: the main domain or
+//! a school's domain (`HostKind`, decided by `api::host::classify_host`).
+
+use std::sync::Arc;
 
 use actix_web::{
-    Error, HttpMessage, HttpRequest,
-    body::{BoxBody, MessageBody},
-    dev::{ServiceRequest, ServiceResponse},
+    HttpRequest,
     http::{
         Uri,
         header::{self, HeaderMap},
     },
-    middleware::Next,
-    web,
 };
 
-use crate::{error::ApiError, observability::scrape, state::AppState, tenancy::TenantRef};
+use crate::{
+    error::ApiError,
+    tenancy::{TenantDirectory, TenantRef},
+};
 
-/// What the request's host is; put in the request extensions by `classify_host`.
+/// What the request's host is; put in the request extensions by `api::host`.
 #[derive(Clone, Debug)]
 pub enum HostKind {
     Main,
     Tenant(TenantRef),
 }
 
-/// Paths answered on every host, known or not.
-fn is_host_independent(path: &str) -> bool {
-    matches!(path, "/healthz/" | "/readyz/")
-        || path.starts_with("/api/v1/schema/")
-        || path.starts_with("/api/v1/docs/")
-}
-
-pub async fn classify_host(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, Error> {
-    // The path as the router will match it (percent-escapes of unreserved characters
-    // decoded): `/api/v1/%73ystem/` must be judged as `/api/v1/system/`.
-    let path = req.match_info().as_str().to_owned();
-    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
-    };
-    let metrics_path = path == scrape::PATH;
-    if let Some(metrics_addr) = state.config.metrics_addr {
-        // The metrics listener serves `/metrics` alone, and only it does.
-        let on_metrics_listener = req.app_config().local_addr() == metrics_addr;
-        if on_metrics_listener && metrics_path {
-            return next
-                .call(req)
-                .await
-                .map(ServiceResponse::map_into_boxed_body);
-        }
-        if on_metrics_listener || metrics_path {
-            return Ok(req.error_response(ApiError::not_found()));
-        }
+/// What `host` is: a main domain, or an active school's domain (403 `tenant_inactive` for
+/// an inactive school's, 404 `tenant_not_found` for an unknown one).
+pub async fn resolve(
+    host: &str,
+    main_domains: &[String],
+    directory: &Arc<TenantDirectory>,
+) -> Result<HostKind, ApiError> {
+    if main_domains.iter().any(|main| main == host) {
+        return Ok(HostKind::Main);
     }
-    if is_host_independent(&path) {
-        return next
-            .call(req)
-            .await
-            .map(ServiceResponse::map_into_boxed_body);
+    match directory.snapshot().await?.by_domain(host) {
+        Some(tenant) if !tenant.is_active => Err(ApiError::TenantInactive),
+        Some(tenant) => Ok(HostKind::Tenant(tenant.clone())),
+        None => Err(ApiError::TenantNotFound),
     }
-    let host = request_host(req.headers(), req.uri());
-    let kind = if state.config.main_domains.contains(&host) {
-        HostKind::Main
-    } else {
-        let snapshot = match state.directory.snapshot().await {
-            Ok(snapshot) => snapshot,
-            Err(err) => return Ok(req.error_response(err)),
-        };
-        match snapshot.by_domain(&host) {
-            Some(tenant) if !tenant.is_active => {
-                return Ok(req.error_response(ApiError::TenantInactive));
-            }
-            Some(tenant) => HostKind::Tenant(tenant.clone()),
-            None => return Ok(req.error_response(ApiError::TenantNotFound)),
-        }
-    };
-    // Platform paths (the system API, metrics, the admin console) exist on the main
-    // domain only.
-    let platform_path = path.starts_with("/api/v1/system/")
-        || metrics_path
-        || path == "/"
-        || path.starts_with(crate::api::console::PATH);
-    if matches!(kind, HostKind::Tenant(_)) && platform_path {
-        return Ok(req.error_response(ApiError::not_found()));
-    }
-    req.extensions_mut().insert(kind);
-    next.call(req)
-        .await
-        .map(ServiceResponse::map_into_boxed_body)
 }
 
 /// The host name of the request, lower-cased, without port or trailing dot.
-fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
+pub fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
     let raw = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())

@@ -14,7 +14,6 @@ use std::{
 use diesel::{Connection, RunQueryDsl, pg::PgConnection};
 use reqwest::{Method, StatusCode};
 use school_service::{
-    api::school::teachers,
     auth::{password, roles},
     config::Config,
     db::{
@@ -23,6 +22,7 @@ use school_service::{
         models::{NewUser, User},
         pool::PoolMode,
     },
+    school::teachers::TeacherProfile,
     startup::Application,
     tenancy::{
         TenantDirectory,
@@ -134,7 +134,7 @@ fn seed(url: &str) {
                 ),
             )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
-            teachers::create_for_user(conn, teacher.id, None)?;
+            TeacherProfile::create_for_user(conn, teacher.id, None)?;
             User::insert(
                 conn.pg(),
                 &user(&format!("norole@{school}.test"), Some(row.id), false, false),

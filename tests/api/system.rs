@@ -375,6 +375,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
         let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
         for statement in [
             "ALTER TABLE beta.academic_sessions DROP CONSTRAINT academic_sessions_deleted_inactive",
+            "ALTER TABLE beta.user_role_assignments DROP COLUMN updated_by, DROP COLUMN updated_at",
             "DELETE FROM beta.__diesel_schema_migrations WHERE version > '20261121000001'",
         ] {
             diesel::sql_query(statement)
@@ -387,7 +388,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
     .expect("migrate");
     assert!(ok, "{err}");
     assert!(
-        out.contains("2 school schema(s) up to date; 3 migration(s) applied"),
+        out.contains("2 school schema(s) up to date; 4 migration(s) applied"),
         "{out}"
     );
 }

@@ -101,6 +101,63 @@ impl Op {
     }
 }
 
+/// How an endpoint's operation is described when it is mounted: an [`Op`], a function
+/// that builds one with the document (to register the schemas it refers to), or
+/// [`Undocumented`] for routes that are not API operations.
+pub trait Describe {
+    fn describe(self, doc: &mut ApiDoc) -> Option<Op>;
+}
+
+impl Describe for Op {
+    fn describe(self, _: &mut ApiDoc) -> Option<Op> {
+        Some(self)
+    }
+}
+
+impl<F: FnOnce(&mut ApiDoc) -> Op> Describe for F {
+    fn describe(self, doc: &mut ApiDoc) -> Option<Op> {
+        Some(self(doc))
+    }
+}
+
+/// Not an API operation: the document leaves it out.
+pub struct Undocumented;
+
+impl Describe for Undocumented {
+    fn describe(self, _: &mut ApiDoc) -> Option<Op> {
+        None
+    }
+}
+
+/// The paginated envelope `{count, next, previous, results}` of `item`, registered as
+/// `name`.
+pub fn page_of(doc: &mut ApiDoc, name: &str, item: RefOr<Schema>) -> RefOr<Schema> {
+    doc.named(
+        name,
+        object(vec![
+            ("count", integer()),
+            ("next", nullable(string())),
+            ("previous", nullable(string())),
+            ("results", array(item)),
+        ]),
+    )
+}
+
+/// An object schema with `properties`, of which `required` must be present.
+pub fn object_requiring(
+    properties: Vec<(&str, RefOr<Schema>)>,
+    required: &[&str],
+) -> RefOr<Schema> {
+    let mut builder = ObjectBuilder::new().schema_type(Type::Object);
+    for (name, schema) in properties {
+        builder = builder.property(name, schema);
+    }
+    for name in required {
+        builder = builder.required(*name);
+    }
+    builder.into()
+}
+
 #[derive(Default)]
 pub struct ApiDoc {
     operations: BTreeMap<String, Vec<(Method, Op)>>,

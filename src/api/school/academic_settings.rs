@@ -1,47 +1,16 @@
-//! `/api/v1/school/academic-settings/`: pass mark, maximum mark, terms and grading scale (an
-//! ordinary collection; a school usually keeps one record).
+//! `/api/v1/school/academic-settings/`: pass mark, maximum mark, terms and grading scale.
 
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use serde::Serialize;
 use serde_json::Value;
-use uuid::Uuid;
 
 use crate::{
     api::{
         fields::{Fields, range},
-        school::crud::{SchoolResource, table_queries, top_level_methods},
+        routes::Mount,
+        school::crud::{self, SchoolResource},
     },
-    auth::{Caller, permissions::Resource},
-    db::schema_tenant::academic_settings,
-    error::ApiResult,
-    tenancy::TenantConn,
+    auth::permissions::Resource,
+    school::academic_settings::{AcademicSettings, AcademicSettingsChanges},
 };
-
-#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
-#[diesel(table_name = academic_settings, check_for_backend(diesel::pg::Pg))]
-pub struct AcademicSettings {
-    pub id: Uuid,
-    pub pass_mark: i32,
-    pub max_mark: i32,
-    pub terms_per_session: i32,
-    pub grading_scale: Value,
-    pub created_by: Option<Uuid>,
-    pub updated_by: Option<Uuid>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(AsChangeset, Default)]
-#[diesel(table_name = academic_settings)]
-pub struct AcademicInput {
-    pass_mark: Option<i32>,
-    max_mark: Option<i32>,
-    terms_per_session: Option<i32>,
-    grading_scale: Option<Value>,
-}
-
-table_queries!(academic_settings, AcademicSettings, search: [], changes: AcademicInput);
 
 /// A grading scale is a list of `{symbol, min, max}` bands with `min <= max`.
 fn grading_scale(value: &Value) -> Result<(), String> {
@@ -92,41 +61,18 @@ pub struct Academic;
 impl SchoolResource for Academic {
     const PERMISSION: Resource = Resource::AcademicSettings;
     const PATH: &'static str = "/api/v1/school/academic-settings/";
-    type Scope = ();
-    type Record = AcademicSettings;
-    type Input = AcademicInput;
+    type Store = AcademicSettings;
 
-    top_level_methods!();
-
-    fn parse(f: &mut Fields<'_>) -> AcademicInput {
-        AcademicInput {
+    fn parse(f: &mut Fields<'_>) -> AcademicSettingsChanges {
+        AcademicSettingsChanges {
             pass_mark: f.optional("pass_mark", 50, &range(0, 1000)),
             max_mark: f.optional("max_mark", 100, &range(1, 1000)),
             terms_per_session: f.optional("terms_per_session", 3, &range(1, 6)),
             grading_scale: f.optional("grading_scale", Value::Array(Vec::new()), &grading_scale),
         }
     }
+}
 
-    fn create(
-        conn: &mut TenantConn,
-        _: &(),
-        input: AcademicInput,
-        caller: &Caller,
-    ) -> ApiResult<AcademicSettings> {
-        use academic_settings as t;
-        Ok(diesel::insert_into(t::table)
-            .values((
-                t::id.eq(Uuid::new_v4()),
-                t::pass_mark.eq(input.pass_mark.unwrap_or(50)),
-                t::max_mark.eq(input.max_mark.unwrap_or(100)),
-                t::terms_per_session.eq(input.terms_per_session.unwrap_or(3)),
-                t::grading_scale.eq(input
-                    .grading_scale
-                    .unwrap_or_else(|| Value::Array(Vec::new()))),
-                t::created_by.eq(caller.user_id()),
-                t::updated_by.eq(caller.user_id()),
-            ))
-            .returning(AcademicSettings::as_returning())
-            .get_result(conn.pg())?)
-    }
+pub fn mount(m: &mut Mount) {
+    crud::mount::<Academic>(m);
 }

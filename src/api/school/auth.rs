@@ -4,30 +4,98 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
 
 use crate::{
-    api::{body::read_object, routes::Endpoint, school::teachers, system::auth::token_answer},
+    api::{
+        body::read_object,
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{array, boolean, nullable, object, object_requiring, string, uuid},
+        },
+        routes::Mount,
+        system::auth::{login_body, refresh_body, refreshed, token_answer},
+    },
     auth::{
         Need, Principal, SchoolRequest,
         jwt::Layer,
         login::{self, LoginInput},
     },
-    db::models::revoked_token,
+    db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
+    school::teachers::TeacherView,
     tenancy::Tenant,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/school/auth/login/")
-        .post(login_handler)
-        .register(cfg);
-    Endpoint::new("/api/v1/school/auth/refresh/")
-        .post(refresh)
-        .register(cfg);
-    Endpoint::new("/api/v1/school/auth/me/")
-        .get(me)
-        .register(cfg);
-    Endpoint::new("/api/v1/school/auth/logout/")
-        .post(logout)
-        .register(cfg);
+const TAG: &str = "school auth";
+
+pub fn mount(m: &mut Mount) {
+    let doc = m.doc();
+    let user = doc.schema::<UserView>();
+    let teacher = doc.schema::<TeacherView>();
+    let tenant = doc.named(
+        "TenantRef",
+        object(vec![
+            ("id", uuid()),
+            ("schema_name", string()),
+            ("name", string()),
+        ]),
+    );
+    m.endpoint("/api/v1/school/auth/login/").post(
+        login_handler,
+        Op::new(TAG, "Log in a school user", Auth::None)
+            .body(login_body())
+            .ok(
+                200,
+                Some(object(vec![
+                    ("access", string()),
+                    ("refresh", string()),
+                    ("user", user.clone()),
+                    ("tenant", tenant.clone()),
+                    ("roles", array(string())),
+                    ("permissions", array(string())),
+                    ("teacher", nullable(teacher.clone())),
+                ])),
+            )
+            .errors(&[401, 403, 429]),
+    );
+    m.endpoint("/api/v1/school/auth/refresh/").post(
+        refresh,
+        Op::new(TAG, "New access token from a refresh token", Auth::None)
+            .body(refresh_body())
+            .ok(200, Some(refreshed()))
+            .errors(&[401, 403]),
+    );
+    let me_answer = object_requiring(
+        vec![
+            ("user", nullable(user)),
+            ("tenant", tenant),
+            ("roles", array(string())),
+            ("permissions", array(string())),
+            ("teacher", nullable(teacher)),
+            (
+                "api_key",
+                object(vec![
+                    ("id", uuid()),
+                    ("name", string()),
+                    ("read_only", boolean()),
+                ]),
+            ),
+        ],
+        &["user", "tenant", "roles", "permissions", "teacher"],
+    );
+    m.endpoint("/api/v1/school/auth/me/").get(
+        me,
+        Op::new(
+            TAG,
+            "The caller and their school context",
+            Auth::BearerOrKey,
+        )
+        .ok(200, Some(me_answer)),
+    );
+    m.endpoint("/api/v1/school/auth/logout/")
+        .post(logout, |_: &mut ApiDoc| {
+            Op::new(TAG, "Revoke a refresh token", Auth::BearerOrKey)
+                .body(refresh_body())
+                .ok(204, None)
+        });
 }
 
 fn tenant_json(tenant: &Tenant) -> serde_json::Value {
@@ -69,7 +137,7 @@ async fn login_handler(
         .db
         .run_in_tenant(tenant, move |conn| {
             let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
-            let teacher = teachers::view_for_user(conn, &user)?;
+            let teacher = TeacherView::of_user(conn, &user)?;
             Ok((user.view(), role_names, permissions.codenames(), teacher))
         })
         .await?;
@@ -134,7 +202,7 @@ async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
                     "tenant": tenant,
                     "roles": caller.roles,
                     "permissions": permissions,
-                    "teacher": teachers::view_for_user(conn, user)?,
+                    "teacher": TeacherView::of_user(conn, user)?,
                 }),
                 Principal::ApiKey(key) => json!({
                     "user": null,

@@ -1,11 +1,8 @@
 //! `/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/`: exams of
-//! an exam session (one live exam per subject and class), and the spec's
-//! `auto-create-teacher-exams`.
+//! an exam session, and the spec's `auto-create-teacher-exams`.
 
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use serde::Serialize;
-use serde_json::json;
+use actix_web::{HttpResponse, web};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::{
@@ -13,92 +10,43 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, any, len, range},
-        routes::Endpoint,
-        school::{
-            classes,
-            crud::{SchoolResource, check_ref, live_under, nested_methods, table_queries},
-            exam_sessions, subjects, teachers,
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{array, boolean, integer, object, string, uuid},
         },
+        routes::Mount,
+        school::crud::{self, SchoolResource, check_ref},
     },
     auth::{
-        Caller, Need, SchoolRequest,
+        Need, SchoolRequest,
         permissions::{Action, Permission, Resource},
     },
-    db::{
-        models::User,
-        schema_tenant::{
-            academic_classes, exams as t, subjects as subject_table, teacher_assignments,
-        },
-    },
+    db::models::User,
     error::{ApiError, ApiResult, FieldErrors},
+    school::{
+        Actor, Table,
+        classes::AcademicClass,
+        exam_sessions::ExamSession,
+        exams::{Exam, ExamChanges, NewExam, TaughtClass},
+        subjects::Subject,
+        teachers::TeacherProfile,
+    },
     tenancy::TenantConn,
 };
-
-#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
-#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
-pub struct Exam {
-    pub id: Uuid,
-    #[serde(rename = "exam_session")]
-    pub exam_session_id: Uuid,
-    pub name: String,
-    #[serde(rename = "subject")]
-    pub subject_id: Uuid,
-    #[serde(rename = "academic_class")]
-    pub academic_class_id: Uuid,
-    #[serde(rename = "teacher")]
-    pub teacher_id: Option<Uuid>,
-    pub max_mark: i32,
-    pub is_deleted: bool,
-    pub created_by: Option<Uuid>,
-    pub updated_by: Option<Uuid>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(AsChangeset, Default)]
-#[diesel(table_name = t)]
-pub struct ExamInput {
-    name: Option<String>,
-    subject_id: Option<Uuid>,
-    academic_class_id: Option<Uuid>,
-    teacher_id: Option<Option<Uuid>>,
-    max_mark: Option<i32>,
-    is_deleted: Option<bool>,
-}
-
-table_queries!(t, Exam, search: [name], soft_delete: is_deleted, changes: ExamInput);
-
-/// The path's academic session and exam session, both live and nested (404 otherwise).
-pub fn exam_session_scope(
-    conn: &mut TenantConn,
-    parents: &[Uuid],
-) -> ApiResult<exam_sessions::ExamSession> {
-    let session = exam_sessions::academic_session(conn, parents)?;
-    let exam_session = *parents.get(1).ok_or_else(ApiError::not_found)?;
-    live_under::<exam_sessions::ExamSessions>(conn, &session, exam_session)
-}
 
 pub struct Exams;
 
 impl SchoolResource for Exams {
-    const CREATE_RULES: Option<&'static str> = Some(
-        "At most one live exam per (exam session, subject, academic class): creating a second answers 409 `conflict` (soft-deleted exams do not count). `auto-create-teacher-exams` relies on the same rule.",
-    );
     const PERMISSION: Resource = Resource::Exam;
     const PATH: &'static str =
         "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/";
-    type Scope = Uuid;
-    type Record = Exam;
-    type Input = ExamInput;
+    const CREATE_RULES: Option<&'static str> = Some(
+        "At most one live exam per (exam session, subject, academic class): creating a second answers 409 `conflict` (soft-deleted exams do not count). `auto-create-teacher-exams` relies on the same rule.",
+    );
+    type Store = Exam;
 
-    nested_methods!(t, exam_session_id);
-
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
-        Ok(exam_session_scope(conn, parents)?.id)
-    }
-
-    fn parse(f: &mut Fields<'_>) -> ExamInput {
-        ExamInput {
+    fn parse(f: &mut Fields<'_>) -> ExamChanges {
+        ExamChanges {
             name: f.required("name", &len(1, 255)),
             subject_id: f.required("subject", &any),
             academic_class_id: f.required("academic_class", &any),
@@ -111,180 +59,171 @@ impl SchoolResource for Exams {
     fn validate(
         conn: &mut TenantConn,
         _: &Uuid,
-        input: &ExamInput,
+        changes: &ExamChanges,
         _: Option<&Exam>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        check_ref(
-            conn,
-            errors,
-            "subject",
-            input.subject_id,
-            "subject",
-            subjects::live_exists,
-        )?;
-        check_ref(
-            conn,
-            errors,
-            "academic_class",
-            input.academic_class_id,
-            "class",
-            classes::live_exists,
-        )?;
-        check_ref(
-            conn,
-            errors,
-            "teacher",
-            input.teacher_id.flatten(),
-            "teacher profile",
-            teachers::live_exists,
-        )?;
-        Ok(())
-    }
-
-    fn create(
-        conn: &mut TenantConn,
-        exam_session: &Uuid,
-        input: ExamInput,
-        caller: &Caller,
-    ) -> ApiResult<Exam> {
-        Ok(diesel::insert_into(t::table)
-            .values((
-                t::id.eq(Uuid::new_v4()),
-                t::exam_session_id.eq(*exam_session),
-                t::name.eq(input.name.unwrap_or_default()),
-                t::subject_id.eq(input.subject_id.unwrap_or_default()),
-                t::academic_class_id.eq(input.academic_class_id.unwrap_or_default()),
-                t::teacher_id.eq(input.teacher_id.flatten()),
-                t::max_mark.eq(input.max_mark.unwrap_or(100)),
-                t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
-                t::created_by.eq(caller.user_id()),
-                t::updated_by.eq(caller.user_id()),
-            ))
-            .returning(Exam::as_returning())
-            .get_result(conn.pg())?)
+        check_ref::<Subject>(conn, errors, "subject", changes.subject_id, "subject")?;
+        let class = changes.academic_class_id;
+        check_ref::<AcademicClass>(conn, errors, "academic_class", class, "class")?;
+        let teacher = changes.teacher_id.flatten();
+        check_ref::<TeacherProfile>(conn, errors, "teacher", teacher, "teacher profile")
     }
 }
 
-pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
-    // Before the generic `{id}` routes of exams.
-    Endpoint::new(&format!("{}auto-create-teacher-exams/", Exams::PATH))
-        .post(auto_create)
-        .register(cfg);
+pub fn mount(m: &mut Mount) {
+    m.endpoint(&format!("{}auto-create-teacher-exams/", Exams::PATH))
+        .post(auto_create, describe_auto_create);
+    crud::mount::<Exams>(m);
 }
 
 const ADD_EXAM: &[Permission] = &[Permission::new(Action::Add, Resource::Exam)];
 
-/// One assignment of the teacher: ids and display fields of its subject and class.
-struct Assignment {
-    subject_id: Uuid,
-    subject: String,
-    subject_code: String,
-    class_id: Uuid,
-    class: String,
-}
-
 /// Creates an exam for each of the caller's live assignments that has none in this exam
 /// session. The unique index on live (exam session, subject, class) settles races: an
 /// insert that conflicts finds the exam another request created.
-async fn auto_create(
-    request: SchoolRequest,
-    payload: actix_web::web::Payload,
-) -> ApiResult<actix_web::HttpResponse> {
+async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
     let path = PathIds::of(&http);
     let answer = request
         .run(Need::All(ADD_EXAM), move |conn, caller| {
             let user = caller.user().cloned().ok_or(ApiError::NotATeacher)?;
-            let profile = teachers::find_live_by_user(conn, user.id)?.ok_or(ApiError::NotATeacher)?;
+            let profile =
+                TeacherProfile::live_of_user(conn, user.id)?.ok_or(ApiError::NotATeacher)?;
             let parents = path.parse()?;
-            let exam_session = exam_session_scope(conn, &parents)?;
+            let exam_session_id = Exam::scope(conn, &parents)?;
+            let session = *parents.first().ok_or_else(ApiError::not_found)?;
+            let exam_session = ExamSession::find(conn, session, exam_session_id, false)?
+                .ok_or_else(ApiError::not_found)?;
             body?;
-            conn.transaction(|conn| {
-                let assignments: Vec<Assignment> = teacher_assignments::table
-                    .inner_join(subject_table::table)
-                    .inner_join(academic_classes::table)
-                    .filter(teacher_assignments::teacher_id.eq(profile.id))
-                    .filter(teacher_assignments::is_deleted.eq(false))
-                    .filter(subject_table::is_deleted.eq(false))
-                    .filter(academic_classes::is_deleted.eq(false))
-                    .order((teacher_assignments::created_at, teacher_assignments::id))
-                    .select((subject_table::id, subject_table::name, subject_table::code, academic_classes::id, academic_classes::name))
-                    .load::<(Uuid, String, String, Uuid, String)>(conn.pg())?
-                    .into_iter()
-                    .map(|(subject_id, subject, subject_code, class_id, class)| Assignment { subject_id, subject, subject_code, class_id, class })
-                    .collect();
-                let mut created = Vec::new();
-                let mut existing = Vec::new();
-                for a in &assignments {
-                    let inserted: Option<Uuid> = diesel::insert_into(t::table)
-                        .values((
-                            t::id.eq(Uuid::new_v4()),
-                            t::exam_session_id.eq(exam_session.id),
-                            t::name.eq(format!("{} - {}", a.subject, a.class)),
-                            t::subject_id.eq(a.subject_id),
-                            t::academic_class_id.eq(a.class_id),
-                            t::teacher_id.eq(Some(profile.id)),
-                            t::max_mark.eq(100),
-                            t::created_by.eq(Some(user.id)),
-                            t::updated_by.eq(Some(user.id)),
-                        ))
-                        .on_conflict_do_nothing()
-                        .returning(t::id)
-                        .get_result(conn.pg())
-                        .optional()?;
-                    match inserted {
-                        Some(id) => created.push(json!({
-                            "id": id, "subject": a.subject, "subject_code": a.subject_code,
-                            "academic_class": a.class, "created": true,
-                        })),
-                        None => {
-                            let (id, creator): (Uuid, Option<Uuid>) = t::table
-                                .filter(t::exam_session_id.eq(exam_session.id))
-                                .filter(t::subject_id.eq(a.subject_id))
-                                .filter(t::academic_class_id.eq(a.class_id))
-                                .filter(t::is_deleted.eq(false))
-                                .select((t::id, t::created_by))
-                                .first(conn.pg())?;
-                            let creator_name = match creator {
-                                Some(creator) => User::find(conn.pg(), creator)?.map(|u| u.display_name()).unwrap_or_default(),
-                                None => String::new(),
-                            };
-                            existing.push((creator == Some(user.id), json!({
-                                "id": id, "subject": a.subject, "subject_code": a.subject_code,
-                                "academic_class": a.class, "created_by": creator_name,
-                                "created_by_you": creator == Some(user.id),
-                            })));
-                        }
-                    }
-                }
-                let by_you = existing.iter().filter(|(mine, _)| *mine).count();
-                let message = format!(
-                    "Created {} exam{}; {} already existed.",
-                    created.len(),
-                    if created.len() == 1 { "" } else { "s" },
-                    existing.len()
-                );
-                Ok(json!({
-                    "success": true,
-                    "message": message,
-                    "summary": {
-                        "total_assignments": created.len() + existing.len(),
-                        "newly_created": created.len(),
-                        "already_existed": existing.len(),
-                        "created_by_you": by_you,
-                        "created_by_others": existing.len() - by_you,
-                    },
-                    "details": {
-                        "created_exams": created,
-                        "existing_exams": existing.into_iter().map(|(_, e)| e).collect::<Vec<_>>(),
-                    },
-                    "teacher": {"id": profile.id, "name": user.display_name()},
-                    "exam_session": {"id": exam_session.id, "name": exam_session.name, "term": exam_session.term},
-                }))
-            })
+            conn.transaction(|conn| create_missing(conn, &exam_session, &profile, &user))
         })
         .await?;
-    Ok(actix_web::HttpResponse::Ok().json(answer))
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// The exams of `teacher`'s assignments in `exam_session`: created, or found.
+fn create_missing(
+    conn: &mut TenantConn,
+    exam_session: &ExamSession,
+    teacher: &TeacherProfile,
+    user: &User,
+) -> ApiResult<Value> {
+    let actor: Actor = Some(user.id);
+    let mut created = Vec::new();
+    let mut existing = Vec::new();
+    for a in TaughtClass::of_teacher(conn, teacher.id)? {
+        let new = NewExam {
+            name: format!("{} - {}", a.subject, a.class),
+            subject_id: a.subject_id,
+            academic_class_id: a.class_id,
+            teacher_id: Some(teacher.id),
+            max_mark: 100,
+            is_deleted: false,
+        };
+        let summary = json!({
+            "subject": a.subject, "subject_code": a.subject_code, "academic_class": a.class,
+        });
+        match Exam::insert_if_absent(conn, exam_session.id, &new, actor)? {
+            Some(id) => created.push(with(summary, json!({"id": id, "created": true}))),
+            None => {
+                let (id, creator) =
+                    Exam::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;
+                let creator_name = match creator {
+                    Some(creator) => User::find(conn.pg(), creator)?
+                        .map(|u| u.display_name())
+                        .unwrap_or_default(),
+                    None => String::new(),
+                };
+                let mine = creator == Some(user.id);
+                let extra = json!({"id": id, "created_by": creator_name, "created_by_you": mine});
+                existing.push((mine, with(summary, extra)));
+            }
+        }
+    }
+    let by_you = existing.iter().filter(|(mine, _)| *mine).count();
+    let message = format!(
+        "Created {} exam{}; {} already existed.",
+        created.len(),
+        if created.len() == 1 { "" } else { "s" },
+        existing.len()
+    );
+    Ok(json!({
+        "success": true,
+        "message": message,
+        "summary": {
+            "total_assignments": created.len() + existing.len(),
+            "newly_created": created.len(),
+            "already_existed": existing.len(),
+            "created_by_you": by_you,
+            "created_by_others": existing.len() - by_you,
+        },
+        "details": {
+            "created_exams": created,
+            "existing_exams": existing.into_iter().map(|(_, e)| e).collect::<Vec<_>>(),
+        },
+        "teacher": {"id": teacher.id, "name": user.display_name()},
+        "exam_session": {"id": exam_session.id, "name": exam_session.name, "term": exam_session.term},
+    }))
+}
+
+/// `base` with the members of `extra` added (both objects).
+fn with(mut base: Value, extra: Value) -> Value {
+    if let (Value::Object(base), Value::Object(extra)) = (&mut base, extra) {
+        base.extend(extra);
+    }
+    base
+}
+
+fn describe_auto_create(doc: &mut ApiDoc) -> Op {
+    let exam = |extra: Vec<(&'static str, _)>| {
+        let mut fields = vec![
+            ("id", uuid()),
+            ("subject", string()),
+            ("subject_code", string()),
+            ("academic_class", string()),
+        ];
+        fields.extend(extra);
+        object(fields)
+    };
+    let created = exam(vec![("created", boolean())]);
+    let existing = exam(vec![
+        ("created_by", string()),
+        ("created_by_you", boolean()),
+    ]);
+    let answer = object(vec![
+        ("success", boolean()),
+        ("message", string()),
+        (
+            "summary",
+            object(vec![
+                ("total_assignments", integer()),
+                ("newly_created", integer()),
+                ("already_existed", integer()),
+                ("created_by_you", integer()),
+                ("created_by_others", integer()),
+            ]),
+        ),
+        (
+            "details",
+            object(vec![
+                ("created_exams", array(created)),
+                ("existing_exams", array(existing)),
+            ]),
+        ),
+        ("teacher", object(vec![("id", uuid()), ("name", string())])),
+        (
+            "exam_session",
+            object(vec![("id", uuid()), ("name", string()), ("term", string())]),
+        ),
+    ]);
+    let answer = doc.named("AutoCreateTeacherExams", answer);
+    Op::new(
+        "exams",
+        "Create the caller's exams for their class-subject assignments",
+        Auth::BearerOrKey,
+    )
+    .body(object(vec![]))
+    .ok(200, Some(answer))
 }

@@ -1,10 +1,6 @@
-//! `.../exams/{exam_pk}/marks/`: marks of an exam (one live mark per admission number), and
-//! the spec's `confirm-students` upsert.
+//! `.../exams/{exam_pk}/marks/`: marks of an exam, and the spec's `confirm-students` upsert.
 
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use serde::Serialize;
 use uuid::Uuid;
 
 use crate::{
@@ -12,68 +8,62 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
-        routes::Endpoint,
-        school::{
-            crud::{SchoolResource, live_under, nested_methods, table_queries},
-            exams, students,
-        },
+        openapi::{ApiDoc, Auth, Op, build::request_schema},
+        routes::Mount,
+        school::crud::{self, SchoolResource, fields_of},
     },
     auth::{
-        Caller, Need, SchoolRequest,
+        Need, SchoolRequest,
         permissions::{Action, Permission, Resource},
     },
-    db::schema_tenant::marks as t,
-    error::{ApiResult, FieldErrors},
+    error::{ApiError, ApiResult, FieldErrors},
+    school::{
+        Table,
+        marks::{Mark, MarkChanges},
+        students::Student,
+    },
     tenancy::TenantConn,
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
-#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
-pub struct Mark {
-    pub id: Uuid,
-    #[serde(rename = "exam")]
-    pub exam_id: Uuid,
-    pub studentadmissionnumber: String,
-    pub mark: Option<i32>,
-    pub symbol: Option<String>,
-    pub comment: Option<String>,
-    pub is_deleted: bool,
-    pub created_by: Option<Uuid>,
-    pub updated_by: Option<Uuid>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
+pub struct Marks;
 
-#[derive(AsChangeset, Default)]
-#[diesel(table_name = t)]
-pub struct MarkInput {
-    studentadmissionnumber: Option<String>,
-    mark: Option<Option<i32>>,
-    symbol: Option<Option<String>>,
-    comment: Option<Option<String>>,
-    is_deleted: Option<bool>,
-}
+impl SchoolResource for Marks {
+    const PERMISSION: Resource = Resource::Mark;
+    const PATH: &'static str = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/{exam_pk}/marks/";
+    const CREATE_RULES: Option<&'static str> = Some(
+        "One live mark per (exam, studentadmissionnumber) (409 `conflict`); `confirm-students` creates or updates it instead.",
+    );
+    type Store = Mark;
 
-table_queries!(t, Mark, search: [studentadmissionnumber], soft_delete: is_deleted, changes: MarkInput);
+    fn parse(f: &mut Fields<'_>) -> MarkChanges {
+        MarkChanges {
+            studentadmissionnumber: f.required("studentadmissionnumber", &len(1, 255)),
+            mark: f.nullable("mark", None, &any),
+            symbol: f.nullable("symbol", None, &len(0, 255)),
+            comment: f.nullable("comment", None, &len(0, 10_000)),
+            is_deleted: f.optional("is_deleted", false, &any),
+        }
+    }
 
-/// The mark fields, as create, update and confirm-students read them.
-pub fn parse_fields(f: &mut Fields<'_>) -> MarkInput {
-    MarkInput {
-        studentadmissionnumber: f.required("studentadmissionnumber", &len(1, 255)),
-        mark: f.nullable("mark", None, &any),
-        symbol: f.nullable("symbol", None, &len(0, 255)),
-        comment: f.nullable("comment", None, &len(0, 10_000)),
-        is_deleted: f.optional("is_deleted", false, &any),
+    fn validate(
+        conn: &mut TenantConn,
+        _: &Uuid,
+        changes: &MarkChanges,
+        _: Option<&Mark>,
+        errors: &mut FieldErrors,
+    ) -> ApiResult<()> {
+        check_student(conn, changes, errors)
     }
 }
 
+/// The admission number, when given, must be a live student's.
 fn check_student(
     conn: &mut TenantConn,
-    input: &MarkInput,
+    changes: &MarkChanges,
     errors: &mut FieldErrors,
 ) -> ApiResult<()> {
-    if let Some(number) = &input.studentadmissionnumber {
-        if !students::admission_number_is_live(conn, number)? {
+    if let Some(number) = &changes.studentadmissionnumber {
+        if !Student::admission_number_is_live(conn, number)? {
             errors.add(
                 "studentadmissionnumber",
                 "no live student has this admission number",
@@ -83,83 +73,20 @@ fn check_student(
     Ok(())
 }
 
-fn insert(
-    conn: &mut TenantConn,
-    exam: Uuid,
-    input: &MarkInput,
-    caller: &Caller,
-) -> QueryResult<Option<Mark>> {
-    diesel::insert_into(t::table)
-        .values((
-            t::id.eq(Uuid::new_v4()),
-            t::exam_id.eq(exam),
-            t::studentadmissionnumber.eq(input.studentadmissionnumber.clone().unwrap_or_default()),
-            t::mark.eq(input.mark.flatten()),
-            t::symbol.eq(input.symbol.clone().flatten()),
-            t::comment.eq(input.comment.clone().flatten()),
-            t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
-            t::created_by.eq(caller.user_id()),
-            t::updated_by.eq(caller.user_id()),
-        ))
-        .on_conflict_do_nothing()
-        .returning(Mark::as_returning())
-        .get_result(conn.pg())
-        .optional()
-}
-
-pub struct Marks;
-
-impl SchoolResource for Marks {
-    const CREATE_RULES: Option<&'static str> = Some(
-        "One live mark per (exam, studentadmissionnumber) (409 `conflict`); `confirm-students` creates or updates it instead.",
-    );
-    const PERMISSION: Resource = Resource::Mark;
-    const PATH: &'static str = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/{exam_pk}/marks/";
-    type Scope = Uuid;
-    type Record = Mark;
-    type Input = MarkInput;
-
-    nested_methods!(t, exam_id);
-
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
-        let exam_session = exams::exam_session_scope(conn, parents)?;
-        let exam = *parents
-            .get(2)
-            .ok_or_else(crate::error::ApiError::not_found)?;
-        Ok(live_under::<exams::Exams>(conn, &exam_session.id, exam)?.id)
-    }
-
-    fn parse(f: &mut Fields<'_>) -> MarkInput {
-        parse_fields(f)
-    }
-
-    fn validate(
-        conn: &mut TenantConn,
-        _: &Uuid,
-        input: &MarkInput,
-        _: Option<&Mark>,
-        errors: &mut FieldErrors,
-    ) -> ApiResult<()> {
-        check_student(conn, input, errors)
-    }
-
-    fn create(
-        conn: &mut TenantConn,
-        exam: &Uuid,
-        input: MarkInput,
-        caller: &Caller,
-    ) -> ApiResult<Mark> {
-        insert(conn, *exam, &input, caller)?.ok_or_else(|| {
-            crate::error::ApiError::Conflict("this student already has a mark for this exam".into())
-        })
-    }
-}
-
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Before the generic `{id}` routes of marks.
-    Endpoint::new(&format!("{}confirm-students/", Marks::PATH))
-        .post(confirm_students)
-        .register(cfg);
+pub fn mount(m: &mut Mount) {
+    m.endpoint(&format!("{}confirm-students/", Marks::PATH))
+        .post(confirm_students, |doc: &mut ApiDoc| {
+            let mark = doc.schema::<Mark>();
+            Op::new(
+                "marks",
+                "Create or update the mark of a student for this exam",
+                Auth::BearerOrKey,
+            )
+            .body(request_schema(&fields_of::<Marks>(), true))
+            .ok(200, Some(mark))
+            .errors(&[409])
+        });
+    crud::mount::<Marks>(m);
 }
 
 const CONFIRM: &[Permission] = &[
@@ -167,9 +94,8 @@ const CONFIRM: &[Permission] = &[
     Permission::new(Action::Change, Resource::Mark),
 ];
 
-/// Creates or updates the live mark of `studentadmissionnumber` for the exam. Only the
-/// given fields change on an update. Concurrent calls for one student meet at the live
-/// unique index: the loser of the insert updates the winner's mark.
+/// Creates or updates the live mark of `studentadmissionnumber` for the exam; only the
+/// given fields change on an update.
 async fn confirm_students(
     request: SchoolRequest,
     payload: web::Payload,
@@ -179,42 +105,23 @@ async fn confirm_students(
     let path = PathIds::of(&http);
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
-            let parents = path.parse()?;
-            let exam = Marks::scope(conn, &parents)?;
+            let exam = Mark::scope(conn, &path.parse()?)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);
-            let mut input = parse_fields(&mut fields);
-            if input.studentadmissionnumber.is_none() && !fields.has_error("studentadmissionnumber")
+            let changes = Marks::parse(&mut fields);
+            if changes.studentadmissionnumber.is_none()
+                && !fields.has_error("studentadmissionnumber")
             {
                 fields.error("studentadmissionnumber", "this field is required");
             }
             let mut errors = FieldErrors::new();
-            check_student(conn, &input, &mut errors)?;
+            check_student(conn, &changes, &mut errors)?;
             fields.merge(errors);
-            fields.finish(())?;
-            let number = input.studentadmissionnumber.clone().unwrap_or_default();
-            conn.transaction(|conn| {
-                for _ in 0..3 {
-                    let live: Option<Uuid> = t::table
-                        .filter(t::exam_id.eq(exam))
-                        .filter(t::studentadmissionnumber.eq(&number))
-                        .filter(t::is_deleted.eq(false))
-                        .select(t::id)
-                        .for_update()
-                        .first(conn.pg())
-                        .optional()?;
-                    if let Some(id) = live {
-                        input.studentadmissionnumber = None;
-                        return update_row(conn, id, &input, caller);
-                    }
-                    if let Some(mark) = insert(conn, exam, &input, caller)? {
-                        return Ok(mark);
-                    }
-                }
-                Err(crate::error::ApiError::Conflict(
-                    "the mark is being changed concurrently; retry".into(),
-                ))
-            })
+            let mut changes = fields.finish(changes)?;
+            let number = (changes.studentadmissionnumber.take()).ok_or_else(|| {
+                ApiError::validation("studentadmissionnumber", "this field is required")
+            })?;
+            conn.transaction(|conn| Mark::upsert(conn, exam, &number, changes, caller.user_id()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(mark))

@@ -1,5 +1,6 @@
 //! The school API, served on each school's address (or with the school selected by
-//! `X-Tenant` or the token on the main domain). One module per resource.
+//! `X-Tenant` or the token on the main domain). One module per resource, each with its
+//! `mount`; the records and their queries live in `crate::school`.
 
 pub mod academic_settings;
 pub mod assignments;
@@ -20,40 +21,47 @@ pub mod students;
 pub mod subjects;
 pub mod teachers;
 
-use actix_web::{HttpResponse, web};
+use actix_web::HttpResponse;
 
 use crate::{
-    api::routes::Endpoint,
+    api::{
+        openapi::{
+            Auth, Op,
+            build::{array, string},
+        },
+        routes::Mount,
+    },
     auth::{Need, SchoolRequest, permissions::all_codenames},
     error::ApiResult,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    auth::configure(cfg);
-    subjects::configure(cfg);
-    crud::register::<classes::Classes>(cfg);
-    crud::register::<subjects::Subjects>(cfg);
-    crud::register::<departments::Departments>(cfg);
-    crud::register::<sessions::Sessions>(cfg);
-    crud::register::<exam_sessions::ExamSessions>(cfg);
-    exams::configure(cfg);
-    marks::configure(cfg);
-    crud::register::<marks::Marks>(cfg);
-    crud::register::<exams::Exams>(cfg);
-    crud::register::<teachers::Teachers>(cfg);
-    crud::register::<students::Students>(cfg);
-    crud::register::<assignments::Assignments>(cfg);
-    grade_comments::configure(cfg);
-    crud::register::<grade_comments::GradeComments>(cfg);
-    crud::register::<session_setup::SessionSetups>(cfg);
-    crud::register::<general_settings::General>(cfg);
-    crud::register::<academic_settings::Academic>(cfg);
-    report_settings::configure(cfg);
-    crud::register::<roles::Roles>(cfg);
-    crud::register::<roles::RoleAssignments>(cfg);
-    Endpoint::new("/api/v1/school/permissions/")
-        .get(permissions)
-        .register(cfg);
+pub fn mount(m: &mut Mount) {
+    auth::mount(m);
+    classes::mount(m);
+    subjects::mount(m);
+    departments::mount(m);
+    sessions::mount(m);
+    exam_sessions::mount(m);
+    exams::mount(m);
+    marks::mount(m);
+    teachers::mount(m);
+    students::mount(m);
+    assignments::mount(m);
+    grade_comments::mount(m);
+    session_setup::mount(m);
+    general_settings::mount(m);
+    academic_settings::mount(m);
+    report_settings::mount(m);
+    roles::mount(m);
+    m.endpoint("/api/v1/school/permissions/").get(
+        permissions,
+        Op::new(
+            "permissions",
+            "Every permission codename, sorted",
+            Auth::BearerOrKey,
+        )
+        .ok(200, Some(array(string()))),
+    );
 }
 
 /// Every permission codename, sorted, to any authenticated caller of the school.

@@ -2,60 +2,22 @@
 //! created with the defaults on first use.
 
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use serde::Serialize;
 
 use crate::{
     api::{
         body::read_object,
-        fields::{Fields, Mode, any, len},
-        routes::Endpoint,
+        fields::{Fields, Mode, any, describe, len},
+        openapi::{ApiDoc, Auth, Op, build::request_schema},
+        routes::Mount,
     },
     auth::{Need, SchoolRequest, permissions::Resource},
-    db::schema_tenant::report_settings,
     error::ApiResult,
-    tenancy::TenantConn,
+    school::report_settings::{ReportSettings, ReportSettingsChanges},
 };
 
-#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
-#[diesel(table_name = report_settings, check_for_backend(diesel::pg::Pg))]
-pub struct ReportSettings {
-    pub show_position: bool,
-    pub show_class_average: bool,
-    pub show_teacher_comments: bool,
-    pub principal_signature: String,
-    pub footer_text: String,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(AsChangeset, Default)]
-#[diesel(table_name = report_settings)]
-pub struct ReportInput {
-    show_position: Option<bool>,
-    show_class_average: Option<bool>,
-    show_teacher_comments: Option<bool>,
-    principal_signature: Option<String>,
-    footer_text: Option<String>,
-}
-
-/// The school's report settings, created with the defaults on first use. The common
-/// case is one SELECT; the insert happens once per school.
-fn report_row(conn: &mut TenantConn) -> ApiResult<ReportSettings> {
-    let select = || report_settings::table.select(ReportSettings::as_select());
-    if let Some(row) = select().first(conn.pg()).optional()? {
-        return Ok(row);
-    }
-    diesel::insert_into(report_settings::table)
-        .values(report_settings::id.eq(true))
-        .on_conflict_do_nothing()
-        .execute(conn.pg())?;
-    Ok(select().first(conn.pg())?)
-}
-
 /// The report settings fields (every one optional, with its default on PUT).
-pub fn parse_input(f: &mut Fields<'_>) -> ReportInput {
-    ReportInput {
+fn parse(f: &mut Fields<'_>) -> ReportSettingsChanges {
+    ReportSettingsChanges {
         show_position: f.optional("show_position", true, &any),
         show_class_average: f.optional("show_class_average", true, &any),
         show_teacher_comments: f.optional("show_teacher_comments", true, &any),
@@ -64,18 +26,40 @@ pub fn parse_input(f: &mut Fields<'_>) -> ReportInput {
     }
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/school/report-settings/")
-        .get(report_get)
-        .put(|r, p| report_write(r, p, Mode::Replace))
-        .patch(|r, p| report_write(r, p, Mode::Patch))
-        .register(cfg);
+const TAG: &str = "report-settings";
+
+pub fn mount(m: &mut Mount) {
+    let report = m.doc().schema::<ReportSettings>();
+    let body = request_schema(&describe(parse), false);
+    let op = |summary: &str| Op::new(TAG, summary, Auth::BearerOrKey);
+    m.endpoint("/api/v1/school/report-settings/")
+        .get(
+            report_get,
+            op("The school's report settings (created with defaults on first read)")
+                .ok(200, Some(report.clone())),
+        )
+        .put(
+            |r, p| report_write(r, p, Mode::Replace),
+            op("Replace the report settings")
+                .body(body.clone())
+                .ok(200, Some(report.clone())),
+        )
+        .patch(
+            |r, p| report_write(r, p, Mode::Patch),
+            |_: &mut ApiDoc| {
+                op("Update the report settings")
+                    .body(body)
+                    .ok(200, Some(report))
+            },
+        );
 }
 
 const REPORT: Need = Need::Method(Resource::ReportSettings);
 
 async fn report_get(request: SchoolRequest) -> ApiResult<HttpResponse> {
-    let row = request.run(REPORT, |conn, _| report_row(conn)).await?;
+    let row = request
+        .run(REPORT, |conn, _| ReportSettings::load(conn))
+        .await?;
     Ok(HttpResponse::Ok().json(row))
 }
 
@@ -94,19 +78,9 @@ async fn report_write(
         .run(REPORT, move |conn, caller| {
             let body = body?;
             let mut f = Fields::new(&body, mode);
-            let input = parse_input(&mut f);
-            let input = f.finish(input)?;
-            conn.transaction(|conn| {
-                report_row(conn)?;
-                Ok(diesel::update(report_settings::table)
-                    .set((
-                        &input,
-                        report_settings::updated_by.eq(caller.user_id()),
-                        report_settings::updated_at.eq(Utc::now()),
-                    ))
-                    .returning(ReportSettings::as_returning())
-                    .get_result(conn.pg())?)
-            })
+            let changes = parse(&mut f);
+            let changes = f.finish(changes)?;
+            conn.transaction(|conn| ReportSettings::change(conn, &changes, caller.user_id()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(row))

@@ -1,74 +1,44 @@
-//! `/api/v1/school/subjects/`: subjects (code unique among live subjects), and the spec's
-//! `bulk-soft-delete`.
+//! `/api/v1/school/subjects/`: subjects, and the spec's `bulk-soft-delete`.
 
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
-use serde::Serialize;
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::{
     api::{
-        body::read_object,
+        body::{JsonObject, read_object},
         fields::{FieldType, Fields, any, len},
-        pagination::query_map,
-        routes::Endpoint,
-        school::{
-            crud::{SchoolResource, check_ref, table_queries, top_level_methods},
-            departments,
+        openapi::{
+            Auth, Op,
+            build::{boolean, integer, object, string, uuid},
         },
+        pagination::query_map,
+        routes::Mount,
+        school::crud::{self, SchoolResource, Scope, check_ref},
     },
     auth::{
-        Caller, Need, SchoolRequest,
+        Need, SchoolRequest,
         permissions::{Action, Permission, Resource},
     },
-    db::schema_tenant::subjects as t,
     error::{ApiError, ApiResult, FieldErrors},
+    school::{
+        departments::DepartmentRow,
+        subjects::{Subject, SubjectChanges},
+    },
     tenancy::TenantConn,
 };
-
-#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
-#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
-pub struct Subject {
-    pub id: Uuid,
-    pub name: String,
-    pub code: String,
-    #[serde(rename = "department")]
-    pub department_id: Option<Uuid>,
-    pub is_deleted: bool,
-    pub created_by: Option<Uuid>,
-    pub updated_by: Option<Uuid>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
-
-#[derive(AsChangeset, Default)]
-#[diesel(table_name = t)]
-pub struct SubjectInput {
-    name: Option<String>,
-    code: Option<String>,
-    department_id: Option<Option<Uuid>>,
-    is_deleted: Option<bool>,
-}
-
-table_queries!(t, Subject, search: [name, code], soft_delete: is_deleted, changes: SubjectInput);
 
 pub struct Subjects;
 
 impl SchoolResource for Subjects {
-    const CREATE_RULES: Option<&'static str> =
-        Some("`code` is unique among live subjects (409 `conflict`).");
     const PERMISSION: Resource = Resource::Subject;
     const PATH: &'static str = "/api/v1/school/subjects/";
-    type Scope = ();
-    type Record = Subject;
-    type Input = SubjectInput;
+    const CREATE_RULES: Option<&'static str> =
+        Some("`code` is unique among live subjects (409 `conflict`).");
+    type Store = Subject;
 
-    top_level_methods!();
-
-    fn parse(f: &mut Fields<'_>) -> SubjectInput {
-        SubjectInput {
+    fn parse(f: &mut Fields<'_>) -> SubjectChanges {
+        SubjectChanges {
             name: f.required("name", &len(1, 255)),
             code: f.required("code", &len(1, 50)),
             department_id: f.nullable("department", None, &any),
@@ -78,48 +48,47 @@ impl SchoolResource for Subjects {
 
     fn validate(
         conn: &mut TenantConn,
-        _: &(),
-        input: &SubjectInput,
+        _: &Scope<Self>,
+        changes: &SubjectChanges,
         _: Option<&Subject>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        check_ref(
-            conn,
-            errors,
-            "department",
-            input.department_id.flatten(),
-            "department",
-            departments::live_exists,
-        )?;
-        Ok(())
-    }
-
-    fn create(
-        conn: &mut TenantConn,
-        _: &(),
-        input: SubjectInput,
-        caller: &Caller,
-    ) -> ApiResult<Subject> {
-        Ok(diesel::insert_into(t::table)
-            .values((
-                t::id.eq(Uuid::new_v4()),
-                t::name.eq(input.name.unwrap_or_default()),
-                t::code.eq(input.code.unwrap_or_default()),
-                t::department_id.eq(input.department_id.flatten()),
-                t::is_deleted.eq(input.is_deleted.unwrap_or(false)),
-                t::created_by.eq(caller.user_id()),
-                t::updated_by.eq(caller.user_id()),
-            ))
-            .returning(Subject::as_returning())
-            .get_result(conn.pg())?)
+        let department = changes.department_id.flatten();
+        check_ref::<DepartmentRow>(conn, errors, "department", department, "department")
     }
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Before the generic `{id}` routes, which would take `bulk-soft-delete` for an id.
-    Endpoint::new("/api/v1/school/subjects/bulk-soft-delete/")
-        .delete(bulk_soft_delete)
-        .register(cfg);
+pub fn mount(m: &mut Mount) {
+    let ids = utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Object)
+        .property(
+            "ids",
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .items(uuid())
+                .min_items(Some(1))
+                .max_items(Some(BULK_MAX)),
+        )
+        .into();
+    m.endpoint("/api/v1/school/subjects/bulk-soft-delete/")
+        .delete(
+            bulk_soft_delete,
+            Op::new(
+                "subjects",
+                "Soft-delete several subjects (body `ids`, or `?ids=a,b`)",
+                Auth::BearerOrKey,
+            )
+            .query(
+                "ids",
+                string(),
+                "comma-separated UUIDs, instead of the body",
+            )
+            .body(ids)
+            .ok(
+                200,
+                Some(object(vec![("deleted", boolean()), ("count", integer())])),
+            ),
+        );
+    crud::mount::<Subjects>(m);
 }
 
 const BULK_MAX: usize = 1000;
@@ -136,23 +105,13 @@ async fn bulk_soft_delete(
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {
             let ids = bulk_ids(body?, query_ids)?;
-            Ok(diesel::update(
-                t::table
-                    .filter(t::id.eq_any(&ids))
-                    .filter(t::is_deleted.eq(false)),
-            )
-            .set((
-                t::is_deleted.eq(true),
-                t::updated_by.eq(caller.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .execute(conn.pg())?)
+            Subject::soft_delete_many(conn, &ids, caller.user_id())
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true, "count": count})))
 }
 
-fn bulk_ids(body: crate::api::body::JsonObject, query_ids: Option<String>) -> ApiResult<Vec<Uuid>> {
+fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<Vec<Uuid>> {
     let ids: Vec<Uuid> = match (body.get("ids"), query_ids) {
         (Some(value), _) => {
             Vec::<Uuid>::from_json(value).map_err(|m| ApiError::validation("ids", m))?

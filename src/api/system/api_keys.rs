@@ -12,8 +12,13 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{boolean, nullable, object, object_requiring, page_of, string, uuid},
+        },
         pagination::{ListQuery, page},
-        routes::Endpoint,
+        routes::Mount,
+        system::tenants::paging,
     },
     auth::{
         SystemNeed, SystemRequest,
@@ -23,15 +28,49 @@ use crate::{
     error::{ApiError, ApiResult},
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/api-keys/")
-        .get(list)
-        .post(create)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/api-keys/{id}/")
-        .get(retrieve)
-        .delete(revoke)
-        .register(cfg);
+const TAG: &str = "api keys";
+
+pub fn mount(m: &mut Mount) {
+    let key = m.doc().schema::<ApiKeyRecord>();
+    m.endpoint("/api/v1/system/api-keys/")
+        .get(list, |doc: &mut ApiDoc| {
+            let page = page_of(doc, "ApiKeyPage", key.clone());
+            paging(Op::new(TAG, "List API keys (never the keys)", Auth::Bearer)).ok(200, Some(page))
+        })
+        .post(create, |doc: &mut ApiDoc| {
+            let created = utoipa::openapi::schema::AllOfBuilder::new()
+                .item(key.clone())
+                .item(object(vec![("key", string())]))
+                .build();
+            let created = doc.named(
+                "ApiKeyCreated",
+                utoipa::openapi::schema::Schema::AllOf(created).into(),
+            );
+            Op::new(
+                TAG,
+                "Create an API key (the key is shown once)",
+                Auth::Bearer,
+            )
+            .body(object_requiring(
+                vec![
+                    ("name", string()),
+                    ("tenant", nullable(uuid())),
+                    ("read_only", boolean()),
+                    ("expires_at", nullable(string())),
+                ],
+                &["name"],
+            ))
+            .ok(201, Some(created))
+        });
+    m.endpoint("/api/v1/system/api-keys/{id}/")
+        .get(
+            retrieve,
+            Op::new(TAG, "Retrieve an API key record", Auth::Bearer).ok(200, Some(key.clone())),
+        )
+        .delete(
+            revoke,
+            Op::new(TAG, "Revoke an API key", Auth::Bearer).ok(204, None),
+        );
 }
 
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {

@@ -2,32 +2,95 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde_json::json;
+use utoipa::openapi::{RefOr, schema::Schema};
 
 use crate::{
-    api::{body::read_object, routes::Endpoint},
+    api::{
+        body::read_object,
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{object, object_requiring, string},
+        },
+        routes::Mount,
+    },
     auth::{
         SystemNeed, SystemRequest,
         jwt::Layer,
         login::{self, LoginInput},
     },
-    db::models::revoked_token,
+    db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
     state::AppState,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/auth/login/")
-        .post(login_handler)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/auth/refresh/")
-        .post(refresh)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/auth/me/")
-        .get(me)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/auth/logout/")
-        .post(logout)
-        .register(cfg);
+const TAG: &str = "system auth";
+
+pub fn mount(m: &mut Mount) {
+    m.endpoint("/api/v1/system/auth/login/")
+        .post(login_handler, |doc: &mut ApiDoc| {
+            let user = doc.schema::<UserView>();
+            let answer = object(vec![
+                ("access", string()),
+                ("refresh", string()),
+                ("user", user),
+            ]);
+            Op::new(TAG, "Log in a platform user", Auth::None)
+                .body(login_body())
+                .ok(200, Some(answer))
+                .errors(&[401, 403, 429])
+        });
+    m.endpoint("/api/v1/system/auth/refresh/").post(
+        refresh,
+        Op::new(TAG, "New access token from a refresh token", Auth::None)
+            .body(refresh_body())
+            .ok(200, Some(refreshed()))
+            .errors(&[401]),
+    );
+    m.endpoint("/api/v1/system/auth/me/")
+        .get(me, |doc: &mut ApiDoc| {
+            let user = doc.schema::<UserView>();
+            Op::new(TAG, "The current platform user", Auth::Bearer)
+                .ok(200, Some(object(vec![("user", user)])))
+        });
+    m.endpoint("/api/v1/system/auth/logout/").post(
+        logout,
+        Op::new(TAG, "Revoke a refresh token", Auth::Bearer)
+            .body(refresh_body())
+            .ok(204, None),
+    );
+}
+
+/// The login body of both layers.
+pub fn login_body() -> RefOr<Schema> {
+    let mut schema = object_requiring(
+        vec![
+            ("identifier", string()),
+            ("email", string()),
+            ("phone", string()),
+            ("password", string()),
+        ],
+        &["password"],
+    );
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        object.description = Some(
+            "`identifier` (an e-mail or phone); `email` or `phone` are accepted in its place"
+                .into(),
+        );
+    }
+    schema
+}
+
+/// The refresh and logout body of both layers.
+pub fn refresh_body() -> RefOr<Schema> {
+    object(vec![("refresh", string())])
+}
+
+/// The answer of a refresh: a new access token, and a new refresh token when rotated.
+pub fn refreshed() -> RefOr<Schema> {
+    object_requiring(
+        vec![("access", string()), ("refresh", string())],
+        &["access"],
+    )
 }
 
 async fn login_handler(

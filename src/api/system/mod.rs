@@ -6,11 +6,11 @@ pub mod auth;
 pub mod tenants;
 pub mod users;
 
-use actix_web::web::ServiceConfig;
+use crate::api::routes::Mount;
 
-pub fn configure(cfg: &mut ServiceConfig) {
-    auth::configure(cfg);
-    tenants::configure(cfg);
-    users::configure(cfg);
-    api_keys::configure(cfg);
+pub fn mount(m: &mut Mount) {
+    auth::mount(m);
+    tenants::mount(m);
+    users::mount(m);
+    api_keys::mount(m);
 }

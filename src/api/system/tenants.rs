@@ -12,8 +12,12 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{array, boolean, integer, object, object_requiring, page_of, string},
+        },
         pagination::{ListQuery, flag, page, query_map},
-        routes::Endpoint,
+        routes::Mount,
     },
     auth::{SystemNeed, SystemRequest},
     db::{
@@ -24,20 +28,91 @@ use crate::{
     tenancy::provision::{self, NewTenant},
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/tenants/")
-        .get(list)
-        .post(create)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/tenants/{id}/")
-        .get(retrieve)
-        .patch(update)
-        .delete(delete)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/tenants/{id}/domains/")
-        .get(list_domains)
-        .post(add_domain)
-        .register(cfg);
+const TAG: &str = "tenants";
+
+pub fn mount(m: &mut Mount) {
+    let tenant = tenant_schema(m.doc());
+    let domain = m.doc().schema::<DomainRow>();
+    m.endpoint("/api/v1/system/tenants/")
+        .get(list, |doc: &mut ApiDoc| {
+            let item = tenant_schema(doc);
+            let page = page_of(doc, "TenantPage", item);
+            paging(Op::new(TAG, "List schools", Auth::Bearer))
+                .query("search", string(), "name, schema name or domain")
+                .ok(200, Some(page))
+        })
+        .post(
+            create,
+            Op::new(TAG, "Create (provision) a school", Auth::Bearer)
+                .body(object(vec![
+                    ("schema_name", string()),
+                    ("name", string()),
+                    ("domains", array(string())),
+                ]))
+                .ok(201, Some(tenant.clone()))
+                .errors(&[409]),
+        );
+    m.endpoint("/api/v1/system/tenants/{id}/")
+        .get(
+            retrieve,
+            Op::new(TAG, "Retrieve a school", Auth::Bearer).ok(200, Some(tenant.clone())),
+        )
+        .patch(
+            update,
+            Op::new(TAG, "Rename or (de)activate a school", Auth::Bearer)
+                .body(object(vec![("name", string()), ("is_active", boolean())]))
+                .ok(200, Some(tenant)),
+        )
+        .delete(
+            delete,
+            Op::new(
+                TAG,
+                "Deactivate a school, or drop it (drop_schema=true, superuser)",
+                Auth::Bearer,
+            )
+            .query(
+                "drop_schema",
+                boolean(),
+                "drop the schema and delete the record",
+            )
+            .ok(204, None),
+        );
+    m.endpoint("/api/v1/system/tenants/{id}/domains/")
+        .get(list_domains, |doc: &mut ApiDoc| {
+            let item = doc.schema::<DomainRow>();
+            let page = page_of(doc, "DomainPage", item);
+            paging(Op::new(TAG, "List a school's domains", Auth::Bearer)).ok(200, Some(page))
+        })
+        .post(
+            add_domain,
+            Op::new(TAG, "Add a domain", Auth::Bearer)
+                .body(object_requiring(
+                    vec![("domain", string()), ("is_primary", boolean())],
+                    &["domain"],
+                ))
+                .ok(201, Some(domain))
+                .errors(&[409]),
+        );
+}
+
+/// A school as answered: its registry row and its domains.
+fn tenant_schema(doc: &mut ApiDoc) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    let row = doc.schema::<TenantRow>();
+    let domain = doc.schema::<DomainRow>();
+    let view = utoipa::openapi::schema::AllOfBuilder::new()
+        .item(row)
+        .item(object(vec![("domains", array(domain))]))
+        .build();
+    doc.named(
+        "Tenant",
+        utoipa::openapi::schema::Schema::AllOf(view).into(),
+    )
+}
+
+/// The page parameters of the system lists.
+pub fn paging(op: Op) -> Op {
+    op.query("page", integer(), "page number")
+        .query("page_size", integer(), "records per page")
 }
 
 #[derive(Serialize)]

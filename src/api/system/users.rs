@@ -11,8 +11,13 @@ use crate::{
         PathIds,
         body::{JsonObject, read_object},
         fields::{Email, Fields, Mode, any, len},
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{array, boolean, nullable, object, object_requiring, page_of, string, uuid},
+        },
         pagination::{ListQuery, page, query_map},
-        routes::Endpoint,
+        routes::Mount,
+        system::tenants::paging,
     },
     auth::{SystemNeed, SystemRequest, password, roles},
     db::{
@@ -23,15 +28,61 @@ use crate::{
     state::AppState,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    Endpoint::new("/api/v1/system/users/")
-        .get(list)
-        .post(create)
-        .register(cfg);
-    Endpoint::new("/api/v1/system/users/{id}/")
-        .get(retrieve)
-        .patch(update)
-        .register(cfg);
+const TAG: &str = "users";
+
+pub fn mount(m: &mut Mount) {
+    let record = m.doc().schema::<UserRecord>();
+    m.endpoint("/api/v1/system/users/")
+        .get(list, |doc: &mut ApiDoc| {
+            let page = page_of(doc, "UserPage", record.clone());
+            paging(Op::new(TAG, "List users", Auth::Bearer))
+                .query("search", string(), "e-mail, phone or names")
+                .query(
+                    "client",
+                    string(),
+                    "a school's id (its users), or `platform`",
+                )
+                .ok(200, Some(page))
+        })
+        .post(
+            create,
+            Op::new(TAG, "Create a user", Auth::Bearer)
+                .body(object_requiring(
+                    vec![
+                        ("email", nullable(string())),
+                        ("phone", nullable(string())),
+                        ("password", string()),
+                        ("first_name", string()),
+                        ("last_name", string()),
+                        ("client", nullable(uuid())),
+                        ("roles", array(string())),
+                        ("is_staff", boolean()),
+                        ("is_superuser", boolean()),
+                        ("teacher", boolean()),
+                    ],
+                    &["password"],
+                ))
+                .ok(201, Some(record.clone()))
+                .errors(&[409]),
+        );
+    m.endpoint("/api/v1/system/users/{id}/")
+        .get(
+            retrieve,
+            Op::new(TAG, "Retrieve a user", Auth::Bearer).ok(200, Some(record.clone())),
+        )
+        .patch(
+            update,
+            Op::new(TAG, "Update a user", Auth::Bearer)
+                .body(object(vec![
+                    ("first_name", string()),
+                    ("last_name", string()),
+                    ("password", string()),
+                    ("is_active", boolean()),
+                    ("is_staff", boolean()),
+                    ("is_superuser", boolean()),
+                ]))
+                .ok(200, Some(record)),
+        );
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -227,7 +278,9 @@ async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
                         roles::assign_by_name(conn, user.id, role)?;
                     }
                     if input.teacher {
-                        crate::api::school::teachers::create_for_user(conn, user.id, None)?;
+                        crate::school::teachers::TeacherProfile::create_for_user(
+                            conn, user.id, None,
+                        )?;
                     }
                     Ok(user)
                 })

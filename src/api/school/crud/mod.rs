@@ -1,20 +1,13 @@
 //! The one generic path for school resources with the usual shape: list, create, retrieve,
 //! replace (PUT), patch and delete, nested under parents or not.
 //!
-//! A resource implements `SchoolResource` (its parsing, checks and queries); the handlers
-//! here do the rest the same way for every resource: permission from the HTTP method, path
-//! ids (400 `invalid_id`), parents and record (404), then the body, validation and the write,
-//! all in one blocking task on one connection bound to the school.
-//!
-//! `macros` holds what the resources' own modules share: `table_queries!`,
-//! `top_level_methods!`, `nested_methods!` and `check_ref`.
+//! A resource says what it is (`SchoolResource`: path, permission, its `Collection` in
+//! `crate::school`, and how a body is parsed and checked); the handlers here do the rest the
+//! same way for every resource: permission from the HTTP method, path ids (400
+//! `invalid_id`), parents and record (404), then the body, validation and the write, all in
+//! one blocking task on one connection bound to the school. `mount` registers and describes
+//! the resource's two endpoints.
 
-mod macros;
-
-pub use macros::check_ref;
-pub(crate) use macros::{nested_methods, table_queries, top_level_methods};
-
-use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 use utoipa::openapi::{RefOr, schema::Schema};
@@ -24,51 +17,62 @@ use crate::{
     api::{
         PathIds,
         body::{JsonObject, read_object},
-        fields::{Fields, Mode, describe as describe_fields},
-        openapi::{ApiDoc, Auth, Op, build},
+        fields::{FieldDoc, Fields, Mode, describe as describe_fields},
+        openapi::{
+            ApiDoc, Auth, Op,
+            build::{self, page_of},
+        },
         pagination::{ListQuery, flag, page_response, query_map},
-        routes::Endpoint,
+        routes::Mount,
     },
-    auth::{Caller, Need, SchoolRequest, permissions::Resource},
+    auth::{Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    school::{Collection, Table},
     state::AppState,
     tenancy::{Tenant, TenantConn},
 };
+
+pub type Scope<R> = <<R as SchoolResource>::Store as Collection>::Scope;
+pub type Record<R> = <<R as SchoolResource>::Store as Collection>::Record;
+pub type New<R> = <<R as SchoolResource>::Store as Collection>::New;
+pub type Changes<R> = <<R as SchoolResource>::Store as Collection>::Changes;
 
 pub trait SchoolResource: Sized + Send + 'static {
     /// The resource permissions are checked on.
     const PERMISSION: Resource;
     /// The collection path, e.g. `/api/v1/school/sessions/{session_pk}/exam-sessions/`.
     const PATH: &'static str;
-    /// What the parent ids of the path resolve to (`()` for top-level resources).
-    type Scope: Send + 'static;
-    /// The record as answered.
-    type Record: Serialize + utoipa::ToSchema + Send + 'static;
-    /// A parsed request body: on create and replace every field is set (required ones
-    /// given, optional ones defaulted); on patch only the given ones.
-    type Input: Send + 'static;
+    /// Rules of create beyond the request schema (uniqueness and the like), for the
+    /// OpenAPI document.
+    const CREATE_RULES: Option<&'static str> = None;
 
-    /// Resolves the parent ids of the path; 404 when one is missing, deleted or under
-    /// another parent.
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Scope>;
+    /// Where the records live and how they are read and written.
+    type Store: Collection<Record: Serialize + utoipa::ToSchema>;
 
-    fn parse(fields: &mut Fields<'_>) -> Self::Input;
+    /// Reads a body: on create and replace every field is set (required ones given,
+    /// optional ones defaulted), on patch only the given ones.
+    fn parse(fields: &mut Fields<'_>) -> Changes<Self>;
 
     /// Checks that need the database or the current record (references, cross-field
     /// rules on the merged result). Records problems in `errors`.
     fn validate(
         _conn: &mut TenantConn,
-        _scope: &Self::Scope,
-        _input: &Self::Input,
-        _current: Option<&Self::Record>,
+        _scope: &Scope<Self>,
+        _changes: &Changes<Self>,
+        _current: Option<&Record<Self>>,
         _errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         Ok(())
     }
 
     /// The body of a 201 answer; the record itself unless the resource says otherwise.
-    fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
+    fn created_body(record: Record<Self>) -> ApiResult<serde_json::Value> {
         serde_json::to_value(record).map_err(ApiError::internal)
+    }
+
+    /// The schema of the 201 body (see `created_body`).
+    fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
+        doc.schema::<Record<Self>>()
     }
 
     /// Runs in the unit of work of every create, update and delete of this resource, after
@@ -80,56 +84,23 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// Runs after a create, update or delete of this resource has committed (to drop
     /// this process's caches that depend on it).
     fn after_write(_state: &AppState, _school: &Tenant) {}
-
-    /// Rules of create beyond the request schema (uniqueness and the like), for the
-    /// OpenAPI document.
-    const CREATE_RULES: Option<&'static str> = None;
-
-    /// The schema of the 201 body (see `created_body`).
-    fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
-        doc.schema::<Self::Record>()
-    }
-
-    fn list(
-        conn: &mut TenantConn,
-        scope: &Self::Scope,
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<Self::Record>)>;
-
-    fn find(
-        conn: &mut TenantConn,
-        scope: &Self::Scope,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Self::Record>>;
-
-    fn create(
-        conn: &mut TenantConn,
-        scope: &Self::Scope,
-        input: Self::Input,
-        actor: &Caller,
-    ) -> ApiResult<Self::Record>;
-
-    fn update(
-        conn: &mut TenantConn,
-        scope: &Self::Scope,
-        id: Uuid,
-        input: Self::Input,
-        actor: &Caller,
-    ) -> ApiResult<Self::Record>;
-
-    /// A real delete; 409 while other records reference it.
-    fn delete(conn: &mut TenantConn, scope: &Self::Scope, id: Uuid) -> ApiResult<()>;
 }
 
-/// The live record `id` of `R` under `scope`, or 404: how nested paths check their
-/// parents.
-pub fn live_under<R: SchoolResource>(
+/// The rule for references: the id must name a live record of `T` in this school. Records
+/// a message on `field` otherwise (`id` of `None`: nothing to check).
+pub fn check_ref<T: Table>(
     conn: &mut TenantConn,
-    scope: &R::Scope,
-    id: Uuid,
-) -> ApiResult<R::Record> {
-    R::find(conn, scope, id, false)?.ok_or_else(ApiError::not_found)
+    errors: &mut FieldErrors,
+    field: &str,
+    id: Option<Uuid>,
+    what: &str,
+) -> ApiResult<()> {
+    if let Some(id) = id {
+        if !T::live_exists(conn, id)? {
+            errors.add(field, format!("no live {what} has the id {id}"));
+        }
+    }
+    Ok(())
 }
 
 /// `?include_deleted=true` on item paths.
@@ -142,28 +113,35 @@ fn scope_and_record<R: SchoolResource>(
     conn: &mut TenantConn,
     path: &PathIds,
     include_deleted: ApiResult<bool>,
-) -> ApiResult<(R::Scope, Uuid, R::Record)> {
+) -> ApiResult<(Scope<R>, Uuid, Record<R>)> {
     // Item paths end with the record's `{id}`; the ids before it name its parents.
     let mut parents = path.parse()?;
     let id = parents.pop().ok_or_else(ApiError::not_found)?;
-    let scope = R::scope(conn, &parents)?;
-    let record = R::find(conn, &scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
+    let scope = R::Store::scope(conn, &parents)?;
+    let record =
+        R::Store::find(conn, &scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
     Ok((scope, id, record))
 }
 
-fn parse_input<R: SchoolResource>(
+/// Parses and validates `body` in `mode`: every problem of the body at once.
+fn parse_changes<R: SchoolResource>(
     conn: &mut TenantConn,
-    scope: &R::Scope,
+    scope: &Scope<R>,
     body: &JsonObject,
     mode: Mode,
-    current: Option<&R::Record>,
-) -> ApiResult<R::Input> {
+    current: Option<&Record<R>>,
+) -> ApiResult<Changes<R>> {
     let mut fields = Fields::new(body, mode);
-    let input = R::parse(&mut fields);
+    let changes = R::parse(&mut fields);
     let mut errors = FieldErrors::new();
-    R::validate(conn, scope, &input, current, &mut errors)?;
+    R::validate(conn, scope, &changes, current, &mut errors)?;
     fields.merge(errors);
-    fields.finish(input)
+    fields.finish(changes)
+}
+
+/// A complete form from changes parsed in create or replace mode.
+fn complete<R: SchoolResource>(changes: Changes<R>) -> ApiResult<New<R>> {
+    New::<R>::try_from(changes).map_err(ApiError::internal)
 }
 
 pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
@@ -174,15 +152,37 @@ pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpRe
     let (count, rows) = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {
             let parents = path.parse()?;
-            let scope = R::scope(conn, &parents)?;
+            let scope = R::Store::scope(conn, &parents)?;
             let query = query?;
-            let (count, rows) = R::list(conn, &scope, &query)?;
+            let (count, rows) = R::Store::list(conn, &scope, &query)?;
             query.check_page(count)?;
             Ok((count, rows))
         })
         .await?;
     let query = page_query.ok_or_else(|| ApiError::InvalidQuery("bad list parameters".into()))?;
     page_response(&http, &query, count, rows)
+}
+
+/// Runs `write` in a transaction with the resource's announcement, then its `after_write`.
+async fn write<R, T, F>(request: SchoolRequest, write: F) -> ApiResult<T>
+where
+    R: SchoolResource,
+    T: Send + 'static,
+    F: FnOnce(&mut TenantConn, crate::school::Actor) -> ApiResult<T> + Send + 'static,
+{
+    let state = request.state();
+    let (result, school) = request
+        .run(Need::Method(R::PERMISSION), move |conn, caller| {
+            let result = conn.transaction(|conn| {
+                let result = write(conn, caller.user_id())?;
+                R::announce_write(conn)?;
+                Ok::<_, ApiError>(result)
+            })?;
+            Ok((result, caller.tenant.clone()))
+        })
+        .await?;
+    R::after_write(&state, &school);
+    Ok(result)
 }
 
 pub async fn create<R: SchoolResource>(
@@ -192,22 +192,12 @@ pub async fn create<R: SchoolResource>(
     let http = request.http().clone();
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
     let path = PathIds::of(&http);
-    let state = request.state();
-    let (record, school) = request
-        .run(Need::Method(R::PERMISSION), move |conn, caller| {
-            let parents = path.parse()?;
-            let scope = R::scope(conn, &parents)?;
-            let body = body?;
-            let record = conn.transaction(|conn| {
-                let input = parse_input::<R>(conn, &scope, &body, Mode::Create, None)?;
-                let record = R::create(conn, &scope, input, caller)?;
-                R::announce_write(conn)?;
-                Ok::<_, ApiError>(record)
-            })?;
-            Ok((record, caller.tenant.clone()))
-        })
-        .await?;
-    R::after_write(&state, &school);
+    let record = write::<R, _, _>(request, move |conn, actor| {
+        let scope = R::Store::scope(conn, &path.parse()?)?;
+        let changes = parse_changes::<R>(conn, &scope, &body?, Mode::Create, None)?;
+        R::Store::create(conn, &scope, complete::<R>(changes)?, actor)
+    })
+    .await?;
     Ok(HttpResponse::Created().json(R::created_body(record)?))
 }
 
@@ -223,7 +213,8 @@ pub async fn retrieve<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Ht
     Ok(HttpResponse::Ok().json(record))
 }
 
-async fn write<R: SchoolResource>(
+/// PUT and PATCH: the body in `mode` over the addressed record.
+async fn change<R: SchoolResource>(
     request: SchoolRequest,
     payload: web::Payload,
     mode: Mode,
@@ -232,21 +223,15 @@ async fn write<R: SchoolResource>(
     let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
-    let state = request.state();
-    let (record, school) = request
-        .run(Need::Method(R::PERMISSION), move |conn, caller| {
-            let record = conn.transaction(|conn| {
-                let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
-                let body = body?;
-                let input = parse_input::<R>(conn, &scope, &body, mode, Some(&current))?;
-                let record = R::update(conn, &scope, id, input, caller)?;
-                R::announce_write(conn)?;
-                Ok::<_, ApiError>(record)
-            })?;
-            Ok((record, caller.tenant.clone()))
-        })
-        .await?;
-    R::after_write(&state, &school);
+    let record = write::<R, _, _>(request, move |conn, actor| {
+        let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
+        let changes = parse_changes::<R>(conn, &scope, &body?, mode, Some(&current))?;
+        match mode {
+            Mode::Patch => R::Store::update(conn, &scope, id, changes, actor),
+            _ => R::Store::replace(conn, &scope, id, complete::<R>(changes)?, actor),
+        }
+    })
+    .await?;
     Ok(HttpResponse::Ok().json(record))
 }
 
@@ -254,142 +239,112 @@ pub async fn replace<R: SchoolResource>(
     request: SchoolRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    write::<R>(request, payload, Mode::Replace).await
+    change::<R>(request, payload, Mode::Replace).await
 }
 
 pub async fn patch<R: SchoolResource>(
     request: SchoolRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    write::<R>(request, payload, Mode::Patch).await
+    change::<R>(request, payload, Mode::Patch).await
 }
 
 pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
-    let state = request.state();
-    let school = request
-        .run(Need::Method(R::PERMISSION), move |conn, caller| {
-            conn.transaction(|conn| {
-                let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
-                R::delete(conn, &scope, id)?;
-                R::announce_write(conn)
-            })?;
-            Ok(caller.tenant.clone())
-        })
-        .await?;
-    R::after_write(&state, &school);
+    write::<R, _, _>(request, move |conn, _| {
+        let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
+        R::Store::delete(conn, &scope, id)
+    })
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Describes the collection and item endpoints of `R` for the OpenAPI document: request
-/// bodies from `R::parse` itself, responses from `R::Record`.
-pub fn describe<R: SchoolResource>(doc: &mut ApiDoc) {
+/// The fields `R` reads, as the OpenAPI document describes them.
+pub fn fields_of<R: SchoolResource>() -> Vec<FieldDoc> {
+    describe_fields(R::parse)
+}
+
+/// Mounts the collection and item endpoints of `R`, described for the OpenAPI document:
+/// request bodies from `R::parse` itself, responses from its record type.
+pub fn mount<R: SchoolResource>(m: &mut Mount) {
     let name = R::PATH
         .trim_end_matches('/')
         .rsplit('/')
         .next()
         .unwrap_or("records")
         .to_owned();
-    let fields = describe_fields(R::parse);
-    let record = doc.schema::<R::Record>();
+    let fields = fields_of::<R>();
+    let doc = m.doc();
+    let record = doc.schema::<Record<R>>();
     doc.constrain_record(&record, &fields);
     let created = R::created_schema(doc);
-    let page = build::object(vec![
-        ("count", build::integer()),
-        ("next", build::nullable(build::string())),
-        ("previous", build::nullable(build::string())),
-        ("results", build::array(record.clone())),
-    ]);
-    let page = doc.named(
-        &format!("{}Page", <R::Record as utoipa::ToSchema>::name()),
-        page,
-    );
-    let item = format!("{}{{id}}/", R::PATH);
-    let op = |summary: String| Op::new(name.as_str(), summary, Auth::BearerOrKey);
-    let include_deleted = || {
-        (
+    let page_name = format!("{}Page", <Record<R> as utoipa::ToSchema>::name());
+    let page = page_of(doc, &page_name, record.clone());
+    let op = |summary: &str| {
+        Op::new(
+            name.as_str(),
+            format!("{summary} {name}"),
+            Auth::BearerOrKey,
+        )
+    };
+    let with_flag = |o: Op| {
+        o.query(
             "include_deleted",
             build::boolean(),
             "also soft-deleted records",
         )
     };
-    let list = op(format!("List {name}"))
-        .query("page", build::integer(), "page number, from 1")
-        .query(
-            "page_size",
-            build::integer(),
-            "records per page (default 50, max 200)",
+    let full_body = build::request_schema(&fields, true);
+    m.endpoint(R::PATH)
+        .get(
+            list::<R>,
+            with_flag(
+                op("List")
+                    .query("page", build::integer(), "page number, from 1")
+                    .query(
+                        "page_size",
+                        build::integer(),
+                        "records per page (default 50, max 200)",
+                    )
+                    .query(
+                        "search",
+                        build::string(),
+                        "case-insensitive substring of the name-like fields",
+                    ),
+            )
+            .ok(200, Some(page)),
         )
-        .query(
-            "search",
-            build::string(),
-            "case-insensitive substring of the name-like fields",
+        .post(
+            create::<R>,
+            op("Create one of")
+                .description(R::CREATE_RULES)
+                .body(full_body.clone())
+                .ok(201, Some(created))
+                .errors(&[409]),
+        );
+    m.endpoint(&format!("{}{{id}}/", R::PATH))
+        .get(
+            retrieve::<R>,
+            with_flag(op("Retrieve one of")).ok(200, Some(record.clone())),
         )
-        .query(
-            include_deleted().0,
-            include_deleted().1,
-            include_deleted().2,
+        .put(
+            replace::<R>,
+            with_flag(op("Replace one of"))
+                .body(full_body)
+                .ok(200, Some(record.clone()))
+                .errors(&[409]),
         )
-        .ok(200, Some(page));
-    doc.add(Method::GET, R::PATH, list);
-    doc.add(
-        Method::POST,
-        R::PATH,
-        op(format!("Create one of {name}"))
-            .description(R::CREATE_RULES)
-            .body(build::request_schema(&fields, true))
-            .ok(201, Some(created))
-            .errors(&[409]),
-    );
-    let with_flag = |o: Op| {
-        o.query(
-            include_deleted().0,
-            include_deleted().1,
-            include_deleted().2,
+        .patch(
+            patch::<R>,
+            with_flag(op("Update one of"))
+                .body(build::request_schema(&fields, false))
+                .ok(200, Some(record))
+                .errors(&[409]),
         )
-    };
-    doc.add(
-        Method::GET,
-        &item,
-        with_flag(op(format!("Retrieve one of {name}"))).ok(200, Some(record.clone())),
-    );
-    doc.add(
-        Method::PUT,
-        &item,
-        with_flag(op(format!("Replace one of {name}")))
-            .body(build::request_schema(&fields, true))
-            .ok(200, Some(record.clone()))
-            .errors(&[409]),
-    );
-    doc.add(
-        Method::PATCH,
-        &item,
-        with_flag(op(format!("Update one of {name}")))
-            .body(build::request_schema(&fields, false))
-            .ok(200, Some(record))
-            .errors(&[409]),
-    );
-    doc.add(
-        Method::DELETE,
-        &item,
-        with_flag(op(format!("Delete one of {name}")))
-            .ok(204, None)
-            .errors(&[409]),
-    );
-}
-
-/// Registers the collection and item endpoints of `R`.
-pub fn register<R: SchoolResource>(cfg: &mut web::ServiceConfig) {
-    Endpoint::new(R::PATH)
-        .get(list::<R>)
-        .post(create::<R>)
-        .register(cfg);
-    Endpoint::new(&format!("{}{{id}}/", R::PATH))
-        .get(retrieve::<R>)
-        .put(replace::<R>)
-        .patch(patch::<R>)
-        .delete(destroy::<R>)
-        .register(cfg);
+        .delete(
+            destroy::<R>,
+            with_flag(op("Delete one of")).ok(204, None).errors(&[409]),
+        );
 }

@@ -265,6 +265,8 @@ diesel::table! {
         role_id -> Uuid,
         created_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
+        updated_by -> Nullable<Uuid>,
+        updated_at -> Timestamptz,
     }
 }
 

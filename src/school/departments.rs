@@ -1,0 +1,215 @@
+//! Departments: a head (a teacher profile), a subject and their teachers, kept in order in
+//! `department_teachers`. Answered as [`Department`], the row with its teachers.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor, ListQuery, Table,
+    schema::{department_teachers as dt, departments as t},
+    table::{Incomplete, given, school_table},
+};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct DepartmentRow {
+    pub id: Uuid,
+    pub name: String,
+    pub hod_id: Uuid,
+    pub subject_id: Uuid,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct Department {
+    pub id: Uuid,
+    pub name: String,
+    pub hod: Uuid,
+    pub subject: Uuid,
+    pub teachers: Vec<Uuid>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t)]
+pub struct NewDepartment {
+    pub name: String,
+    pub hod_id: Uuid,
+    pub subject_id: Uuid,
+    pub is_deleted: bool,
+    /// Teacher profile ids, in order (stored in `department_teachers`).
+    #[diesel(skip_insertion, skip_update)]
+    pub teachers: Vec<Uuid>,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct DepartmentChanges {
+    pub name: Option<String>,
+    pub hod_id: Option<Uuid>,
+    pub subject_id: Option<Uuid>,
+    pub is_deleted: Option<bool>,
+    #[diesel(skip_update)]
+    pub teachers: Option<Vec<Uuid>>,
+}
+
+impl TryFrom<DepartmentChanges> for NewDepartment {
+    type Error = Incomplete;
+
+    fn try_from(c: DepartmentChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            name: given(c.name, "name")?,
+            hod_id: given(c.hod_id, "hod")?,
+            subject_id: given(c.subject_id, "subject")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+            teachers: given(c.teachers, "teachers")?,
+        })
+    }
+}
+
+school_table!(DepartmentRow in t, new: NewDepartment, changes: DepartmentChanges,
+    search: [name], soft_delete: is_deleted);
+
+impl Department {
+    /// The departments of `rows` with their teachers (one query for all of them).
+    fn of_rows(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Self>> {
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let mut by_department: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+        let links: Vec<(Uuid, Uuid)> = dt::table
+            .filter(dt::department_id.eq_any(&ids))
+            .order((dt::department_id, dt::position))
+            .select((dt::department_id, dt::teacher_id))
+            .load(conn.pg())?;
+        for (department, teacher) in links {
+            by_department.entry(department).or_default().push(teacher);
+        }
+        Ok(rows
+            .into_iter()
+            .map(|r| Self {
+                teachers: by_department.remove(&r.id).unwrap_or_default(),
+                id: r.id,
+                name: r.name,
+                hod: r.hod_id,
+                subject: r.subject_id,
+                is_deleted: r.is_deleted,
+                created_by: r.created_by,
+                updated_by: r.updated_by,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })
+            .collect())
+    }
+
+    fn of_row(conn: &mut TenantConn, row: DepartmentRow) -> ApiResult<Self> {
+        Self::of_rows(conn, vec![row])?
+            .pop()
+            .ok_or_else(ApiError::not_found)
+    }
+}
+
+/// Replaces the teachers of `department` with `teachers`, in this order.
+fn set_teachers(conn: &mut TenantConn, department: Uuid, teachers: &[Uuid]) -> ApiResult<()> {
+    diesel::delete(dt::table.filter(dt::department_id.eq(department))).execute(conn.pg())?;
+    let rows: Vec<_> = teachers
+        .iter()
+        .enumerate()
+        .map(|(position, teacher)| {
+            (
+                dt::department_id.eq(department),
+                dt::teacher_id.eq(*teacher),
+                dt::position.eq(position as i32),
+            )
+        })
+        .collect();
+    diesel::insert_into(dt::table)
+        .values(rows)
+        .execute(conn.pg())?;
+    Ok(())
+}
+
+/// Departments with their ordered teachers.
+pub struct Departments;
+
+impl super::Collection for Departments {
+    type Scope = ();
+    type Record = Department;
+    type New = NewDepartment;
+    type Changes = DepartmentChanges;
+
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+        <DepartmentRow as Table>::scope(conn, parents)
+    }
+
+    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Department>)> {
+        let (count, rows) = <DepartmentRow as Table>::page(conn, (), query)?;
+        Ok((count, Department::of_rows(conn, rows)?))
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<Department>> {
+        <DepartmentRow as Table>::find(conn, (), id, include_deleted)?
+            .map(|row| Department::of_row(conn, row))
+            .transpose()
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        new: NewDepartment,
+        actor: Actor,
+    ) -> ApiResult<Department> {
+        let row = <DepartmentRow as Table>::insert(conn, (), &new, actor)?;
+        set_teachers(conn, row.id, &new.teachers)?;
+        Department::of_row(conn, row)
+    }
+
+    fn replace(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        new: NewDepartment,
+        actor: Actor,
+    ) -> ApiResult<Department> {
+        let row = <DepartmentRow as Table>::replace(conn, id, &new, actor)?;
+        set_teachers(conn, id, &new.teachers)?;
+        Department::of_row(conn, row)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        changes: DepartmentChanges,
+        actor: Actor,
+    ) -> ApiResult<Department> {
+        let row = <DepartmentRow as Table>::update(conn, id, &changes, actor)?;
+        if let Some(teachers) = &changes.teachers {
+            set_teachers(conn, id, teachers)?;
+        }
+        Department::of_row(conn, row)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        <DepartmentRow as Table>::delete(conn, id)
+    }
+}

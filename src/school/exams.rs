@@ -1,0 +1,159 @@
+//! Exams of an exam session: at most one live exam per (exam session, subject, class), the
+//! rule `auto-create-teacher-exams` relies on.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor,
+    exam_sessions::ExamSession,
+    schema::{academic_classes, exams as t, subjects, teacher_assignments},
+    table::{Incomplete, given, school_table},
+};
+use crate::{error::ApiResult, tenancy::TenantConn};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct Exam {
+    pub id: Uuid,
+    #[serde(rename = "exam_session")]
+    pub exam_session_id: Uuid,
+    pub name: String,
+    #[serde(rename = "subject")]
+    pub subject_id: Uuid,
+    #[serde(rename = "academic_class")]
+    pub academic_class_id: Uuid,
+    #[serde(rename = "teacher")]
+    pub teacher_id: Option<Uuid>,
+    pub max_mark: i32,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t, treat_none_as_null = true)]
+pub struct NewExam {
+    pub name: String,
+    pub subject_id: Uuid,
+    pub academic_class_id: Uuid,
+    pub teacher_id: Option<Uuid>,
+    pub max_mark: i32,
+    pub is_deleted: bool,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct ExamChanges {
+    pub name: Option<String>,
+    pub subject_id: Option<Uuid>,
+    pub academic_class_id: Option<Uuid>,
+    pub teacher_id: Option<Option<Uuid>>,
+    pub max_mark: Option<i32>,
+    pub is_deleted: Option<bool>,
+}
+
+impl TryFrom<ExamChanges> for NewExam {
+    type Error = Incomplete;
+
+    fn try_from(c: ExamChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            name: given(c.name, "name")?,
+            subject_id: given(c.subject_id, "subject")?,
+            academic_class_id: given(c.academic_class_id, "academic_class")?,
+            teacher_id: given(c.teacher_id, "teacher")?,
+            max_mark: given(c.max_mark, "max_mark")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+        })
+    }
+}
+
+school_table!(Exam in t, new: NewExam, changes: ExamChanges, search: [name],
+    soft_delete: is_deleted, parent: exam_session_id in ExamSession);
+
+/// One live assignment of a teacher, with the display fields of its subject and class.
+pub struct TaughtClass {
+    pub subject_id: Uuid,
+    pub subject: String,
+    pub subject_code: String,
+    pub class_id: Uuid,
+    pub class: String,
+}
+
+impl TaughtClass {
+    /// The live assignments of teacher profile `teacher` to live subjects and classes, in
+    /// the order they were made.
+    pub fn of_teacher(conn: &mut TenantConn, teacher: Uuid) -> ApiResult<Vec<Self>> {
+        Ok(teacher_assignments::table
+            .inner_join(subjects::table)
+            .inner_join(academic_classes::table)
+            .filter(teacher_assignments::teacher_id.eq(teacher))
+            .filter(teacher_assignments::is_deleted.eq(false))
+            .filter(subjects::is_deleted.eq(false))
+            .filter(academic_classes::is_deleted.eq(false))
+            .order((teacher_assignments::created_at, teacher_assignments::id))
+            .select((
+                subjects::id,
+                subjects::name,
+                subjects::code,
+                academic_classes::id,
+                academic_classes::name,
+            ))
+            .load::<(Uuid, String, String, Uuid, String)>(conn.pg())?
+            .into_iter()
+            .map(
+                |(subject_id, subject, subject_code, class_id, class)| Self {
+                    subject_id,
+                    subject,
+                    subject_code,
+                    class_id,
+                    class,
+                },
+            )
+            .collect())
+    }
+}
+
+impl Exam {
+    /// Creates the exam unless a live one exists for its (exam session, subject, class):
+    /// `None` then. The unique index settles races between concurrent requests.
+    pub fn insert_if_absent(
+        conn: &mut TenantConn,
+        exam_session: Uuid,
+        new: &NewExam,
+        actor: Actor,
+    ) -> ApiResult<Option<Uuid>> {
+        Ok(diesel::insert_into(t::table)
+            .values((
+                new,
+                t::id.eq(Uuid::new_v4()),
+                t::exam_session_id.eq(exam_session),
+                t::created_by.eq(actor),
+                t::updated_by.eq(actor),
+            ))
+            .on_conflict_do_nothing()
+            .returning(t::id)
+            .get_result(conn.pg())
+            .optional()?)
+    }
+
+    /// The id and creator of the live exam for (exam session, subject, class).
+    pub fn live_for(
+        conn: &mut TenantConn,
+        exam_session: Uuid,
+        subject: Uuid,
+        class: Uuid,
+    ) -> ApiResult<(Uuid, Option<Uuid>)> {
+        Ok(t::table
+            .filter(t::exam_session_id.eq(exam_session))
+            .filter(t::subject_id.eq(subject))
+            .filter(t::academic_class_id.eq(class))
+            .filter(t::is_deleted.eq(false))
+            .select((t::id, t::created_by))
+            .first(conn.pg())?)
+    }
+}

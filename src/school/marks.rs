@@ -1,0 +1,125 @@
+//! Marks of an exam: one live mark per admission number.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor, Table,
+    exams::Exam,
+    schema::marks as t,
+    table::{Incomplete, given, school_table},
+};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct Mark {
+    pub id: Uuid,
+    #[serde(rename = "exam")]
+    pub exam_id: Uuid,
+    pub studentadmissionnumber: String,
+    pub mark: Option<i32>,
+    pub symbol: Option<String>,
+    pub comment: Option<String>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t, treat_none_as_null = true)]
+pub struct NewMark {
+    pub studentadmissionnumber: String,
+    pub mark: Option<i32>,
+    pub symbol: Option<String>,
+    pub comment: Option<String>,
+    pub is_deleted: bool,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct MarkChanges {
+    pub studentadmissionnumber: Option<String>,
+    pub mark: Option<Option<i32>>,
+    pub symbol: Option<Option<String>>,
+    pub comment: Option<Option<String>>,
+    pub is_deleted: Option<bool>,
+}
+
+impl TryFrom<MarkChanges> for NewMark {
+    type Error = Incomplete;
+
+    fn try_from(c: MarkChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            studentadmissionnumber: given(c.studentadmissionnumber, "studentadmissionnumber")?,
+            mark: given(c.mark, "mark")?,
+            symbol: given(c.symbol, "symbol")?,
+            comment: given(c.comment, "comment")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+        })
+    }
+}
+
+school_table!(Mark in t, new: NewMark, changes: MarkChanges, search: [studentadmissionnumber],
+    soft_delete: is_deleted, parent: exam_id in Exam);
+
+impl Mark {
+    /// Creates or updates the live mark of `number` for `exam` (confirm-students): only
+    /// the given fields change on an update, fields not given are created empty.
+    /// Concurrent calls for one student meet at the live unique index: the loser of the
+    /// insert updates the winner's mark.
+    pub fn upsert(
+        conn: &mut TenantConn,
+        exam: Uuid,
+        number: &str,
+        mut changes: MarkChanges,
+        actor: Actor,
+    ) -> ApiResult<Self> {
+        changes.studentadmissionnumber = None;
+        let new = NewMark {
+            studentadmissionnumber: number.to_owned(),
+            mark: changes.mark.flatten(),
+            symbol: changes.symbol.clone().flatten(),
+            comment: changes.comment.clone().flatten(),
+            is_deleted: changes.is_deleted.unwrap_or(false),
+        };
+        for _ in 0..3 {
+            let live: Option<Uuid> = t::table
+                .filter(t::exam_id.eq(exam))
+                .filter(t::studentadmissionnumber.eq(number))
+                .filter(t::is_deleted.eq(false))
+                .select(t::id)
+                .for_update()
+                .first(conn.pg())
+                .optional()?;
+            if let Some(id) = live {
+                return Self::update(conn, id, &changes, actor);
+            }
+            let inserted = diesel::insert_into(t::table)
+                .values((
+                    &new,
+                    t::id.eq(Uuid::new_v4()),
+                    t::exam_id.eq(exam),
+                    t::created_by.eq(actor),
+                    t::updated_by.eq(actor),
+                ))
+                .on_conflict_do_nothing()
+                .returning(Self::as_returning())
+                .get_result(conn.pg())
+                .optional()?;
+            if let Some(mark) = inserted {
+                return Ok(mark);
+            }
+        }
+        Err(ApiError::Conflict(
+            "the mark is being changed concurrently; retry".into(),
+        ))
+    }
+}

@@ -1,0 +1,54 @@
+//! School data: the tables of each school's schema, the records read from them, the forms
+//! written to them (`NewX` for create and replace, `XChanges` for patch) and their queries,
+//! as methods that take a connection bound to the school (`&mut TenantConn`).
+//!
+//! The diesel schema of school tables (`schema`) is private to this module: a school table
+//! cannot be named anywhere else, so no code can query one over a connection that is not
+//! bound to a school.
+//!
+//! - `table`: the `Table` trait (the queries every school table has) and `school_table!`,
+//!   which implements it for a record type;
+//! - `collection`: the `Collection` trait the generic CRUD handlers work on; every `Table`
+//!   is one, and the resources with more to them (departments, sessions, teachers, roles)
+//!   implement it themselves.
+
+mod schema;
+
+pub mod academic_settings;
+pub mod assignments;
+pub mod classes;
+pub mod collection;
+pub mod departments;
+pub mod exam_sessions;
+pub mod exams;
+pub mod general_settings;
+pub mod grade_comments;
+pub mod marks;
+pub mod report_settings;
+pub mod roles;
+pub mod session_setup;
+pub mod sessions;
+pub mod students;
+pub mod subjects;
+pub mod table;
+pub mod teachers;
+
+pub use collection::Collection;
+pub use table::{Actor, Incomplete, Table};
+
+/// Which page of a list, narrowed how.
+#[derive(Debug, Clone)]
+pub struct ListQuery {
+    /// From 1.
+    pub page: i64,
+    pub page_size: i64,
+    pub include_deleted: bool,
+    /// A case-insensitive substring of the table's name-like columns.
+    pub search: Option<String>,
+}
+
+impl ListQuery {
+    pub fn offset(&self) -> i64 {
+        (self.page - 1) * self.page_size
+    }
+}

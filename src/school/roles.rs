@@ -1,0 +1,220 @@
+//! Each school's own roles (named sets of permission codenames) and who has them. What a
+//! role grants is decided in `auth`; here are the rows and their queries.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor, ListQuery, Table,
+    schema::{school_roles as t, user_role_assignments as a},
+    table::{Incomplete, given, school_table},
+};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct RoleRow {
+    pub id: Uuid,
+    pub name: String,
+    pub permissions: Vec<Option<String>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct Role {
+    pub id: Uuid,
+    pub name: String,
+    pub permissions: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<RoleRow> for Role {
+    fn from(row: RoleRow) -> Self {
+        Self {
+            id: row.id,
+            name: row.name,
+            permissions: row.permissions.into_iter().flatten().collect(),
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t)]
+pub struct NewRole {
+    pub name: String,
+    /// Known codenames, sorted, without repeats.
+    pub permissions: Vec<Option<String>>,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct RoleChanges {
+    pub name: Option<String>,
+    pub permissions: Option<Vec<Option<String>>>,
+}
+
+impl TryFrom<RoleChanges> for NewRole {
+    type Error = Incomplete;
+
+    fn try_from(c: RoleChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            name: given(c.name, "name")?,
+            permissions: given(c.permissions, "permissions")?,
+        })
+    }
+}
+
+school_table!(RoleRow in t, new: NewRole, changes: RoleChanges, search: [name]);
+
+/// Roles, answered with their codenames as plain strings.
+pub struct Roles;
+
+impl super::Collection for Roles {
+    type Scope = ();
+    type Record = Role;
+    type New = NewRole;
+    type Changes = RoleChanges;
+
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+        <RoleRow as Table>::scope(conn, parents)
+    }
+
+    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Role>)> {
+        let (count, rows) = <RoleRow as Table>::page(conn, (), query)?;
+        Ok((count, rows.into_iter().map(Role::from).collect()))
+    }
+
+    fn find(conn: &mut TenantConn, _: &(), id: Uuid, _: bool) -> ApiResult<Option<Role>> {
+        Ok(<RoleRow as Table>::find(conn, (), id, false)?.map(Role::from))
+    }
+
+    fn create(conn: &mut TenantConn, _: &(), new: NewRole, actor: Actor) -> ApiResult<Role> {
+        <RoleRow as Table>::insert(conn, (), &new, actor).map(Role::from)
+    }
+
+    fn replace(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        new: NewRole,
+        actor: Actor,
+    ) -> ApiResult<Role> {
+        <RoleRow as Table>::replace(conn, id, &new, actor).map(Role::from)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        changes: RoleChanges,
+        actor: Actor,
+    ) -> ApiResult<Role> {
+        <RoleRow as Table>::update(conn, id, &changes, actor).map(Role::from)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        <RoleRow as Table>::delete(conn, id)
+    }
+}
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
+#[diesel(table_name = a, check_for_backend(diesel::pg::Pg))]
+pub struct RoleAssignment {
+    pub id: Uuid,
+    #[serde(rename = "user")]
+    pub user_id: Uuid,
+    #[serde(rename = "role")]
+    pub role_id: Uuid,
+    pub created_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = a)]
+pub struct NewRoleAssignment {
+    pub user_id: Uuid,
+    pub role_id: Uuid,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = a)]
+pub struct RoleAssignmentChanges {
+    pub user_id: Option<Uuid>,
+    pub role_id: Option<Uuid>,
+}
+
+impl TryFrom<RoleAssignmentChanges> for NewRoleAssignment {
+    type Error = Incomplete;
+
+    fn try_from(c: RoleAssignmentChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            user_id: given(c.user_id, "user")?,
+            role_id: given(c.role_id, "role")?,
+        })
+    }
+}
+
+school_table!(RoleAssignment in a, new: NewRoleAssignment, changes: RoleAssignmentChanges,
+    search: []);
+
+/// The names and codenames of `user_id`'s roles, by name, in one query.
+pub fn roles_of_user(
+    conn: &mut TenantConn,
+    user_id: Uuid,
+) -> ApiResult<Vec<(String, Vec<String>)>> {
+    let rows: Vec<(String, Vec<Option<String>>)> = a::table
+        .inner_join(t::table)
+        .filter(a::user_id.eq(user_id))
+        .select((t::name, t::permissions))
+        .order(t::name)
+        .load(conn.pg())?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, codenames)| (name, codenames.into_iter().flatten().collect()))
+        .collect())
+}
+
+/// Creates the roles of `roles` (name, codenames) that are missing by name; existing roles
+/// are left alone.
+pub fn create_missing(conn: &mut TenantConn, roles: Vec<NewRole>) -> ApiResult<()> {
+    diesel::insert_into(t::table)
+        .values(
+            roles
+                .iter()
+                .map(|role| (role, t::id.eq(Uuid::new_v4())))
+                .collect::<Vec<_>>(),
+        )
+        .on_conflict(t::name)
+        .do_nothing()
+        .execute(conn.pg())?;
+    Ok(())
+}
+
+/// Gives `user_id` the role called `role_name` (idempotent).
+pub fn assign_by_name(conn: &mut TenantConn, user_id: Uuid, role_name: &str) -> ApiResult<()> {
+    let role_id: Uuid = t::table
+        .filter(t::name.eq(role_name))
+        .select(t::id)
+        .first(conn.pg())
+        .optional()?
+        .ok_or_else(|| ApiError::validation("roles", format!("unknown role '{role_name}'")))?;
+    diesel::insert_into(a::table)
+        .values((
+            a::id.eq(Uuid::new_v4()),
+            a::user_id.eq(user_id),
+            a::role_id.eq(role_id),
+        ))
+        .on_conflict((a::user_id, a::role_id))
+        .do_nothing()
+        .execute(conn.pg())?;
+    Ok(())
+}

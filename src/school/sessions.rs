@@ -1,0 +1,173 @@
+//! Academic sessions. At most one is active: creating one makes it the active one, and
+//! activating one deactivates the others, in the same transaction and under a table lock,
+//! so concurrent requests cannot leave two active. A deleted session is never active.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor, ListQuery, Table,
+    schema::academic_sessions as t,
+    table::{Incomplete, given, school_table},
+};
+use crate::{error::ApiResult, tenancy::TenantConn};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct AcademicSession {
+    pub id: Uuid,
+    pub name: String,
+    pub start_date: DateTime<Utc>,
+    pub end_date: DateTime<Utc>,
+    pub is_active: bool,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t)]
+pub struct NewSession {
+    pub name: String,
+    pub start_date: DateTime<Utc>,
+    pub end_date: DateTime<Utc>,
+    /// Changed only when given (a PUT without it leaves it as it is); decided by
+    /// [`Sessions`] on create.
+    pub is_active: Option<bool>,
+    pub is_deleted: bool,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct SessionChanges {
+    pub name: Option<String>,
+    pub start_date: Option<DateTime<Utc>>,
+    pub end_date: Option<DateTime<Utc>>,
+    pub is_active: Option<bool>,
+    pub is_deleted: Option<bool>,
+}
+
+impl TryFrom<SessionChanges> for NewSession {
+    type Error = Incomplete;
+
+    fn try_from(c: SessionChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            name: given(c.name, "name")?,
+            start_date: given(c.start_date, "start_date")?,
+            end_date: given(c.end_date, "end_date")?,
+            is_active: c.is_active,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+        })
+    }
+}
+
+school_table!(AcademicSession in t, new: NewSession, changes: SessionChanges, search: [name],
+    soft_delete: is_deleted);
+
+/// Makes `keep` (when given) the only active session: locks the table against concurrent
+/// activations, then deactivates every other active session.
+fn deactivate_others(conn: &mut TenantConn, keep: Option<Uuid>) -> ApiResult<()> {
+    diesel::sql_query("LOCK TABLE academic_sessions IN SHARE ROW EXCLUSIVE MODE")
+        .execute(conn.pg())?;
+    diesel::update(
+        t::table
+            .filter(t::is_active.eq(true))
+            .filter(t::id.ne(keep.unwrap_or_else(Uuid::nil))),
+    )
+    .set((t::is_active.eq(false), t::updated_at.eq(Utc::now())))
+    .execute(conn.pg())?;
+    Ok(())
+}
+
+/// The activation rules around a write of `is_active` / `is_deleted` to session `id`:
+/// deleting deactivates, activating deactivates the others.
+fn settle_activation(
+    conn: &mut TenantConn,
+    id: Uuid,
+    is_deleted: Option<bool>,
+    is_active: &mut Option<bool>,
+) -> ApiResult<()> {
+    if is_deleted == Some(true) {
+        *is_active = Some(false);
+    }
+    if *is_active == Some(true) {
+        deactivate_others(conn, Some(id))?;
+    }
+    Ok(())
+}
+
+/// Academic sessions with their activation rules.
+pub struct Sessions;
+
+impl super::Collection for Sessions {
+    type Scope = ();
+    type Record = AcademicSession;
+    type New = NewSession;
+    type Changes = SessionChanges;
+
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+        <AcademicSession as Table>::scope(conn, parents)
+    }
+
+    fn list(
+        conn: &mut TenantConn,
+        _: &(),
+        query: &ListQuery,
+    ) -> ApiResult<(i64, Vec<AcademicSession>)> {
+        <AcademicSession as Table>::page(conn, (), query)
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<AcademicSession>> {
+        <AcademicSession as Table>::find(conn, (), id, include_deleted)
+    }
+
+    /// A new session becomes the active one, unless it is created deleted: then it is
+    /// inactive and the others stay as they are.
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        mut new: NewSession,
+        actor: Actor,
+    ) -> ApiResult<AcademicSession> {
+        new.is_active = Some(!new.is_deleted);
+        if !new.is_deleted {
+            deactivate_others(conn, None)?;
+        }
+        <AcademicSession as Table>::insert(conn, (), &new, actor)
+    }
+
+    fn replace(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        mut new: NewSession,
+        actor: Actor,
+    ) -> ApiResult<AcademicSession> {
+        settle_activation(conn, id, Some(new.is_deleted), &mut new.is_active)?;
+        <AcademicSession as Table>::replace(conn, id, &new, actor)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        mut changes: SessionChanges,
+        actor: Actor,
+    ) -> ApiResult<AcademicSession> {
+        settle_activation(conn, id, changes.is_deleted, &mut changes.is_active)?;
+        <AcademicSession as Table>::update(conn, id, &changes, actor)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        <AcademicSession as Table>::delete(conn, id)
+    }
+}

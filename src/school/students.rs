@@ -1,0 +1,89 @@
+//! Students (admission number unique among live students).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    schema::students as t,
+    table::{Incomplete, given, school_table},
+};
+use crate::{db::models::User, error::ApiResult, tenancy::TenantConn};
+
+#[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct Student {
+    pub id: Uuid,
+    pub admission_number: String,
+    pub first_name: String,
+    pub last_name: String,
+    #[serde(rename = "academic_class")]
+    pub academic_class_id: Option<Uuid>,
+    #[serde(rename = "user")]
+    pub user_id: Option<Uuid>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t, treat_none_as_null = true)]
+pub struct NewStudent {
+    pub admission_number: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub academic_class_id: Option<Uuid>,
+    pub user_id: Option<Uuid>,
+    pub is_deleted: bool,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct StudentChanges {
+    pub admission_number: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub academic_class_id: Option<Option<Uuid>>,
+    pub user_id: Option<Option<Uuid>>,
+    pub is_deleted: Option<bool>,
+}
+
+impl TryFrom<StudentChanges> for NewStudent {
+    type Error = Incomplete;
+
+    fn try_from(c: StudentChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            admission_number: given(c.admission_number, "admission_number")?,
+            first_name: given(c.first_name, "first_name")?,
+            last_name: given(c.last_name, "last_name")?,
+            academic_class_id: given(c.academic_class_id, "academic_class")?,
+            user_id: given(c.user_id, "user")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+        })
+    }
+}
+
+school_table!(Student in t, new: NewStudent, changes: StudentChanges,
+    search: [admission_number, first_name, last_name], soft_delete: is_deleted);
+
+impl Student {
+    /// Whether a live student has this admission number (marks must name one).
+    pub fn admission_number_is_live(conn: &mut TenantConn, number: &str) -> ApiResult<bool> {
+        Ok(diesel::select(diesel::dsl::exists(
+            t::table
+                .filter(t::admission_number.eq(number))
+                .filter(t::is_deleted.eq(false)),
+        ))
+        .get_result(conn.pg())?)
+    }
+}
+
+/// Whether `user_id` is a user of the connection's school (students, teachers and role
+/// holders must be).
+pub fn is_school_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<bool> {
+    let school = conn.tenant().id;
+    Ok(User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(school)))
+}

@@ -1,0 +1,242 @@
+//! Teacher profiles: a school user who teaches, with an optional staff number. Answered
+//! with the user's display name (`TeacherView`).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    Actor, ListQuery, Table,
+    schema::teacher_profiles as t,
+    table::{Incomplete, given, school_table},
+};
+use crate::{
+    db::{models::User, schema_public::users},
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+#[derive(Queryable, Selectable, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct TeacherProfile {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub staff_number: Option<String>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The teacher profile as answered by the API; `name` is the user's display name.
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct TeacherView {
+    pub id: Uuid,
+    pub user: Uuid,
+    pub name: String,
+    pub staff_number: Option<String>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t, treat_none_as_null = true)]
+pub struct NewTeacher {
+    pub user_id: Uuid,
+    pub staff_number: Option<String>,
+    pub is_deleted: bool,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct TeacherChanges {
+    pub user_id: Option<Uuid>,
+    pub staff_number: Option<Option<String>>,
+    pub is_deleted: Option<bool>,
+}
+
+impl TryFrom<TeacherChanges> for NewTeacher {
+    type Error = Incomplete;
+
+    fn try_from(c: TeacherChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            user_id: given(c.user_id, "user")?,
+            staff_number: given(c.staff_number, "staff_number")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+        })
+    }
+}
+
+school_table!(TeacherProfile in t, new: NewTeacher, changes: TeacherChanges, search: [],
+    soft_delete: is_deleted);
+
+impl TeacherProfile {
+    pub fn view(self, name: String) -> TeacherView {
+        TeacherView {
+            id: self.id,
+            user: self.user_id,
+            name,
+            staff_number: self.staff_number,
+            is_deleted: self.is_deleted,
+            created_by: self.created_by,
+            updated_by: self.updated_by,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
+    /// The live teacher profile of a user in this school, if any.
+    pub fn live_of_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<Option<Self>> {
+        Ok(t::table
+            .filter(t::user_id.eq(user_id))
+            .filter(t::is_deleted.eq(false))
+            .select(Self::as_select())
+            .first(conn.pg())
+            .optional()?)
+    }
+
+    /// Makes `user_id` a teacher of this school (no staff number).
+    pub fn create_for_user(conn: &mut TenantConn, user_id: Uuid, actor: Actor) -> ApiResult<Self> {
+        let new = NewTeacher {
+            user_id,
+            staff_number: None,
+            is_deleted: false,
+        };
+        Self::insert(conn, (), &new, actor)
+    }
+}
+
+impl TeacherView {
+    /// The live teacher profile of `user`, as the API shows it.
+    pub fn of_user(conn: &mut TenantConn, user: &User) -> ApiResult<Option<Self>> {
+        Ok(TeacherProfile::live_of_user(conn, user.id)?.map(|p| p.view(user.display_name())))
+    }
+
+    /// The views of `rows`, with their users' names (one query).
+    fn of_rows(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<Self>> {
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.user_id).collect();
+        let names = display_names(conn, &ids)?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let name = names.get(&row.user_id).cloned().unwrap_or_default();
+                row.view(name)
+            })
+            .collect())
+    }
+
+    fn of_row(conn: &mut TenantConn, row: TeacherProfile) -> ApiResult<Self> {
+        Self::of_rows(conn, vec![row])?
+            .pop()
+            .ok_or_else(ApiError::not_found)
+    }
+}
+
+/// Display names of users, by id (one query).
+pub fn display_names(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashMap<Uuid, String>> {
+    let rows: Vec<User> = users::table
+        .filter(users::id.eq_any(ids))
+        .select(User::as_select())
+        .load(conn.pg())?;
+    Ok(rows.into_iter().map(|u| (u.id, u.display_name())).collect())
+}
+
+/// Teacher profiles answered as [`TeacherView`]s; `?search=` looks in the users' names and
+/// e-mail and in the staff number.
+pub struct Teachers;
+
+impl super::Collection for Teachers {
+    type Scope = ();
+    type Record = TeacherView;
+    type New = NewTeacher;
+    type Changes = TeacherChanges;
+
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+        <TeacherProfile as Table>::scope(conn, parents)
+    }
+
+    fn list(
+        conn: &mut TenantConn,
+        _: &(),
+        query: &ListQuery,
+    ) -> ApiResult<(i64, Vec<TeacherView>)> {
+        let search = query.search.as_deref().map(crate::db::like_pattern);
+        let matching_users: Vec<Uuid> = match &search {
+            Some(pattern) => users::table
+                .filter(users::client_id.eq(conn.tenant().id))
+                .filter(
+                    users::first_name
+                        .ilike(pattern.clone())
+                        .or(users::last_name.ilike(pattern.clone()))
+                        .or(users::email.ilike(pattern.clone())),
+                )
+                .select(users::id)
+                .load(conn.pg())?,
+            None => Vec::new(),
+        };
+        let (count, rows) =
+            <TeacherProfile as Table>::page_where(conn, (), query, move |q| match &search {
+                Some(pattern) => q.filter(
+                    t::user_id
+                        .eq_any(matching_users.clone())
+                        .or(t::staff_number.ilike(pattern.clone()).assume_not_null()),
+                ),
+                None => q,
+            })?;
+        Ok((count, TeacherView::of_rows(conn, rows)?))
+    }
+
+    fn find(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        include_deleted: bool,
+    ) -> ApiResult<Option<TeacherView>> {
+        <TeacherProfile as Table>::find(conn, (), id, include_deleted)?
+            .map(|row| TeacherView::of_row(conn, row))
+            .transpose()
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        _: &(),
+        new: NewTeacher,
+        actor: Actor,
+    ) -> ApiResult<TeacherView> {
+        let row = <TeacherProfile as Table>::insert(conn, (), &new, actor)?;
+        TeacherView::of_row(conn, row)
+    }
+
+    fn replace(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        new: NewTeacher,
+        actor: Actor,
+    ) -> ApiResult<TeacherView> {
+        let row = <TeacherProfile as Table>::replace(conn, id, &new, actor)?;
+        TeacherView::of_row(conn, row)
+    }
+
+    fn update(
+        conn: &mut TenantConn,
+        _: &(),
+        id: Uuid,
+        changes: TeacherChanges,
+        actor: Actor,
+    ) -> ApiResult<TeacherView> {
+        let row = <TeacherProfile as Table>::update(conn, id, &changes, actor)?;
+        TeacherView::of_row(conn, row)
+    }
+
+    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
+        <TeacherProfile as Table>::delete(conn, id)
+    }
+}
