@@ -16,9 +16,9 @@ use crate::{
     api,
     api::access::access_log,
     api::host::classify_host,
+    auth::AppState,
     config::Config,
     db::notify::{self, Subscriber},
-    state::AppState,
 };
 
 pub struct Application {

@@ -13,7 +13,7 @@ use actix_web::{
 };
 
 use crate::{
-    auth::context::LogIdentity, error::ApiError, observability::metrics, state::AppState,
+    auth::AppState, auth::context::LogIdentity, error::ApiError, observability::metrics,
     tenancy::HostKind,
 };
 

@@ -9,8 +9,8 @@ use crate::{
         openapi::{Auth, Op, build::object},
         routes::Mount,
     },
+    auth::AppState,
     error::ApiResult,
-    state::AppState,
 };
 
 pub fn mount(m: &mut Mount) {

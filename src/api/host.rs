@@ -12,8 +12,8 @@ use actix_web::{
 
 use crate::{
     api::{console, metrics},
+    auth::AppState,
     error::ApiError,
-    state::AppState,
     tenancy::host::{self, HostKind, request_host},
 };
 

@@ -3,7 +3,7 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::{observability::metrics, state::AppState};
+use crate::{auth::AppState, observability::metrics};
 
 pub const PATH: &str = "/metrics/";
 

@@ -7,8 +7,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
 use crate::{
+    auth::AppState,
     error::{ApiError, ApiResult},
-    state::AppState,
     tenancy::host::public_host,
 };
 

@@ -14,6 +14,7 @@ use diesel::pg::PgConnection;
 use uuid::Uuid;
 
 use crate::{
+    auth::AppState,
     auth::{
         api_key::ApiKeyRecord,
         jwt::{Claims, Layer, TokenType},
@@ -23,7 +24,6 @@ use crate::{
     },
     db::models::User,
     error::{ApiError, ApiResult},
-    state::AppState,
     tenancy::{HostKind, TenantConn, TenantRef},
 };
 

@@ -4,12 +4,16 @@ use actix_web::HttpRequest;
 use serde_json::Value;
 
 use crate::{
-    api::body::JsonObject,
-    auth::jwt::{Claims, Layer, TokenPair, TokenType},
+    auth::{
+        AppState,
+        jwt::{Claims, Layer, TokenPair, TokenType},
+    },
     db::models::{Identifier, User, revoked_token},
     error::{ApiError, ApiResult, FieldErrors},
-    state::AppState,
 };
+
+/// A request body, as the API reads it (a JSON object).
+type JsonObject = serde_json::Map<String, Value>;
 
 pub struct LoginInput {
     identifier: String,

@@ -10,9 +10,11 @@ pub mod password;
 pub mod permissions;
 pub mod role_cache;
 pub mod roles;
+pub mod state;
 pub mod system_context;
 pub mod throttle;
 pub mod user_cache;
 
 pub use context::{Caller, Need, Principal, SchoolRequest};
+pub use state::AppState;
 pub use system_context::{SystemNeed, SystemRequest};

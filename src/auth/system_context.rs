@@ -8,13 +8,13 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use diesel::pg::PgConnection;
 
 use crate::{
+    auth::AppState,
     auth::{
         context::{Credentials, LogIdentity, cached_token_user, credentials, state_of},
         jwt::{Layer, TokenType},
     },
     db::models::User,
     error::{ApiError, ApiResult},
-    state::AppState,
 };
 
 /// What a system endpoint requires of its caller.

@@ -10,11 +10,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::{
     api::system::users::{CliUser, create_user_from_cli},
+    auth::AppState,
     config::Config,
     db::{migrations::migrate_public, models::TenantRow},
     error::ApiError,
     startup::Application,
-    state::AppState,
     tenancy::{
         TenantDirectory,
         provision::{self, NewTenant},

@@ -7,9 +7,9 @@ use actix_web::web;
 use super::blocking;
 use crate::{
     api::system::users::{CliUser, create_user_from_cli},
+    auth::AppState,
     db::models::TenantRow,
     error::ApiError,
-    state::AppState,
     tenancy::provision::{self, NewTenant},
 };
 

@@ -12,7 +12,6 @@ use crate::{
         sql_migrations::{SqlMigrations, sql_migration},
     },
     error::ApiError,
-    tenancy::TenantConn,
 };
 
 pub const PUBLIC_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations");
@@ -41,23 +40,7 @@ pub fn migrate_public(database_url: &str, mode: PoolMode) -> Result<Vec<String>,
     })
 }
 
-/// Brings one school schema up to date; returns the versions applied.
-pub fn migrate_tenant(conn: &mut TenantConn) -> Result<Vec<String>, ApiError> {
-    let applied = conn
-        .pg()
-        .run_pending_migrations(TENANT_MIGRATIONS)
-        .map_err(migration_error)?;
-    Ok(applied.iter().map(ToString::to_string).collect())
-}
-
-/// Whether a school schema has migrations still to run.
-pub fn tenant_has_pending(conn: &mut TenantConn) -> Result<bool, ApiError> {
-    conn.pg()
-        .has_pending_migration(TENANT_MIGRATIONS)
-        .map_err(migration_error)
-}
-
-fn migration_error(err: Box<dyn std::error::Error + Send + Sync>) -> ApiError {
+pub(crate) fn migration_error(err: Box<dyn std::error::Error + Send + Sync>) -> ApiError {
     match err.downcast::<diesel::result::Error>() {
         Ok(db_err) => ApiError::from(*db_err),
         Err(other) => ApiError::internal(anyhow::anyhow!("migration failed: {other}")),

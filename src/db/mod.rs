@@ -5,6 +5,7 @@ pub mod migrations;
 pub mod models;
 pub mod notify;
 pub mod pool;
+pub mod schema_name;
 pub mod schema_public;
 pub mod sql_migrations;
 

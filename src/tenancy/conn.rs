@@ -12,6 +12,7 @@
 //! the binding ends with that transaction in [`TenantConn::finish`] (or on drop): no
 //! school query can run outside it.
 
+use actix_web::web;
 use diesel::{
     connection::{AnsiTransactionManager, TransactionManager},
     pg::PgConnection,
@@ -20,6 +21,7 @@ use diesel::{
 
 use crate::{
     db::{
+        Db,
         models::User,
         pool::{PoolMode, PooledConn, mark_if_lost},
         schema_public::users,
@@ -180,6 +182,52 @@ impl TenantConn {
                 Err(rollback_err) => Err(rollback_err.into()),
             },
         }
+    }
+}
+
+/// The ways to run work on a connection bound to a school.
+impl Db {
+    /// Runs `work` on a connection bound to `tenant`'s schema, on the blocking thread pool.
+    pub async fn run_in_tenant<T, F>(&self, tenant: TenantRef, work: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let db = self.clone();
+        web::block(move || db.with_tenant(&tenant, work)).await?
+    }
+
+    /// Like `run_in_tenant`, loading user `user_id` while binding (see
+    /// `TenantConn::bind_loading_user`): the authentication query and the binding share one
+    /// round trip.
+    pub async fn run_in_tenant_as<T, F>(
+        &self,
+        tenant: TenantRef,
+        user_id: uuid::Uuid,
+        work: F,
+    ) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn, Option<User>) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let db = self.clone();
+        web::block(move || {
+            let (mut conn, user) = TenantConn::bind_loading_user(db.checkout()?, tenant, user_id)?;
+            let result = work(&mut conn, user);
+            conn.finish(result)
+        })
+        .await?
+    }
+
+    /// The synchronous form of `run_in_tenant`, for the CLI and blocking contexts.
+    pub fn with_tenant<T>(
+        &self,
+        tenant: &TenantRef,
+        work: impl FnOnce(&mut TenantConn) -> ApiResult<T>,
+    ) -> ApiResult<T> {
+        let mut conn = TenantConn::bind(self.checkout()?, tenant.clone())?;
+        let result = work(&mut conn);
+        conn.finish(result)
     }
 }
 

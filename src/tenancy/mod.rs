@@ -1,6 +1,5 @@
 //! Schema-per-tenant: which school a request is for, and connections bound to its schema.
 //!
-//! - `schema_name`: the validated schema name type;
 //! - `directory`: the in-memory map of domains and schema names to schools;
 //! - `conn`: `TenantConn`, a pooled connection bound to one school's schema;
 //! - `host`: the middleware that classifies each request's `Host`;
@@ -10,17 +9,16 @@ pub mod conn;
 pub mod directory;
 pub mod host;
 pub mod provision;
-pub mod schema_name;
 
 use std::sync::Arc;
 
 use serde::Serialize;
 use uuid::Uuid;
 
+pub use crate::db::schema_name::{InvalidSchemaName, SchemaName};
 pub use conn::TenantConn;
 pub use directory::TenantDirectory;
 pub use host::HostKind;
-pub use schema_name::{InvalidSchemaName, SchemaName};
 
 /// A school as the request path sees it (cached; see `directory`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

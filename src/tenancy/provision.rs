@@ -1,5 +1,6 @@
 //! Creating, migrating and dropping school schemas.
 
+use diesel_migrations::MigrationHarness;
 use std::sync::Arc;
 
 use diesel::{pg::PgConnection, prelude::*};
@@ -8,7 +9,7 @@ use uuid::Uuid;
 use crate::{
     db::{
         Db,
-        migrations::{migrate_tenant, tenant_has_pending},
+        migrations::{TENANT_MIGRATIONS, migration_error},
         models::{DomainRow, TenantRow, tenant::normalize_domain},
         schema_public::tenants,
     },
@@ -185,4 +186,20 @@ pub fn schema_nodes(
     )
     .load(conn)?;
     Ok(rows.into_iter().map(|p| (p.schema_name, p.node)).collect())
+}
+
+/// Brings one school schema up to date; returns the versions applied.
+pub fn migrate_tenant(conn: &mut TenantConn) -> Result<Vec<String>, ApiError> {
+    let applied = conn
+        .pg()
+        .run_pending_migrations(TENANT_MIGRATIONS)
+        .map_err(migration_error)?;
+    Ok(applied.iter().map(ToString::to_string).collect())
+}
+
+/// Whether a school schema has migrations still to run.
+pub fn tenant_has_pending(conn: &mut TenantConn) -> Result<bool, ApiError> {
+    conn.pg()
+        .has_pending_migration(TENANT_MIGRATIONS)
+        .map_err(migration_error)
 }

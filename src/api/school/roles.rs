@@ -11,13 +11,13 @@ use crate::{
             students::check_school_user,
         },
     },
+    auth::AppState,
     auth::{
         permissions::{Permission, PermissionSet, Resource},
         roles::announce_change,
     },
     error::{ApiResult, FieldErrors},
     school::roles::{RoleAssignment, RoleAssignmentChanges, RoleChanges, RoleRow, Roles as Store},
-    state::AppState,
     tenancy::{Tenant, TenantConn},
 };
 

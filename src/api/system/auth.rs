@@ -13,6 +13,7 @@ use crate::{
         },
         routes::Mount,
     },
+    auth::AppState,
     auth::{
         SystemNeed, SystemRequest,
         jwt::Layer,
@@ -20,7 +21,6 @@ use crate::{
     },
     db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
-    state::AppState,
 };
 
 const TAG: &str = "system auth";

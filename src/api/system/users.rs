@@ -19,13 +19,13 @@ use crate::{
         routes::Mount,
         system::tenants::paging,
     },
+    auth::AppState,
     auth::{SystemNeed, SystemRequest, password, roles},
     db::{
         models::{NewUser, TenantRow, User, UserChangeset, UserView, user::normalize_phone},
         schema_public::users,
     },
     error::{ApiError, ApiResult},
-    state::AppState,
 };
 
 const TAG: &str = "users";

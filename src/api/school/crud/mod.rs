@@ -25,10 +25,10 @@ use crate::{
         pagination::{ListQuery, flag, page_response, query_map},
         routes::Mount,
     },
+    auth::AppState,
     auth::{Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
     school::{Collection, Table},
-    state::AppState,
     tenancy::{Tenant, TenantConn},
 };
 

@@ -1,0 +1,118 @@
+//! The layers of the crate, checked: a module may import only from the layers below it.
+//! From the bottom: `error` and `observability` (import nothing of the crate), `db`,
+//! `config`, `tenancy`, `school` (school tables, over `tenancy`'s bound connection), `auth`
+//! (with the `AppState` its extractors hand out), `api`, `startup`, `cli`.
+
+use std::{collections::BTreeSet, fs, path::Path};
+
+const LAYERS: &[&[&str]] = &[
+    &["error", "observability"],
+    &["db"],
+    &["config"],
+    &["tenancy"],
+    &["school"],
+    &["auth"],
+    &["api"],
+    &["startup"],
+    &["cli"],
+];
+
+fn rank(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+/// The top-level modules named after `crate::` in `source`, including inside
+/// `use crate::{a::.., b};` groups.
+fn imported(source: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for (at, _) in source.match_indices("crate::") {
+        let rest = &source[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let mut depth = 1;
+            let mut item = String::new();
+            let mut first_segment = true;
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 1 => {
+                        if !item.is_empty() {
+                            found.insert(std::mem::take(&mut item));
+                        }
+                        first_segment = true;
+                        continue;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                if depth == 1 && first_segment {
+                    if c.is_ascii_lowercase() || c == '_' {
+                        item.push(c);
+                    } else if !item.is_empty() {
+                        found.insert(std::mem::take(&mut item));
+                        first_segment = false;
+                    }
+                }
+            }
+            if !item.is_empty() {
+                found.insert(item);
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            found.insert(name);
+        }
+    }
+    found
+}
+
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in fs::read_dir(dir).expect("src").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_module_imports_from_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut upward = Vec::new();
+    for path in all {
+        let relative = path.strip_prefix(&src).expect("under src");
+        let top = relative
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .unwrap_or_default()
+            .trim_end_matches(".rs")
+            .to_owned();
+        let Some(own) = rank(&top) else { continue };
+        let source = fs::read_to_string(&path).expect("read");
+        for module in imported(&source) {
+            if module != top && rank(&module).is_some_and(|r| r >= own) {
+                upward.push(format!("{} imports {module}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports against the layers:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn grouped_imports_are_seen() {
+    let found = imported("use crate::{a::{b, c}, d, e::F};\nlet x = crate::g::h();");
+    assert_eq!(found, ["a", "d", "e", "g"].map(String::from).into());
+}
