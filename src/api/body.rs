@@ -5,13 +5,20 @@ use actix_web::{HttpRequest, http::header, web};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::error::ApiError;
+use crate::{auth::SchoolRequest, error::ApiError};
 
 pub type JsonObject = Map<String, Value>;
 
 /// A body read but not yet judged: handlers hold it until the checks that come first
 /// (existence of the path's records) have passed, then unwrap it.
 pub type PendingBody = Result<JsonObject, ApiError>;
+
+/// The body of a school request, read under the configured size limit (see
+/// `read_object`); judged later, when the checks that come first have passed.
+pub async fn school_body(request: &SchoolRequest, payload: web::Payload) -> PendingBody {
+    let limit = request.state().config.max_body_bytes;
+    read_object(request.http(), payload, limit).await
+}
 
 /// Reads the body as a JSON object. A body that is absent (empty, with no JSON content
 /// type, or on a DELETE) reads as `{}`; an empty body declared as JSON is not valid JSON.

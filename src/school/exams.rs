@@ -7,7 +7,6 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor,
     exam_sessions::ExamSession,
     schema::{academic_classes, exams as t, subjects, teacher_assignments},
     table::{Incomplete, given, school_table},
@@ -119,28 +118,6 @@ impl TaughtClass {
 }
 
 impl Exam {
-    /// Creates the exam unless a live one exists for its (exam session, subject, class):
-    /// `None` then. The unique index settles races between concurrent requests.
-    pub fn insert_if_absent(
-        conn: &mut TenantConn,
-        exam_session: Uuid,
-        new: &NewExam,
-        actor: Actor,
-    ) -> ApiResult<Option<Uuid>> {
-        Ok(diesel::insert_into(t::table)
-            .values((
-                new,
-                t::id.eq(Uuid::new_v4()),
-                t::exam_session_id.eq(exam_session),
-                t::created_by.eq(actor),
-                t::updated_by.eq(actor),
-            ))
-            .on_conflict_do_nothing()
-            .returning(t::id)
-            .get_result(conn.pg())
-            .optional()?)
-    }
-
     /// The id and creator of the live exam for (exam session, subject, class).
     pub fn live_for(
         conn: &mut TenantConn,

@@ -102,19 +102,7 @@ impl Mark {
             if let Some(id) = live {
                 return Self::update(conn, id, &changes, actor);
             }
-            let inserted = diesel::insert_into(t::table)
-                .values((
-                    &new,
-                    t::id.eq(Uuid::new_v4()),
-                    t::exam_id.eq(exam),
-                    t::created_by.eq(actor),
-                    t::updated_by.eq(actor),
-                ))
-                .on_conflict_do_nothing()
-                .returning(Self::as_returning())
-                .get_result(conn.pg())
-                .optional()?;
-            if let Some(mark) = inserted {
+            if let Some(mark) = Self::insert_unless_present(conn, exam, &new, actor)? {
                 return Ok(mark);
             }
         }

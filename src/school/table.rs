@@ -76,6 +76,15 @@ pub trait Table: Sized + Send + 'static {
         actor: Actor,
     ) -> ApiResult<Self>;
 
+    /// Inserts unless a live record conflicts on a unique index: `None` then (the
+    /// concurrent-safe "create if missing").
+    fn insert_unless_present(
+        conn: &mut TenantConn,
+        parent: Self::Parent,
+        new: &Self::New,
+        actor: Actor,
+    ) -> ApiResult<Option<Self>>;
+
     /// Sets every writable field (PUT).
     fn replace(conn: &mut TenantConn, id: Uuid, new: &Self::New, actor: Actor) -> ApiResult<Self>;
 
@@ -196,18 +205,23 @@ macro_rules! school_table {
                 new: &$new,
                 actor: $crate::school::Actor,
             ) -> $crate::error::ApiResult<Self> {
+                $crate::school::table::school_table!(@insert $row, $table, conn, parent, new, actor $(, $parent_column)?)
+                    .get_result(conn.pg())
+                    .map_err(Into::into)
+            }
+
+            fn insert_unless_present(
+                conn: &mut $crate::tenancy::TenantConn,
+                parent: Self::Parent,
+                new: &$new,
+                actor: $crate::school::Actor,
+            ) -> $crate::error::ApiResult<Option<Self>> {
                 use diesel::prelude::*;
-                let _ = parent;
-                Ok(diesel::insert_into($table::table)
-                    .values((
-                        new,
-                        $table::id.eq(uuid::Uuid::new_v4()),
-                        $table::created_by.eq(actor),
-                        $table::updated_by.eq(actor),
-                        $($table::$parent_column.eq(parent),)?
-                    ))
-                    .returning(<$row>::as_returning())
-                    .get_result(conn.pg())?)
+                $crate::school::table::school_table!(@insert $row, $table, conn, parent, new, actor $(, $parent_column)?)
+                    .on_conflict_do_nothing()
+                    .get_result(conn.pg())
+                    .optional()
+                    .map_err(Into::into)
             }
 
             fn replace(
@@ -248,6 +262,19 @@ macro_rules! school_table {
             }
         }
     };
+    (@insert $row:ident, $table:ident, $conn:ident, $parent:ident, $new:ident, $actor:ident $(, $parent_column:ident)?) => {{
+        use diesel::prelude::*;
+        let _ = $parent;
+        diesel::insert_into($table::table)
+            .values((
+                $new,
+                $table::id.eq(uuid::Uuid::new_v4()),
+                $table::created_by.eq($actor),
+                $table::updated_by.eq($actor),
+                $($table::$parent_column.eq($parent),)?
+            ))
+            .returning(<$row>::as_returning())
+    }};
     (@parent_type) => { () };
     (@parent_type $parent:ident) => { uuid::Uuid };
     (@scope $conn:ident, $parents:ident) => {{

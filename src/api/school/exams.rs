@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::read_object,
+        body::school_body,
         fields::{Fields, any, len, range},
         openapi::{
             ApiDoc, Auth, Op,
@@ -84,7 +84,7 @@ const ADD_EXAM: &[Permission] = &[Permission::new(Action::Add, Resource::Exam)];
 /// insert that conflicts finds the exam another request created.
 async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
+    let body = school_body(&request, payload).await;
     let path = PathIds::of(&http);
     let answer = request
         .run(Need::All(ADD_EXAM), move |conn, caller| {
@@ -125,8 +125,9 @@ fn create_missing(
         let summary = json!({
             "subject": a.subject, "subject_code": a.subject_code, "academic_class": a.class,
         });
-        match Exam::insert_if_absent(conn, exam_session.id, &new, actor)? {
-            Some(id) => created.push(with(summary, json!({"id": id, "created": true}))),
+        // The unique index on live (exam session, subject, class) settles races.
+        match Exam::insert_unless_present(conn, exam_session.id, &new, actor)? {
+            Some(exam) => created.push(with(summary, json!({"id": exam.id, "created": true}))),
             None => {
                 let (id, creator) =
                     Exam::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;

@@ -6,11 +6,11 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::read_object,
+        body::school_body,
         fields::{Fields, Mode, any, len},
         openapi::{ApiDoc, Auth, Op, build::request_schema},
         routes::Mount,
-        school::crud::{self, SchoolResource, fields_of},
+        school::crud::{self, SchoolResource, fields_of, validated},
     },
     auth::{
         Need, SchoolRequest,
@@ -101,7 +101,7 @@ async fn confirm_students(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
+    let body = school_body(&request, payload).await;
     let path = PathIds::of(&http);
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
@@ -114,10 +114,7 @@ async fn confirm_students(
             {
                 fields.error("studentadmissionnumber", "this field is required");
             }
-            let mut errors = FieldErrors::new();
-            check_student(conn, &changes, &mut errors)?;
-            fields.merge(errors);
-            let mut changes = fields.finish(changes)?;
+            let mut changes = validated::<Marks>(conn, &exam, fields, changes, None)?;
             let number = (changes.studentadmissionnumber.take()).ok_or_else(|| {
                 ApiError::validation("studentadmissionnumber", "this field is required")
             })?;

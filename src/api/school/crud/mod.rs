@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::{JsonObject, read_object},
+        body::{JsonObject, school_body},
         fields::{FieldDoc, Fields, Mode, describe as describe_fields},
         openapi::{
             ApiDoc, Auth, Op,
@@ -133,6 +133,17 @@ fn parse_changes<R: SchoolResource>(
 ) -> ApiResult<Changes<R>> {
     let mut fields = Fields::new(body, mode);
     let changes = R::parse(&mut fields);
+    validated::<R>(conn, scope, fields, changes, current)
+}
+
+/// `changes` read by `fields`, once `R::validate` has had its say: every problem at once.
+pub fn validated<R: SchoolResource>(
+    conn: &mut TenantConn,
+    scope: &Scope<R>,
+    mut fields: Fields<'_>,
+    changes: Changes<R>,
+    current: Option<&Record<R>>,
+) -> ApiResult<Changes<R>> {
     let mut errors = FieldErrors::new();
     R::validate(conn, scope, &changes, current, &mut errors)?;
     fields.merge(errors);
@@ -190,7 +201,7 @@ pub async fn create<R: SchoolResource>(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
+    let body = school_body(&request, payload).await;
     let path = PathIds::of(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
         let scope = R::Store::scope(conn, &path.parse()?)?;
@@ -220,7 +231,7 @@ async fn change<R: SchoolResource>(
     mode: Mode,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = read_object(&http, payload, request.state().config.max_body_bytes).await;
+    let body = school_body(&request, payload).await;
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
