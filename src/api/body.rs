@@ -5,7 +5,10 @@ use actix_web::{HttpRequest, http::header, web};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::{auth::SchoolRequest, error::ApiError};
+use crate::{auth::AppState, error::ApiError};
+
+/// The limit when no configuration is at hand (as `MAX_BODY_BYTES` defaults to).
+const DEFAULT_LIMIT: usize = 1024 * 1024;
 
 pub type JsonObject = Map<String, Value>;
 
@@ -13,20 +16,13 @@ pub type JsonObject = Map<String, Value>;
 /// (existence of the path's records) have passed, then unwrap it.
 pub type PendingBody = Result<JsonObject, ApiError>;
 
-/// The body of a school request, read under the configured size limit (see
-/// `read_object`); judged later, when the checks that come first have passed.
-pub async fn school_body(request: &SchoolRequest, payload: web::Payload) -> PendingBody {
-    let limit = request.state().config.max_body_bytes;
-    read_object(request.http(), payload, limit).await
-}
-
-/// Reads the body as a JSON object. A body that is absent (empty, with no JSON content
-/// type, or on a DELETE) reads as `{}`; an empty body declared as JSON is not valid JSON.
-pub async fn read_object(
-    req: &HttpRequest,
-    mut payload: web::Payload,
-    limit: usize,
-) -> PendingBody {
+/// Reads the body as a JSON object, up to the configured `MAX_BODY_BYTES`. A body that is
+/// absent (empty, with no JSON content type, or on a DELETE) reads as `{}`; an empty body
+/// declared as JSON is not valid JSON.
+pub async fn read_object(req: &HttpRequest, mut payload: web::Payload) -> PendingBody {
+    let limit = req
+        .app_data::<web::Data<AppState>>()
+        .map_or(DEFAULT_LIMIT, |state| state.config.max_body_bytes);
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)

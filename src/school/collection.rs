@@ -1,130 +1,107 @@
-//! `Collection`: what the generic CRUD handlers need of a school resource. Every [`Table`]
-//! is a collection of its own records; resources whose record is more than one row
-//! (departments with their teachers, teachers with their names, roles) or whose writes do
-//! more (sessions) implement it themselves, on top of their table's queries.
+//! `Collection`: what the generic CRUD handlers need of a school resource. A collection is
+//! backed by one [`Table`] (`Rows`) and answers `Record`s made from its rows; every method
+//! has the plain default (the table's query, then `records`), so a collection writes only
+//! what it does differently. Every `Table` is a collection of its own rows.
 
 use uuid::Uuid;
 
 use crate::{
-    error::ApiResult,
-    school::{Actor, Incomplete, ListQuery, Table},
+    error::{ApiError, ApiResult},
+    school::{Actor, ListQuery, Table},
     tenancy::TenantConn,
 };
 
+/// The form of a create or replace of `C`.
+pub type New<C> = <<C as Collection>::Rows as Table>::New;
+/// The form of a patch of `C`.
+pub type Changes<C> = <<C as Collection>::Rows as Table>::Changes;
+/// What the parent ids of `C`'s paths resolve to (`()` for top-level resources).
+pub type Scope<C> = <<C as Collection>::Rows as Table>::Parent;
+
 pub trait Collection: Send + 'static {
-    /// What the path's parent ids resolve to (`()` for top-level resources).
-    type Scope: Send + Sync + 'static;
+    /// The table behind the collection.
+    type Rows: Table;
     /// The record as answered.
     type Record: Send + 'static;
-    /// Every writable field, as create and replace give them.
-    type New: TryFrom<Self::Changes, Error = Incomplete> + Send + 'static;
-    /// The fields a patch gives.
-    type Changes: Send + 'static;
+
+    /// The records of `rows`, in order (one query for all of them, when it takes one).
+    fn records(conn: &mut TenantConn, rows: Vec<Self::Rows>) -> ApiResult<Vec<Self::Record>>;
+
+    fn record(conn: &mut TenantConn, row: Self::Rows) -> ApiResult<Self::Record> {
+        Self::records(conn, vec![row])?
+            .pop()
+            .ok_or_else(ApiError::not_found)
+    }
 
     /// 404 when a parent is missing, deleted or under another parent.
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Scope>;
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Scope<Self>> {
+        Self::Rows::parent_scope(conn, parents)
+    }
 
     fn list(
         conn: &mut TenantConn,
-        scope: &Self::Scope,
+        scope: Scope<Self>,
         query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<Self::Record>)>;
+    ) -> ApiResult<(i64, Vec<Self::Record>)> {
+        let (count, rows) = Self::Rows::page(conn, scope, query)?;
+        Ok((count, Self::records(conn, rows)?))
+    }
 
     fn find(
         conn: &mut TenantConn,
-        scope: &Self::Scope,
+        scope: Scope<Self>,
         id: Uuid,
         include_deleted: bool,
-    ) -> ApiResult<Option<Self::Record>>;
+    ) -> ApiResult<Option<Self::Record>> {
+        Self::Rows::get(conn, scope, id, include_deleted)?
+            .map(|row| Self::record(conn, row))
+            .transpose()
+    }
 
     fn create(
         conn: &mut TenantConn,
-        scope: &Self::Scope,
-        new: Self::New,
+        scope: Scope<Self>,
+        new: New<Self>,
         actor: Actor,
-    ) -> ApiResult<Self::Record>;
+    ) -> ApiResult<Self::Record> {
+        let row = Self::Rows::insert(conn, scope, &new, actor)?;
+        Self::record(conn, row)
+    }
 
     fn replace(
         conn: &mut TenantConn,
-        scope: &Self::Scope,
+        _scope: Scope<Self>,
         id: Uuid,
-        new: Self::New,
+        new: New<Self>,
         actor: Actor,
-    ) -> ApiResult<Self::Record>;
+    ) -> ApiResult<Self::Record> {
+        let row = Self::Rows::overwrite(conn, id, &new, actor)?;
+        Self::record(conn, row)
+    }
 
     fn update(
         conn: &mut TenantConn,
-        scope: &Self::Scope,
+        _scope: Scope<Self>,
         id: Uuid,
-        changes: Self::Changes,
+        changes: Changes<Self>,
         actor: Actor,
-    ) -> ApiResult<Self::Record>;
+    ) -> ApiResult<Self::Record> {
+        let row = Self::Rows::change(conn, id, &changes, actor)?;
+        Self::record(conn, row)
+    }
 
     /// A real delete; 409 while other records reference it.
-    fn delete(conn: &mut TenantConn, scope: &Self::Scope, id: Uuid) -> ApiResult<()>;
+    fn delete(conn: &mut TenantConn, _scope: Scope<Self>, id: Uuid) -> ApiResult<()> {
+        Self::Rows::remove(conn, id)
+    }
 }
 
-impl<T> Collection for T
-where
-    T: Table,
-    T::New: TryFrom<T::Changes, Error = Incomplete>,
-{
-    type Scope = T::Parent;
+/// A table whose rows are answered as they are.
+impl<T: Table> Collection for T {
+    type Rows = T;
     type Record = T;
-    type New = T::New;
-    type Changes = T::Changes;
 
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<T::Parent> {
-        T::scope(conn, parents)
-    }
-
-    fn list(
-        conn: &mut TenantConn,
-        parent: &T::Parent,
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<T>)> {
-        T::page(conn, *parent, query)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        parent: &T::Parent,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<T>> {
-        T::find(conn, *parent, id, include_deleted)
-    }
-
-    fn create(
-        conn: &mut TenantConn,
-        parent: &T::Parent,
-        new: T::New,
-        actor: Actor,
-    ) -> ApiResult<T> {
-        T::insert(conn, *parent, &new, actor)
-    }
-
-    fn replace(
-        conn: &mut TenantConn,
-        _: &T::Parent,
-        id: Uuid,
-        new: T::New,
-        actor: Actor,
-    ) -> ApiResult<T> {
-        T::replace(conn, id, &new, actor)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &T::Parent,
-        id: Uuid,
-        changes: T::Changes,
-        actor: Actor,
-    ) -> ApiResult<T> {
-        T::update(conn, id, &changes, actor)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &T::Parent, id: Uuid) -> ApiResult<()> {
-        T::delete(conn, id)
+    fn records(_: &mut TenantConn, rows: Vec<T>) -> ApiResult<Vec<T>> {
+        Ok(rows)
     }
 }

@@ -9,14 +9,11 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, ListQuery, Table,
+    Actor, Table,
     schema::{department_teachers as dt, departments as t},
     table::{Incomplete, given, school_table},
 };
-use crate::{
-    error::{ApiError, ApiResult},
-    tenancy::TenantConn,
-};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 #[derive(Queryable, Selectable, Debug, Clone)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -115,12 +112,6 @@ impl Department {
             })
             .collect())
     }
-
-    fn of_row(conn: &mut TenantConn, row: DepartmentRow) -> ApiResult<Self> {
-        Self::of_rows(conn, vec![row])?
-            .pop()
-            .ok_or_else(ApiError::not_found)
-    }
 }
 
 /// Replaces the teachers of `department` with `teachers`, in this order.
@@ -147,69 +138,47 @@ fn set_teachers(conn: &mut TenantConn, department: Uuid, teachers: &[Uuid]) -> A
 pub struct Departments;
 
 impl super::Collection for Departments {
-    type Scope = ();
+    type Rows = DepartmentRow;
     type Record = Department;
-    type New = NewDepartment;
-    type Changes = DepartmentChanges;
 
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
-        <DepartmentRow as Table>::scope(conn, parents)
-    }
-
-    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Department>)> {
-        let (count, rows) = <DepartmentRow as Table>::page(conn, (), query)?;
-        Ok((count, Department::of_rows(conn, rows)?))
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Department>> {
-        <DepartmentRow as Table>::find(conn, (), id, include_deleted)?
-            .map(|row| Department::of_row(conn, row))
-            .transpose()
+    fn records(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Department>> {
+        Department::of_rows(conn, rows)
     }
 
     fn create(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         new: NewDepartment,
         actor: Actor,
     ) -> ApiResult<Department> {
-        let row = <DepartmentRow as Table>::insert(conn, (), &new, actor)?;
+        let row = DepartmentRow::insert(conn, (), &new, actor)?;
         set_teachers(conn, row.id, &new.teachers)?;
-        Department::of_row(conn, row)
+        Self::record(conn, row)
     }
 
     fn replace(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         id: Uuid,
         new: NewDepartment,
         actor: Actor,
     ) -> ApiResult<Department> {
-        let row = <DepartmentRow as Table>::replace(conn, id, &new, actor)?;
+        let row = DepartmentRow::overwrite(conn, id, &new, actor)?;
         set_teachers(conn, id, &new.teachers)?;
-        Department::of_row(conn, row)
+        Self::record(conn, row)
     }
 
     fn update(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         id: Uuid,
         changes: DepartmentChanges,
         actor: Actor,
     ) -> ApiResult<Department> {
-        let row = <DepartmentRow as Table>::update(conn, id, &changes, actor)?;
+        let row = DepartmentRow::change(conn, id, &changes, actor)?;
         if let Some(teachers) = &changes.teachers {
             set_teachers(conn, id, teachers)?;
         }
-        Department::of_row(conn, row)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        <DepartmentRow as Table>::delete(conn, id)
+        Self::record(conn, row)
     }
 }

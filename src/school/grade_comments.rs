@@ -75,13 +75,13 @@ school_table!(GradeComment in t, new: NewGradeComment, changes: GradeCommentChan
 impl GradeComment {
     /// Marks the comment deleted (idempotent); 404 only when it does not exist at all.
     pub fn soft_delete(conn: &mut TenantConn, id: Uuid, actor: Actor) -> ApiResult<()> {
-        let comment = Self::find(conn, (), id, true)?.ok_or_else(ApiError::not_found)?;
+        let comment = Self::get(conn, (), id, true)?.ok_or_else(ApiError::not_found)?;
         if !comment.is_deleted {
             let changes = GradeCommentChanges {
                 is_deleted: Some(true),
                 ..Default::default()
             };
-            Self::update(conn, id, &changes, actor)?;
+            Self::change(conn, id, &changes, actor)?;
         }
         Ok(())
     }

@@ -100,7 +100,7 @@ impl Mark {
                 .first(conn.pg())
                 .optional()?;
             if let Some(id) = live {
-                return Self::update(conn, id, &changes, actor);
+                return Self::change(conn, id, &changes, actor);
             }
             if let Some(mark) = Self::insert_unless_present(conn, exam, &new, actor)? {
                 return Ok(mark);

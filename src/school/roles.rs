@@ -7,7 +7,6 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, ListQuery, Table,
     schema::{school_roles as t, user_role_assignments as a},
     table::{Incomplete, given, school_table},
 };
@@ -79,50 +78,11 @@ school_table!(RoleRow in t, new: NewRole, changes: RoleChanges, search: [name]);
 pub struct Roles;
 
 impl super::Collection for Roles {
-    type Scope = ();
+    type Rows = RoleRow;
     type Record = Role;
-    type New = NewRole;
-    type Changes = RoleChanges;
 
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
-        <RoleRow as Table>::scope(conn, parents)
-    }
-
-    fn list(conn: &mut TenantConn, _: &(), query: &ListQuery) -> ApiResult<(i64, Vec<Role>)> {
-        let (count, rows) = <RoleRow as Table>::page(conn, (), query)?;
-        Ok((count, rows.into_iter().map(Role::from).collect()))
-    }
-
-    fn find(conn: &mut TenantConn, _: &(), id: Uuid, _: bool) -> ApiResult<Option<Role>> {
-        Ok(<RoleRow as Table>::find(conn, (), id, false)?.map(Role::from))
-    }
-
-    fn create(conn: &mut TenantConn, _: &(), new: NewRole, actor: Actor) -> ApiResult<Role> {
-        <RoleRow as Table>::insert(conn, (), &new, actor).map(Role::from)
-    }
-
-    fn replace(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        new: NewRole,
-        actor: Actor,
-    ) -> ApiResult<Role> {
-        <RoleRow as Table>::replace(conn, id, &new, actor).map(Role::from)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        changes: RoleChanges,
-        actor: Actor,
-    ) -> ApiResult<Role> {
-        <RoleRow as Table>::update(conn, id, &changes, actor).map(Role::from)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        <RoleRow as Table>::delete(conn, id)
+    fn records(_: &mut TenantConn, rows: Vec<RoleRow>) -> ApiResult<Vec<Role>> {
+        Ok(rows.into_iter().map(Role::from).collect())
     }
 }
 

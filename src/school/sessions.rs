@@ -8,7 +8,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, ListQuery, Table,
+    Actor, Table,
     schema::academic_sessions as t,
     table::{Incomplete, given, school_table},
 };
@@ -104,37 +104,18 @@ fn settle_activation(
 pub struct Sessions;
 
 impl super::Collection for Sessions {
-    type Scope = ();
+    type Rows = AcademicSession;
     type Record = AcademicSession;
-    type New = NewSession;
-    type Changes = SessionChanges;
 
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
-        <AcademicSession as Table>::scope(conn, parents)
-    }
-
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<AcademicSession>)> {
-        <AcademicSession as Table>::page(conn, (), query)
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<AcademicSession>> {
-        <AcademicSession as Table>::find(conn, (), id, include_deleted)
+    fn records(_: &mut TenantConn, rows: Vec<AcademicSession>) -> ApiResult<Vec<AcademicSession>> {
+        Ok(rows)
     }
 
     /// A new session becomes the active one, unless it is created deleted: then it is
     /// inactive and the others stay as they are.
     fn create(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         mut new: NewSession,
         actor: Actor,
     ) -> ApiResult<AcademicSession> {
@@ -142,32 +123,28 @@ impl super::Collection for Sessions {
         if !new.is_deleted {
             deactivate_others(conn, None)?;
         }
-        <AcademicSession as Table>::insert(conn, (), &new, actor)
+        AcademicSession::insert(conn, (), &new, actor)
     }
 
     fn replace(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         id: Uuid,
         mut new: NewSession,
         actor: Actor,
     ) -> ApiResult<AcademicSession> {
         settle_activation(conn, id, Some(new.is_deleted), &mut new.is_active)?;
-        <AcademicSession as Table>::replace(conn, id, &new, actor)
+        AcademicSession::overwrite(conn, id, &new, actor)
     }
 
     fn update(
         conn: &mut TenantConn,
-        _: &(),
+        _: (),
         id: Uuid,
         mut changes: SessionChanges,
         actor: Actor,
     ) -> ApiResult<AcademicSession> {
         settle_activation(conn, id, changes.is_deleted, &mut changes.is_active)?;
-        <AcademicSession as Table>::update(conn, id, &changes, actor)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        <AcademicSession as Table>::delete(conn, id)
+        AcademicSession::change(conn, id, &changes, actor)
     }
 }

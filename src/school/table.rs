@@ -27,8 +27,9 @@ pub trait Table: Sized + Send + 'static {
     /// What the record lives under: `()` for a top-level table, the parent's id for a
     /// nested one.
     type Parent: Copy + Send + Sync + 'static;
-    /// Every writable field, as create and replace set them.
-    type New: Send + 'static;
+    /// Every writable field, as create and replace set them; made from a complete set of
+    /// changes.
+    type New: TryFrom<Self::Changes, Error = Incomplete> + Send + 'static;
     /// The fields a patch sets (`None`: unchanged).
     type Changes: Send + 'static;
     /// The boxed query lists are built on, for narrowing them further.
@@ -36,7 +37,7 @@ pub trait Table: Sized + Send + 'static {
 
     /// Resolves the ids of a path's parents (outermost first) to the parent: 404 when one
     /// is missing, soft-deleted or under another parent.
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Parent>;
+    fn parent_scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Parent>;
 
     /// One page (order `created_at, id`) and the count of all matches: soft-deleted rows
     /// only when asked for, `search` over the name-like columns, then `narrow`.
@@ -56,7 +57,7 @@ pub trait Table: Sized + Send + 'static {
     }
 
     /// The record `id` under `parent`; a soft-deleted one only with `include_deleted`.
-    fn find(
+    fn get(
         conn: &mut TenantConn,
         parent: Self::Parent,
         id: Uuid,
@@ -86,10 +87,11 @@ pub trait Table: Sized + Send + 'static {
     ) -> ApiResult<Option<Self>>;
 
     /// Sets every writable field (PUT).
-    fn replace(conn: &mut TenantConn, id: Uuid, new: &Self::New, actor: Actor) -> ApiResult<Self>;
+    fn overwrite(conn: &mut TenantConn, id: Uuid, new: &Self::New, actor: Actor)
+    -> ApiResult<Self>;
 
     /// Sets the given fields (PATCH).
-    fn update(
+    fn change(
         conn: &mut TenantConn,
         id: Uuid,
         changes: &Self::Changes,
@@ -97,7 +99,7 @@ pub trait Table: Sized + Send + 'static {
     ) -> ApiResult<Self>;
 
     /// A real delete: 404 when there is no such row, 409 while others reference it.
-    fn delete(conn: &mut TenantConn, id: Uuid) -> ApiResult<()>;
+    fn remove(conn: &mut TenantConn, id: Uuid) -> ApiResult<()>;
 }
 
 /// Implements [`Table`] for a record type:
@@ -120,7 +122,7 @@ macro_rules! school_table {
             type Changes = $changes;
             type Query = $table::BoxedQuery<'static, diesel::pg::Pg>;
 
-            fn scope(
+            fn parent_scope(
                 conn: &mut $crate::tenancy::TenantConn,
                 parents: &[uuid::Uuid],
             ) -> $crate::error::ApiResult<Self::Parent> {
@@ -157,7 +159,7 @@ macro_rules! school_table {
                 Ok((count, rows))
             }
 
-            fn find(
+            fn get(
                 conn: &mut $crate::tenancy::TenantConn,
                 parent: Self::Parent,
                 id: uuid::Uuid,
@@ -224,7 +226,7 @@ macro_rules! school_table {
                     .map_err(Into::into)
             }
 
-            fn replace(
+            fn overwrite(
                 conn: &mut $crate::tenancy::TenantConn,
                 id: uuid::Uuid,
                 new: &$new,
@@ -237,7 +239,7 @@ macro_rules! school_table {
                     .get_result(conn.pg())?)
             }
 
-            fn update(
+            fn change(
                 conn: &mut $crate::tenancy::TenantConn,
                 id: uuid::Uuid,
                 changes: &$changes,
@@ -250,7 +252,7 @@ macro_rules! school_table {
                     .get_result(conn.pg())?)
             }
 
-            fn delete(
+            fn remove(
                 conn: &mut $crate::tenancy::TenantConn,
                 id: uuid::Uuid,
             ) -> $crate::error::ApiResult<()> {
@@ -286,8 +288,8 @@ macro_rules! school_table {
     }};
     (@scope $conn:ident, $parents:ident, $parent:ident) => {{
         let (&id, outer) = $parents.split_last().ok_or_else($crate::error::ApiError::not_found)?;
-        let grandparent = <$parent as $crate::school::Table>::scope($conn, outer)?;
-        <$parent as $crate::school::Table>::find($conn, grandparent, id, false)?
+        let grandparent = <$parent as $crate::school::Table>::parent_scope($conn, outer)?;
+        <$parent as $crate::school::Table>::get($conn, grandparent, id, false)?
             .map(|_| id)
             .ok_or_else($crate::error::ApiError::not_found)
     }};

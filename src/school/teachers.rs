@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     db::{models::User, schema_public::users},
-    error::{ApiError, ApiResult},
+    error::ApiResult,
     tenancy::TenantConn,
 };
 
@@ -131,12 +131,6 @@ impl TeacherView {
             })
             .collect())
     }
-
-    fn of_row(conn: &mut TenantConn, row: TeacherProfile) -> ApiResult<Self> {
-        Self::of_rows(conn, vec![row])?
-            .pop()
-            .ok_or_else(ApiError::not_found)
-    }
 }
 
 /// Display names of users, by id (one query).
@@ -153,20 +147,14 @@ pub fn display_names(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashMap<U
 pub struct Teachers;
 
 impl super::Collection for Teachers {
-    type Scope = ();
+    type Rows = TeacherProfile;
     type Record = TeacherView;
-    type New = NewTeacher;
-    type Changes = TeacherChanges;
 
-    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
-        <TeacherProfile as Table>::scope(conn, parents)
+    fn records(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<TeacherView>> {
+        TeacherView::of_rows(conn, rows)
     }
 
-    fn list(
-        conn: &mut TenantConn,
-        _: &(),
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<TeacherView>)> {
+    fn list(conn: &mut TenantConn, _: (), query: &ListQuery) -> ApiResult<(i64, Vec<TeacherView>)> {
         let search = query.search.as_deref().map(crate::db::like_pattern);
         let matching_users: Vec<Uuid> = match &search {
             Some(pattern) => users::table
@@ -181,62 +169,14 @@ impl super::Collection for Teachers {
                 .load(conn.pg())?,
             None => Vec::new(),
         };
-        let (count, rows) =
-            <TeacherProfile as Table>::page_where(conn, (), query, move |q| match &search {
-                Some(pattern) => q.filter(
-                    t::user_id
-                        .eq_any(matching_users.clone())
-                        .or(t::staff_number.ilike(pattern.clone()).assume_not_null()),
-                ),
-                None => q,
-            })?;
+        let (count, rows) = TeacherProfile::page_where(conn, (), query, move |q| match &search {
+            Some(pattern) => q.filter(
+                t::user_id
+                    .eq_any(matching_users.clone())
+                    .or(t::staff_number.ilike(pattern.clone()).assume_not_null()),
+            ),
+            None => q,
+        })?;
         Ok((count, TeacherView::of_rows(conn, rows)?))
-    }
-
-    fn find(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<TeacherView>> {
-        <TeacherProfile as Table>::find(conn, (), id, include_deleted)?
-            .map(|row| TeacherView::of_row(conn, row))
-            .transpose()
-    }
-
-    fn create(
-        conn: &mut TenantConn,
-        _: &(),
-        new: NewTeacher,
-        actor: Actor,
-    ) -> ApiResult<TeacherView> {
-        let row = <TeacherProfile as Table>::insert(conn, (), &new, actor)?;
-        TeacherView::of_row(conn, row)
-    }
-
-    fn replace(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        new: NewTeacher,
-        actor: Actor,
-    ) -> ApiResult<TeacherView> {
-        let row = <TeacherProfile as Table>::replace(conn, id, &new, actor)?;
-        TeacherView::of_row(conn, row)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: &(),
-        id: Uuid,
-        changes: TeacherChanges,
-        actor: Actor,
-    ) -> ApiResult<TeacherView> {
-        let row = <TeacherProfile as Table>::update(conn, id, &changes, actor)?;
-        TeacherView::of_row(conn, row)
-    }
-
-    fn delete(conn: &mut TenantConn, _: &(), id: Uuid) -> ApiResult<()> {
-        <TeacherProfile as Table>::delete(conn, id)
     }
 }

@@ -109,7 +109,7 @@ async fn login_handler(
 ) -> ApiResult<HttpResponse> {
     let tenant = request.tenant_for_login().await?;
     let state = request.state();
-    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    let body = read_object(&req, payload).await?;
     let input = LoginInput::parse(&body)?;
     let user = login::verify_credentials(&state, &req, input).await?;
     match user.client_id {
@@ -159,7 +159,7 @@ async fn refresh(
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
     let tenant = request.tenant_for_login().await;
-    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    let body = read_object(&req, payload).await?;
     // On the main domain without X-Tenant the token's own school is used.
     let tenant = match tenant {
         Ok(tenant) => Some(tenant),
@@ -224,7 +224,7 @@ async fn logout(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(&req, payload, state.config.max_body_bytes).await;
+    let body = read_object(&req, payload).await;
     request
         .run(Need::Authenticated, move |conn, caller| {
             let user_id = caller.user_id().ok_or_else(|| {

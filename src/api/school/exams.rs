@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::school_body,
+        body::read_object,
         fields::{Fields, any, len, range},
         openapi::{
             ApiDoc, Auth, Op,
@@ -84,7 +84,7 @@ const ADD_EXAM: &[Permission] = &[Permission::new(Action::Add, Resource::Exam)];
 /// insert that conflicts finds the exam another request created.
 async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let path = PathIds::of(&http);
     let answer = request
         .run(Need::All(ADD_EXAM), move |conn, caller| {
@@ -92,9 +92,9 @@ async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult
             let profile =
                 TeacherProfile::live_of_user(conn, user.id)?.ok_or(ApiError::NotATeacher)?;
             let parents = path.parse()?;
-            let exam_session_id = Exam::scope(conn, &parents)?;
+            let exam_session_id = Exam::parent_scope(conn, &parents)?;
             let session = *parents.first().ok_or_else(ApiError::not_found)?;
-            let exam_session = ExamSession::find(conn, session, exam_session_id, false)?
+            let exam_session = ExamSession::get(conn, session, exam_session_id, false)?
                 .ok_or_else(ApiError::not_found)?;
             body?;
             conn.transaction(|conn| create_missing(conn, &exam_session, &profile, &user))

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::school_body,
+        body::read_object,
         fields::{Fields, Mode, any, len},
         openapi::{ApiDoc, Auth, Op, build::request_schema},
         routes::Mount,
@@ -101,11 +101,11 @@ async fn confirm_students(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let path = PathIds::of(&http);
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
-            let exam = Mark::scope(conn, &path.parse()?)?;
+            let exam = Mark::parent_scope(conn, &path.parse()?)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);
             let changes = Marks::parse(&mut fields);

@@ -5,7 +5,7 @@ use actix_web::{HttpResponse, web};
 
 use crate::{
     api::{
-        body::school_body,
+        body::read_object,
         fields::{Fields, Mode, any, describe, len},
         openapi::{ApiDoc, Auth, Op, build::request_schema},
         routes::Mount,
@@ -68,7 +68,7 @@ async fn report_write(
     payload: web::Payload,
     mode: Mode,
 ) -> ApiResult<HttpResponse> {
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let row = request
         .run(REPORT, move |conn, caller| {
             let body = body?;

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::{
     api::{
-        body::{JsonObject, school_body},
+        body::{JsonObject, read_object},
         fields::{FieldType, Fields, any, len},
         openapi::{
             Auth, Op,
@@ -100,7 +100,7 @@ async fn bulk_soft_delete(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let query_ids = query_map(&http)?.get("ids").cloned();
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {

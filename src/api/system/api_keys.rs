@@ -102,7 +102,7 @@ struct CreatedKey {
 
 async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     let secret = state.config.jwt_secret.clone();
     let created = request
         .run(SystemNeed::PlatformAdmin, move |conn, actor| {

@@ -98,7 +98,7 @@ async fn login_handler(
     req: HttpRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    let body = read_object(&req, payload).await?;
     let input = LoginInput::parse(&body)?;
     let user = login::verify_credentials(&state, &req, input).await?;
     if user.client_id.is_some() {
@@ -118,7 +118,7 @@ async fn refresh(
     req: HttpRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let body = read_object(&req, payload, state.config.max_body_bytes).await?;
+    let body = read_object(&req, payload).await?;
     let (access, refresh) = login::refresh(&state, &body, Layer::System, |_, user| {
         if user.client_id.is_some() {
             return Err(ApiError::TokenNotValid(
@@ -146,12 +146,7 @@ async fn me(request: SystemRequest) -> ApiResult<HttpResponse> {
 }
 
 async fn logout(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
-    let body = read_object(
-        request.http(),
-        payload,
-        request.state().config.max_body_bytes,
-    )
-    .await;
+    let body = read_object(request.http(), payload).await;
     let state = request.state().clone();
     request
         .run(SystemNeed::PlatformUser, move |conn, user| {

@@ -165,7 +165,7 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
 
 async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     request
         .run(SystemNeed::PlatformAdmin, |_, _| Ok(()))
         .await?;
@@ -219,7 +219,7 @@ async fn update(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     let view = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let id = path.last()?;
@@ -290,7 +290,7 @@ async fn add_domain(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     let main_domains = state.config.main_domains.clone();
     let row = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {

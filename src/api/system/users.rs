@@ -228,7 +228,7 @@ impl NewUserInput {
 
 async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     let actor = request
         .run(SystemNeed::PlatformAdmin, |_, actor| Ok(actor.clone()))
         .await?;
@@ -315,7 +315,7 @@ async fn update(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let state = request.state();
-    let body = read_object(request.http(), payload, state.config.max_body_bytes).await;
+    let body = read_object(request.http(), payload).await;
     // Checks first (so the order of answers is auth, id, existence, body, validation);
     // the password is hashed after, off the executor, then applied.
     let (id, actor_is_superuser, changes, new_password) = request

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
-        body::{JsonObject, school_body},
+        body::{JsonObject, read_object},
         fields::{FieldDoc, Fields, Mode, describe as describe_fields},
         openapi::{
             ApiDoc, Auth, Op,
@@ -28,14 +28,14 @@ use crate::{
     auth::AppState,
     auth::{Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
-    school::{Collection, Table},
+    school::{Collection, Table, collection},
     tenancy::{Tenant, TenantConn},
 };
 
-pub type Scope<R> = <<R as SchoolResource>::Store as Collection>::Scope;
+pub type Scope<R> = collection::Scope<<R as SchoolResource>::Store>;
 pub type Record<R> = <<R as SchoolResource>::Store as Collection>::Record;
-pub type New<R> = <<R as SchoolResource>::Store as Collection>::New;
-pub type Changes<R> = <<R as SchoolResource>::Store as Collection>::Changes;
+pub type New<R> = collection::New<<R as SchoolResource>::Store>;
+pub type Changes<R> = collection::Changes<<R as SchoolResource>::Store>;
 
 pub trait SchoolResource: Sized + Send + 'static {
     /// The resource permissions are checked on.
@@ -119,7 +119,7 @@ fn scope_and_record<R: SchoolResource>(
     let id = parents.pop().ok_or_else(ApiError::not_found)?;
     let scope = R::Store::scope(conn, &parents)?;
     let record =
-        R::Store::find(conn, &scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
+        R::Store::find(conn, scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
     Ok((scope, id, record))
 }
 
@@ -165,7 +165,7 @@ pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpRe
             let parents = path.parse()?;
             let scope = R::Store::scope(conn, &parents)?;
             let query = query?;
-            let (count, rows) = R::Store::list(conn, &scope, &query)?;
+            let (count, rows) = R::Store::list(conn, scope, &query)?;
             query.check_page(count)?;
             Ok((count, rows))
         })
@@ -201,12 +201,12 @@ pub async fn create<R: SchoolResource>(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let path = PathIds::of(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
         let scope = R::Store::scope(conn, &path.parse()?)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, Mode::Create, None)?;
-        R::Store::create(conn, &scope, complete::<R>(changes)?, actor)
+        R::Store::create(conn, scope, complete::<R>(changes)?, actor)
     })
     .await?;
     Ok(HttpResponse::Created().json(R::created_body(record)?))
@@ -231,15 +231,15 @@ async fn change<R: SchoolResource>(
     mode: Mode,
 ) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let body = school_body(&request, payload).await;
+    let body = read_object(request.http(), payload).await;
     let path = PathIds::of(&http);
     let include_deleted = include_deleted(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
         let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, mode, Some(&current))?;
         match mode {
-            Mode::Patch => R::Store::update(conn, &scope, id, changes, actor),
-            _ => R::Store::replace(conn, &scope, id, complete::<R>(changes)?, actor),
+            Mode::Patch => R::Store::update(conn, scope, id, changes, actor),
+            _ => R::Store::replace(conn, scope, id, complete::<R>(changes)?, actor),
         }
     })
     .await?;
@@ -266,7 +266,7 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
     let include_deleted = include_deleted(&http);
     write::<R, _, _>(request, move |conn, _| {
         let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
-        R::Store::delete(conn, &scope, id)
+        R::Store::delete(conn, scope, id)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
