@@ -6,7 +6,11 @@
 //! PgBouncer's transaction pooling) nothing depends on session state: every unit of work is
 //! one transaction, a school's bound with `SET LOCAL`, and no named prepared statements.
 
-use std::{str::FromStr, time::Duration};
+use std::{
+    str::FromStr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use actix_web::web;
 use diesel::{
@@ -16,9 +20,12 @@ use diesel::{
     r2d2::{ConnectionManager, ManageConnection},
 };
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
 use crate::{
     db::schema_name::SchemaName,
     error::{ApiError, ApiResult},
+    observability::metrics,
 };
 
 /// How this server shares database connections (`DB_POOL_MODE`).
@@ -139,6 +146,21 @@ pub type PooledConn = r2d2::PooledConnection<Manager>;
 #[derive(Clone)]
 pub struct Db {
     pool: r2d2::Pool<Manager>,
+    /// One permit per pooled connection, handed out in arrival order (see [`Turn`]).
+    turns: Arc<Semaphore>,
+    checkout_timeout: Duration,
+}
+
+/// A unit of work's turn at the pool. Async callers take one before they move to a
+/// blocking thread: at most as many units of work as there are connections then reach the
+/// pool, so none waits in its checkout, where a thread that has just returned a connection
+/// can take it again ahead of the threads woken for it (under load that left a few
+/// requests waiting up to a second). Waiting happens here instead, in order, on the
+/// executor.
+pub(crate) struct Turn {
+    _permit: OwnedSemaphorePermit,
+    /// How long the unit of work waited for its turn.
+    queued: Duration,
 }
 
 impl Db {
@@ -166,13 +188,40 @@ impl Db {
                 inner: ConnectionManager::new(database_url),
                 mode,
             });
-        Self { pool }
+        Self {
+            pool,
+            turns: Arc::new(Semaphore::new(max_size as usize)),
+            checkout_timeout,
+        }
     }
 
-    pub(crate) fn checkout(&self) -> ApiResult<PooledConn> {
-        let started = std::time::Instant::now();
+    /// Waits (in arrival order, at most the checkout timeout) for a turn at the pool.
+    pub(crate) async fn turn(&self) -> ApiResult<Turn> {
+        let started = Instant::now();
+        let permit =
+            tokio::time::timeout(self.checkout_timeout, self.turns.clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        match permit {
+            Some(permit) => Ok(Turn {
+                _permit: permit,
+                queued: started.elapsed(),
+            }),
+            None => {
+                metrics::pool_checkout(started.elapsed(), true);
+                Err(ApiError::ServiceUnavailable)
+            }
+        }
+    }
+
+    /// A connection from the pool; `turn` is the caller's turn, when it took one (its wait
+    /// counts as waiting for the connection).
+    pub(crate) fn checkout(&self, turn: Option<&Turn>) -> ApiResult<PooledConn> {
+        let started = Instant::now();
         let checked_out = self.pool.get();
-        crate::observability::metrics::pool_checkout(started.elapsed(), checked_out.is_err());
+        let queued = turn.map_or(Duration::ZERO, |turn| turn.queued);
+        metrics::pool_checkout(queued + started.elapsed(), checked_out.is_err());
         Ok(checked_out?)
     }
 
@@ -183,8 +232,9 @@ impl Db {
         F: FnOnce(&mut PgConnection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        let turn = self.turn().await?;
         let db = self.clone();
-        web::block(move || db.with_conn(work)).await?
+        web::block(move || db.with_conn_in(Some(&turn), work)).await?
     }
 
     /// Runs `work` synchronously on a public connection (CLI, start-up).
@@ -192,7 +242,15 @@ impl Db {
         &self,
         work: impl FnOnce(&mut PgConnection) -> ApiResult<T>,
     ) -> ApiResult<T> {
-        let mut pooled = self.checkout()?;
+        self.with_conn_in(None, work)
+    }
+
+    fn with_conn_in<T>(
+        &self,
+        turn: Option<&Turn>,
+        work: impl FnOnce(&mut PgConnection) -> ApiResult<T>,
+    ) -> ApiResult<T> {
+        let mut pooled = self.checkout(turn)?;
         let result = match pooled.mode {
             PoolMode::Session => work(&mut pooled.conn),
             // One transaction, so the work's statements reach one server connection.
@@ -211,5 +269,57 @@ impl Db {
 pub(crate) fn mark_if_lost<T>(pooled: &mut PooledConn, result: &ApiResult<T>) {
     if matches!(result, Err(ApiError::ServiceUnavailable)) {
         pooled.broken = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Db;
+    use crate::error::ApiError;
+
+    /// No database is needed: the pool connects lazily.
+    fn db(size: u32) -> Db {
+        Db::new(
+            "postgres://nobody@127.0.0.1:1/none",
+            size,
+            Duration::from_millis(50),
+        )
+    }
+
+    #[actix_web::test]
+    async fn turns_are_as_many_as_connections_and_waiting_ends_in_503() {
+        let db = db(2);
+        let first = db.turn().await.expect("first turn");
+        let _second = db.turn().await.expect("second turn");
+        assert!(matches!(db.turn().await, Err(ApiError::ServiceUnavailable)));
+        drop(first);
+        assert!(
+            db.turn().await.is_ok(),
+            "a returned turn is handed out again"
+        );
+    }
+
+    #[actix_web::test]
+    async fn turns_are_handed_out_in_arrival_order() {
+        let db = db(1);
+        let held = db.turn().await.expect("turn");
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        for n in 0..5 {
+            let (db, order) = (db.clone(), order.clone());
+            waiters.push(actix_rt::spawn(async move {
+                let _turn = db.turn().await.expect("turn");
+                order.lock().expect("order").push(n);
+            }));
+            // Each waiter queues before the next one is spawned.
+            actix_rt::task::yield_now().await;
+        }
+        drop(held);
+        for waiter in waiters {
+            waiter.await.expect("waiter");
+        }
+        assert_eq!(*order.lock().expect("order"), vec![0, 1, 2, 3, 4]);
     }
 }

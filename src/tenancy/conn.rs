@@ -23,7 +23,7 @@ use crate::{
     db::{
         Db,
         models::User,
-        pool::{PoolMode, PooledConn, mark_if_lost},
+        pool::{PoolMode, PooledConn, Turn, mark_if_lost},
         schema_public::users,
     },
     error::ApiResult,
@@ -193,8 +193,9 @@ impl Db {
         F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        let turn = self.turn().await?;
         let db = self.clone();
-        web::block(move || db.with_tenant(&tenant, work)).await?
+        web::block(move || db.with_tenant_in(Some(&turn), &tenant, work)).await?
     }
 
     /// Like `run_in_tenant`, loading user `user_id` while binding (see
@@ -210,9 +211,11 @@ impl Db {
         F: FnOnce(&mut TenantConn, Option<User>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
+        let turn = self.turn().await?;
         let db = self.clone();
         web::block(move || {
-            let (mut conn, user) = TenantConn::bind_loading_user(db.checkout()?, tenant, user_id)?;
+            let pooled = db.checkout(Some(&turn))?;
+            let (mut conn, user) = TenantConn::bind_loading_user(pooled, tenant, user_id)?;
             let result = work(&mut conn, user);
             conn.finish(result)
         })
@@ -225,7 +228,16 @@ impl Db {
         tenant: &TenantRef,
         work: impl FnOnce(&mut TenantConn) -> ApiResult<T>,
     ) -> ApiResult<T> {
-        let mut conn = TenantConn::bind(self.checkout()?, tenant.clone())?;
+        self.with_tenant_in(None, tenant, work)
+    }
+
+    fn with_tenant_in<T>(
+        &self,
+        turn: Option<&Turn>,
+        tenant: &TenantRef,
+        work: impl FnOnce(&mut TenantConn) -> ApiResult<T>,
+    ) -> ApiResult<T> {
+        let mut conn = TenantConn::bind(self.checkout(turn)?, tenant.clone())?;
         let result = work(&mut conn);
         conn.finish(result)
     }
