@@ -81,7 +81,7 @@ impl Config {
             refresh_token_ttl: Duration::from_secs(parse_env("REFRESH_TOKEN_TTL", 86_400)?),
             rotate_refresh_tokens: parse_env("ROTATE_REFRESH_TOKENS", true)?,
             bcrypt_cost: parse_env("BCRYPT_COST", 12)?,
-            db_pool_size: parse_env("DB_POOL_SIZE", 10)?,
+            db_pool_size: parse_env("DB_POOL_SIZE", default_pool_size())?,
             db_pool_timeout: Duration::from_millis(parse_env("DB_POOL_TIMEOUT_MS", 5_000)?),
             max_body_bytes: parse_env("MAX_BODY_BYTES", 1024 * 1024)?,
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
@@ -147,4 +147,12 @@ where
             .with_context(|| format!("{key}={raw:?} is not valid")),
         None => Ok(default),
     }
+}
+
+/// Twice the cores plus two (the usual sizing for a database on local disks): more
+/// connections than the database and this server can keep busy only queue for the CPU,
+/// and lengthen the slowest requests (measured in `docs/performance.md`).
+fn default_pool_size() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    u32::try_from(cores * 2 + 2).unwrap_or(u32::MAX)
 }
