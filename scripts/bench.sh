@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
 source scripts/pgbouncer.sh
+source scripts/bench/django.sh
 pg_ensure
 VIA="${BENCH_VIA:-direct}"
 
@@ -28,12 +29,15 @@ bin="$PWD/target/release/school-service"
 
 db="school_bench_$$"
 pgb="school_pgbench_$$"
+djdb="school_django_$$"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
   pgbouncer_stop
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP DATABASE IF EXISTS $pgb WITH (FORCE)" >/dev/null 2>&1 || true
+  django_stop
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "DROP DATABASE IF EXISTS $pgb WITH (FORCE)" \
+    -c "DROP DATABASE IF EXISTS $djdb WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -88,6 +92,18 @@ results="$work/results-session.txt"
 warm_up
 run_scenarios session read list write mixed-1000 login
 
+# The Django stack on the same read, same load, same PostgreSQL (BENCH_DJANGO=0 skips it).
+if [ "${BENCH_DJANGO:-1}" = 1 ]; then
+  django_port=$((PORT + 1))
+  django_start "$django_port" "$djdb" "$work/django-read.lua"
+  django_url="http://127.0.0.1:$django_port/api/v1/school/report-settings/"
+  wrk -t2 -c"$CONNECTIONS" -d3s -s "$work/django-read.lua" "$django_url" >/dev/null 2>&1
+  wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/django-read.lua" \
+    "$django_url" > "$work/django-read.out" 2>&1
+  python3 scripts/bench/parse_wrk.py django-read "$work/django-read.out" | tee -a "$results"
+  django_stop
+fi
+
 "$pgbench_bin" -i -q "$(pg_url_for "$pgb")" >/dev/null 2>&1
 tps=$("$pgbench_bin" -S -n -c "$CONNECTIONS" -j 2 -T "$DURATION" "$(pg_url_for "$pgb")" 2>/dev/null | awk '/^tps/ {print $3; exit}')
 printf '%-12s %10.0f\n' "pgbench-S" "$tps"
@@ -98,6 +114,8 @@ tps = float(sys.argv[2])
 for name in ("read", "mixed-1000"):
     print(f"{name} / pgbench-S: {rows[name] / tps:.2f}")
 print(f"mixed-1000 / read: {rows['mixed-1000'] / rows['read']:.2f}")
+if "django-read" in rows:
+    print(f"read / django-read: {rows['read'] / rows['django-read']:.1f}x")
 PY
 echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
 
