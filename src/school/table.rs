@@ -303,3 +303,25 @@ macro_rules! school_table {
     }};
 }
 pub(crate) use school_table;
+
+#[cfg(test)]
+mod tests {
+    use crate::school::classes::{ClassChanges, NewClass};
+
+    #[test]
+    fn a_form_is_complete_only_with_every_field() {
+        let partial = ClassChanges {
+            name: Some("Form 1".into()),
+            ..Default::default()
+        };
+        let missing = NewClass::try_from(partial).expect_err("incomplete");
+        assert_eq!(missing.0, "level");
+        let complete = NewClass::try_from(ClassChanges {
+            name: Some("Form 1".into()),
+            level: Some(None),
+            is_deleted: Some(false),
+        })
+        .expect("complete");
+        assert_eq!((complete.name.as_str(), complete.level), ("Form 1", None));
+    }
+}
