@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::{
     api::{
-        openapi::{Auth, Op, build::object},
+        openapi::{Auth, Op, schema::object},
         routes::Mount,
     },
     auth::AppState,
@@ -14,7 +14,7 @@ use crate::{
 };
 
 pub fn mount(m: &mut Mount) {
-    use crate::api::openapi::build::string;
+    use crate::api::openapi::schema::string;
     m.endpoint("/healthz/").get(
         healthz,
         Op::new("health", "Liveness (no database)", Auth::None)

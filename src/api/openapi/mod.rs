@@ -5,5 +5,8 @@
 //! knows no route: `api::document` assembles the document.
 
 pub mod build;
+pub mod op;
+pub mod schema;
 
-pub use build::{ApiDoc, Auth, Describe, Op, Undocumented};
+pub use build::ApiDoc;
+pub use op::{Auth, Describe, Op, Undocumented};

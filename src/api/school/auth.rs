@@ -8,7 +8,7 @@ use crate::{
         body::read_object,
         openapi::{
             ApiDoc, Auth, Op,
-            build::{array, boolean, nullable, object, object_requiring, string, uuid},
+            schema::{array, boolean, nullable, object, object_requiring, string, uuid},
         },
         routes::Mount,
         system::auth::{login_body, refresh_body, refreshed, token_answer},

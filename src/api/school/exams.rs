@@ -12,7 +12,7 @@ use crate::{
         fields::{Fields, any, len, range},
         openapi::{
             ApiDoc, Auth, Op,
-            build::{array, boolean, integer, object, string, uuid},
+            schema::{array, boolean, integer, object, string, uuid},
         },
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},

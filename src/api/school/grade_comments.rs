@@ -10,7 +10,7 @@ use crate::{
         fields::{Fields, any, len},
         openapi::{
             Auth, Op,
-            build::{boolean, object},
+            schema::{boolean, object},
         },
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},

@@ -8,7 +8,7 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, Mode, any, len},
-        openapi::{ApiDoc, Auth, Op, build::request_schema},
+        openapi::{ApiDoc, Auth, Op, schema::request_schema},
         routes::Mount,
         school::crud::{self, SchoolResource, fields_of, validated},
     },

@@ -27,7 +27,7 @@ use crate::{
     api::{
         openapi::{
             Auth, Op,
-            build::{array, string},
+            schema::{array, string},
         },
         routes::Mount,
     },

@@ -7,7 +7,7 @@ use crate::{
     api::{
         body::read_object,
         fields::{Fields, Mode, any, describe, len},
-        openapi::{ApiDoc, Auth, Op, build::request_schema},
+        openapi::{ApiDoc, Auth, Op, schema::request_schema},
         routes::Mount,
     },
     auth::{Need, SchoolRequest, permissions::Resource},

@@ -9,7 +9,7 @@ use crate::{
         fields::{Fields, any, len},
         openapi::{
             ApiDoc,
-            build::{boolean, object, string, uuid},
+            schema::{boolean, object, string, uuid},
         },
         routes::Mount,
         school::crud::{self, SchoolResource},

@@ -10,7 +10,7 @@ use crate::{
         fields::{FieldType, Fields, any, len},
         openapi::{
             Auth, Op,
-            build::{boolean, integer, object, string, uuid},
+            schema::{boolean, integer, object, string, uuid},
         },
         pagination::query_map,
         routes::Mount,

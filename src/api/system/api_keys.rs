@@ -14,7 +14,7 @@ use crate::{
         fields::{Fields, Mode, any, len},
         openapi::{
             ApiDoc, Auth, Op,
-            build::{boolean, nullable, object, object_requiring, page_of, string, uuid},
+            schema::{boolean, nullable, object, object_requiring, page_of, string, uuid},
         },
         pagination::{ListQuery, page},
         routes::Mount,

@@ -9,7 +9,7 @@ use crate::{
         body::read_object,
         openapi::{
             ApiDoc, Auth, Op,
-            build::{object, object_requiring, string},
+            schema::{object, object_requiring, string},
         },
         routes::Mount,
     },

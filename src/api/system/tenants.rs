@@ -14,7 +14,7 @@ use crate::{
         fields::{Fields, Mode, any, len},
         openapi::{
             ApiDoc, Auth, Op,
-            build::{array, boolean, integer, object, object_requiring, page_of, string},
+            schema::{array, boolean, integer, object, object_requiring, page_of, string},
         },
         pagination::{ListQuery, flag, page, query_map},
         routes::Mount,

@@ -20,7 +20,7 @@ use crate::{
         fields::{FieldDoc, Fields, Mode, describe as describe_fields},
         openapi::{
             ApiDoc, Auth, Op,
-            build::{self, page_of},
+            schema::{self, page_of},
         },
         pagination::{ListQuery, flag, page_response, query_map},
         routes::Mount,
@@ -303,25 +303,25 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
     let with_flag = |o: Op| {
         o.query(
             "include_deleted",
-            build::boolean(),
+            schema::boolean(),
             "also soft-deleted records",
         )
     };
-    let full_body = build::request_schema(&fields, true);
+    let full_body = schema::request_schema(&fields, true);
     m.endpoint(R::PATH)
         .get(
             list::<R>,
             with_flag(
                 op("List")
-                    .query("page", build::integer(), "page number, from 1")
+                    .query("page", schema::integer(), "page number, from 1")
                     .query(
                         "page_size",
-                        build::integer(),
+                        schema::integer(),
                         "records per page (default 50, max 200)",
                     )
                     .query(
                         "search",
-                        build::string(),
+                        schema::string(),
                         "case-insensitive substring of the name-like fields",
                     ),
             )
@@ -350,7 +350,7 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         .patch(
             patch::<R>,
             with_flag(op("Update one of"))
-                .body(build::request_schema(&fields, false))
+                .body(schema::request_schema(&fields, false))
                 .ok(200, Some(record))
                 .errors(&[409]),
         )

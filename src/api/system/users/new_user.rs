@@ -1,0 +1,181 @@
+//! Creating a user: the body's rules (shared by the HTTP endpoint and the CLI), the
+//! password hash off the executor, and for a school user its roles and teacher profile in
+//! the school's schema, in one transaction.
+
+use actix_web::web;
+use diesel::prelude::*;
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        body::JsonObject,
+        fields::{Email, Fields, Mode, any, len},
+    },
+    auth::{AppState, password, roles},
+    db::models::{NewUser, TenantRow, User, user::normalize_phone},
+    error::{ApiError, ApiResult},
+};
+
+pub(super) struct NewUserInput {
+    email: Option<String>,
+    phone: Option<String>,
+    password: String,
+    first_name: String,
+    last_name: String,
+    client: Option<Uuid>,
+    roles: Vec<String>,
+    is_staff: bool,
+    pub(super) is_superuser: bool,
+    teacher: bool,
+}
+
+impl NewUserInput {
+    pub(super) fn parse(body: &JsonObject) -> ApiResult<Self> {
+        let mut f = Fields::new(body, Mode::Create);
+        let email = f.nullable("email", None, &Email);
+        let phone = f.nullable::<String>("phone", None, &|p: &String| {
+            normalize_phone(p)
+                .map(|_| ())
+                .ok_or_else(|| "enter a valid phone number: + and 6-15 digits".into())
+        });
+        let password = f.required::<String>("password", &|p: &String| password::check_policy(p));
+        let first_name = f.optional("first_name", String::new(), &len(0, 150));
+        let last_name = f.optional("last_name", String::new(), &len(0, 150));
+        let client = f.nullable::<Uuid>("client", None, &any);
+        let roles = f.optional::<Vec<String>>("roles", Vec::new(), &any);
+        let is_staff = f.optional("is_staff", false, &any);
+        let is_superuser = f.optional("is_superuser", false, &any);
+        let teacher = f.optional("teacher", false, &any);
+        let email = email.flatten();
+        let phone = phone.flatten().and_then(|p| normalize_phone(&p));
+        if email.is_none() && phone.is_none() && !f.has_error("email") && !f.has_error("phone") {
+            f.error("non_field", "give an email or a phone number");
+        }
+        let client = client.flatten();
+        let roles = roles.unwrap_or_default();
+        if client.is_none() && !roles.is_empty() {
+            f.error(
+                "roles",
+                "roles can only be given to users of a school (client)",
+            );
+        }
+        if client.is_some() && is_superuser == Some(true) {
+            f.error("is_superuser", "school users cannot be superusers");
+        }
+        f.finish(())?;
+        Ok(Self {
+            email,
+            phone,
+            password: password.unwrap_or_default(),
+            first_name: first_name.unwrap_or_default().trim().to_owned(),
+            last_name: last_name.unwrap_or_default().trim().to_owned(),
+            client,
+            roles,
+            is_staff: is_staff.unwrap_or(false),
+            is_superuser: is_superuser.unwrap_or(false),
+            teacher: teacher.unwrap_or(false),
+        })
+    }
+}
+
+/// Hashes the password off the executor, then inserts the user and, for school users,
+/// their roles (and teacher profile) in the school's schema.
+pub(super) async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
+    let password_hash = state.hash_password(input.password.clone()).await?;
+    let db = state.db.clone();
+    let directory = state.directory.clone();
+    web::block(move || {
+        let tenant = match input.client {
+            Some(id) => {
+                let row = db
+                    .with_conn(|conn| Ok(TenantRow::find(conn, id)?))?
+                    .ok_or_else(|| ApiError::validation("client", "no school has this id"))?;
+                Some(directory.find_schema(&row.schema_name)?)
+            }
+            None => None,
+        };
+        let new = NewUser {
+            id: Uuid::new_v4(),
+            email: input.email,
+            phone: input.phone,
+            password_hash,
+            first_name: input.first_name,
+            last_name: input.last_name,
+            is_superuser: input.is_superuser,
+            is_staff: input.is_staff,
+            client_id: input.client,
+        };
+        match tenant {
+            None => db.with_conn(|conn| insert_unique(conn, &new)),
+            Some(tenant) => db.with_tenant(&tenant, |conn| {
+                conn.transaction(|conn| {
+                    let user = insert_unique(conn.pg(), &new)?;
+                    for role in &input.roles {
+                        roles::assign_by_name(conn, user.id, role)?;
+                    }
+                    if input.teacher {
+                        crate::school::teachers::TeacherProfile::create_for_user(
+                            conn, user.id, None,
+                        )?;
+                    }
+                    Ok(user)
+                })
+            }),
+        }
+    })
+    .await?
+}
+
+fn insert_unique(conn: &mut PgConnection, new: &NewUser) -> ApiResult<User> {
+    User::insert(conn, new).map_err(|err| match ApiError::from(err) {
+        ApiError::Conflict(_) => {
+            ApiError::Conflict("a user with this email or phone already exists".into())
+        }
+        other => other,
+    })
+}
+
+/// A user to create from the command line.
+pub struct CliUser<'a> {
+    pub email: Option<&'a str>,
+    pub phone: Option<&'a str>,
+    pub password: &'a str,
+    pub first_name: String,
+    pub last_name: String,
+    /// The school's schema name; `None` for a platform user.
+    pub tenant: Option<&'a str>,
+    pub roles: Vec<String>,
+    pub superuser: bool,
+    pub teacher: bool,
+}
+
+/// Creates a user for the CLI (same rules as `POST /api/v1/system/users/`).
+pub async fn create_user_from_cli(state: &AppState, spec: CliUser<'_>) -> ApiResult<User> {
+    let client = match spec.tenant {
+        Some(schema) => {
+            let directory = state.directory.clone();
+            let schema = schema.to_owned();
+            Some(
+                web::block(move || directory.find_schema(&schema))
+                    .await??
+                    .id,
+            )
+        }
+        None => None,
+    };
+    // The same parser as the HTTP endpoint, so the two cannot disagree on the rules.
+    let body = serde_json::json!({
+        "email": spec.email,
+        "phone": spec.phone,
+        "password": spec.password,
+        "first_name": spec.first_name,
+        "last_name": spec.last_name,
+        "client": client,
+        "roles": spec.roles,
+        "is_staff": spec.superuser,
+        "is_superuser": spec.superuser,
+        "teacher": spec.teacher,
+    });
+    let body = body.as_object().cloned().unwrap_or_default();
+    create_user(state, NewUserInput::parse(&body)?).await
+}
