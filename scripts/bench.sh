@@ -66,10 +66,14 @@ wait_ready "http://127.0.0.1:$PORT"
 python3 scripts/bench/setup.py --port "$PORT" --schools "$SCHOOLS" --password "$PASSWORD" --out "$work"
 
 # Runs the scenarios named in $@ against the running server; appends "mode scenario ..." rows.
+headed=""
 run_scenarios() {
   local mode="$1"; shift
-  echo "== load ($mode): $CONNECTIONS connections, 2 threads, ${DURATION}s per scenario (nproc=$(nproc))"
-  printf '%-12s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+  if [ "$headed" != "$mode" ]; then
+    echo "== load ($mode): $CONNECTIONS connections, 2 threads, ${DURATION}s per scenario (nproc=$(nproc))"
+    printf '%-12s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+    headed="$mode"
+  fi
   for scenario in "$@"; do
     # Logins queue behind bcrypt: give them a timeout longer than the queue.
     wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --timeout 30s --latency -s "$work/$scenario.lua" "http://127.0.0.1:$PORT" > "$work/$scenario.out" 2>&1
