@@ -57,13 +57,6 @@ impl<'a> Mount<'a> {
         &self.paths
     }
 
-    /// A route that is not an API operation (such as the admin console's pages).
-    pub fn service(&mut self, service: impl actix_web::dev::HttpServiceFactory + 'static) {
-        if let Some(cfg) = self.cfg.as_deref_mut() {
-            cfg.service(service);
-        }
-    }
-
     fn claim(&mut self, path: &str) {
         if let Some(earlier) = self.paths.iter().find(|earlier| shadows(earlier, path)) {
             panic!("route {path} is mounted after {earlier}, which would take its requests");

@@ -1,5 +1,7 @@
 //! The shared state every handler can reach: configuration, the pool, caches, token keys,
-//! the login throttle and the bcrypt queue.
+//! the login throttle and the bcrypt queue. It lives in `auth` because the request
+//! extractors (`SchoolRequest`, `SystemRequest`) are what hand it to handlers; `startup`
+//! builds it with `AppState::new` and nothing below `auth` sees it.
 
 use std::{sync::Arc, time::Instant};
 
