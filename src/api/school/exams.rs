@@ -83,9 +83,8 @@ const ADD_EXAM: &[Permission] = &[Permission::new(Action::Add, Resource::Exam)];
 /// session. The unique index on live (exam session, subject, class) settles races: an
 /// insert that conflicts finds the exam another request created.
 async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
+    let path = PathIds::of(request.http());
     let body = read_object(request.http(), payload).await;
-    let path = PathIds::of(&http);
     let answer = request
         .run(Need::All(ADD_EXAM), move |conn, caller| {
             let user = caller.user().cloned().ok_or(ApiError::NotATeacher)?;

@@ -100,9 +100,8 @@ async fn confirm_students(
     request: SchoolRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
+    let path = PathIds::of(request.http());
     let body = read_object(request.http(), payload).await;
-    let path = PathIds::of(&http);
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
             let exam = Mark::parent_scope(conn, &path.parse()?)?;

@@ -200,9 +200,8 @@ pub async fn create<R: SchoolResource>(
     request: SchoolRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
+    let path = PathIds::of(request.http());
     let body = read_object(request.http(), payload).await;
-    let path = PathIds::of(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
         let scope = R::Store::scope(conn, &path.parse()?)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, Mode::Create, None)?;
@@ -213,9 +212,8 @@ pub async fn create<R: SchoolResource>(
 }
 
 pub async fn retrieve<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
-    let path = PathIds::of(&http);
-    let include_deleted = include_deleted(&http);
+    let path = PathIds::of(request.http());
+    let include_deleted = include_deleted(request.http());
     let record = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {
             Ok(scope_and_record::<R>(conn, &path, include_deleted)?.2)
@@ -230,10 +228,9 @@ async fn change<R: SchoolResource>(
     payload: web::Payload,
     mode: Mode,
 ) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
+    let path = PathIds::of(request.http());
+    let include_deleted = include_deleted(request.http());
     let body = read_object(request.http(), payload).await;
-    let path = PathIds::of(&http);
-    let include_deleted = include_deleted(&http);
     let record = write::<R, _, _>(request, move |conn, actor| {
         let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, mode, Some(&current))?;
@@ -261,9 +258,8 @@ pub async fn patch<R: SchoolResource>(
 }
 
 pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
-    let path = PathIds::of(&http);
-    let include_deleted = include_deleted(&http);
+    let path = PathIds::of(request.http());
+    let include_deleted = include_deleted(request.http());
     write::<R, _, _>(request, move |conn, _| {
         let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
         R::Store::delete(conn, scope, id)
