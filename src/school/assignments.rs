@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{
     schema::teacher_assignments as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
@@ -28,36 +28,12 @@ pub struct TeacherAssignment {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t)]
-pub struct NewAssignment {
-    pub teacher_id: Uuid,
-    pub academic_class_id: Uuid,
-    pub subject_id: Uuid,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct AssignmentChanges {
-    pub teacher_id: Option<Uuid>,
-    pub academic_class_id: Option<Uuid>,
-    pub subject_id: Option<Uuid>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<AssignmentChanges> for NewAssignment {
-    type Error = Incomplete;
-
-    fn try_from(c: AssignmentChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            teacher_id: given(c.teacher_id, "teacher")?,
-            academic_class_id: given(c.academic_class_id, "academic_class")?,
-            subject_id: given(c.subject_id, "subject")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewAssignment, AssignmentChanges {
+    teacher_id: Uuid,
+    academic_class_id: Uuid,
+    subject_id: Uuid,
+    is_deleted: bool,
+});
 
 school_table!(TeacherAssignment in t, new: NewAssignment, changes: AssignmentChanges,
     search: [], soft_delete: is_deleted);

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::{
     exam_sessions::ExamSession,
     schema::{academic_classes, exams as t, subjects, teacher_assignments},
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
 
@@ -34,42 +34,14 @@ pub struct Exam {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewExam {
-    pub name: String,
-    pub subject_id: Uuid,
-    pub academic_class_id: Uuid,
-    pub teacher_id: Option<Uuid>,
-    pub max_mark: i32,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct ExamChanges {
-    pub name: Option<String>,
-    pub subject_id: Option<Uuid>,
-    pub academic_class_id: Option<Uuid>,
-    pub teacher_id: Option<Option<Uuid>>,
-    pub max_mark: Option<i32>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<ExamChanges> for NewExam {
-    type Error = Incomplete;
-
-    fn try_from(c: ExamChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            name: given(c.name, "name")?,
-            subject_id: given(c.subject_id, "subject")?,
-            academic_class_id: given(c.academic_class_id, "academic_class")?,
-            teacher_id: given(c.teacher_id, "teacher")?,
-            max_mark: given(c.max_mark, "max_mark")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewExam, ExamChanges {
+    name: String,
+    subject_id: Uuid,
+    academic_class_id: Uuid,
+    teacher_id: Option<Uuid>,
+    max_mark: i32,
+    is_deleted: bool,
+});
 
 school_table!(Exam in t, new: NewExam, changes: ExamChanges, search: [name],
     soft_delete: is_deleted, parent: exam_session_id in ExamSession);

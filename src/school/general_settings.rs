@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{
     schema::general_settings as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
@@ -26,39 +26,13 @@ pub struct GeneralSettings {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t)]
-pub struct NewGeneralSettings {
-    pub school_name: String,
-    pub address: String,
-    pub phone: String,
-    pub email: String,
-    pub logo: String,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct GeneralSettingsChanges {
-    pub school_name: Option<String>,
-    pub address: Option<String>,
-    pub phone: Option<String>,
-    pub email: Option<String>,
-    pub logo: Option<String>,
-}
-
-impl TryFrom<GeneralSettingsChanges> for NewGeneralSettings {
-    type Error = Incomplete;
-
-    fn try_from(c: GeneralSettingsChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            school_name: given(c.school_name, "school_name")?,
-            address: given(c.address, "address")?,
-            phone: given(c.phone, "phone")?,
-            email: given(c.email, "email")?,
-            logo: given(c.logo, "logo")?,
-        })
-    }
-}
+school_forms!(t: NewGeneralSettings, GeneralSettingsChanges {
+    school_name: String,
+    address: String,
+    phone: String,
+    email: String,
+    logo: String,
+});
 
 school_table!(GeneralSettings in t, new: NewGeneralSettings, changes: GeneralSettingsChanges,
     search: [school_name]);

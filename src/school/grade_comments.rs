@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{
     Actor, Table,
     schema::teacher_grade_comments as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{
     error::{ApiError, ApiResult},
@@ -32,42 +32,14 @@ pub struct GradeComment {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewGradeComment {
-    pub teacher_id: Option<Uuid>,
-    pub grade: String,
-    pub min_mark: i32,
-    pub max_mark: i32,
-    pub comment: String,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct GradeCommentChanges {
-    pub teacher_id: Option<Option<Uuid>>,
-    pub grade: Option<String>,
-    pub min_mark: Option<i32>,
-    pub max_mark: Option<i32>,
-    pub comment: Option<String>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<GradeCommentChanges> for NewGradeComment {
-    type Error = Incomplete;
-
-    fn try_from(c: GradeCommentChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            teacher_id: given(c.teacher_id, "teacher")?,
-            grade: given(c.grade, "grade")?,
-            min_mark: given(c.min_mark, "min_mark")?,
-            max_mark: given(c.max_mark, "max_mark")?,
-            comment: given(c.comment, "comment")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewGradeComment, GradeCommentChanges {
+    teacher_id: Option<Uuid>,
+    grade: String,
+    min_mark: i32,
+    max_mark: i32,
+    comment: String,
+    is_deleted: bool,
+});
 
 school_table!(GradeComment in t, new: NewGradeComment, changes: GradeCommentChanges,
     search: [grade, comment], soft_delete: is_deleted);

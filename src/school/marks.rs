@@ -9,7 +9,7 @@ use super::{
     Actor, Table,
     exams::Exam,
     schema::marks as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{
     error::{ApiError, ApiResult},
@@ -33,39 +33,13 @@ pub struct Mark {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewMark {
-    pub studentadmissionnumber: String,
-    pub mark: Option<i32>,
-    pub symbol: Option<String>,
-    pub comment: Option<String>,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct MarkChanges {
-    pub studentadmissionnumber: Option<String>,
-    pub mark: Option<Option<i32>>,
-    pub symbol: Option<Option<String>>,
-    pub comment: Option<Option<String>>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<MarkChanges> for NewMark {
-    type Error = Incomplete;
-
-    fn try_from(c: MarkChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            studentadmissionnumber: given(c.studentadmissionnumber, "studentadmissionnumber")?,
-            mark: given(c.mark, "mark")?,
-            symbol: given(c.symbol, "symbol")?,
-            comment: given(c.comment, "comment")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewMark, MarkChanges {
+    studentadmissionnumber: String,
+    mark: Option<i32>,
+    symbol: Option<String>,
+    comment: Option<String>,
+    is_deleted: bool,
+});
 
 school_table!(Mark in t, new: NewMark, changes: MarkChanges, search: [studentadmissionnumber],
     soft_delete: is_deleted, parent: exam_id in Exam);

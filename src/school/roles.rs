@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{
     schema::{school_roles as t, user_role_assignments as a},
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{
     error::{ApiError, ApiResult},
@@ -46,31 +46,11 @@ impl From<RoleRow> for Role {
     }
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t)]
-pub struct NewRole {
-    pub name: String,
-    /// Known codenames, sorted, without repeats.
-    pub permissions: Vec<Option<String>>,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct RoleChanges {
-    pub name: Option<String>,
-    pub permissions: Option<Vec<Option<String>>>,
-}
-
-impl TryFrom<RoleChanges> for NewRole {
-    type Error = Incomplete;
-
-    fn try_from(c: RoleChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            name: given(c.name, "name")?,
-            permissions: given(c.permissions, "permissions")?,
-        })
-    }
-}
+// `permissions`: known codenames, sorted, without repeats (the API parser sees to it).
+school_forms!(t: NewRole, RoleChanges {
+    name: String,
+    permissions: Vec<Option<String>>,
+});
 
 school_table!(RoleRow in t, new: NewRole, changes: RoleChanges, search: [name]);
 
@@ -98,30 +78,10 @@ pub struct RoleAssignment {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = a)]
-pub struct NewRoleAssignment {
-    pub user_id: Uuid,
-    pub role_id: Uuid,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = a)]
-pub struct RoleAssignmentChanges {
-    pub user_id: Option<Uuid>,
-    pub role_id: Option<Uuid>,
-}
-
-impl TryFrom<RoleAssignmentChanges> for NewRoleAssignment {
-    type Error = Incomplete;
-
-    fn try_from(c: RoleAssignmentChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            user_id: given(c.user_id, "user")?,
-            role_id: given(c.role_id, "role")?,
-        })
-    }
-}
+school_forms!(a: NewRoleAssignment, RoleAssignmentChanges {
+    user_id: Uuid,
+    role_id: Uuid,
+});
 
 school_table!(RoleAssignment in a, new: NewRoleAssignment, changes: RoleAssignmentChanges,
     search: []);

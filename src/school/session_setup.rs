@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{
     schema::session_setups as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
@@ -27,38 +27,12 @@ pub struct SessionSetup {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewSessionSetup {
-    pub session_type: String,
-    pub academic_session_id: Option<Uuid>,
-    pub exam_session_id: Option<Uuid>,
-    pub status: String,
-    pub current_step: i32,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct SessionSetupChanges {
-    pub session_type: Option<String>,
-    pub academic_session_id: Option<Option<Uuid>>,
-    pub exam_session_id: Option<Option<Uuid>>,
-    pub status: Option<String>,
-    pub current_step: Option<i32>,
-}
-
-impl TryFrom<SessionSetupChanges> for NewSessionSetup {
-    type Error = Incomplete;
-
-    fn try_from(c: SessionSetupChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            session_type: given(c.session_type, "session_type")?,
-            academic_session_id: given(c.academic_session_id, "academic_session")?,
-            exam_session_id: given(c.exam_session_id, "exam_session")?,
-            status: given(c.status, "status")?,
-            current_step: given(c.current_step, "current_step")?,
-        })
-    }
-}
+school_forms!(t: NewSessionSetup, SessionSetupChanges {
+    session_type: String,
+    academic_session_id: Option<Uuid>,
+    exam_session_id: Option<Uuid>,
+    status: String,
+    current_step: i32,
+});
 
 school_table!(SessionSetup in t, new: NewSessionSetup, changes: SessionSetupChanges, search: []);

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::{
     schema::students as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{db::models::User, error::ApiResult, tenancy::TenantConn};
 
@@ -29,42 +29,14 @@ pub struct Student {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewStudent {
-    pub admission_number: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub academic_class_id: Option<Uuid>,
-    pub user_id: Option<Uuid>,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct StudentChanges {
-    pub admission_number: Option<String>,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-    pub academic_class_id: Option<Option<Uuid>>,
-    pub user_id: Option<Option<Uuid>>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<StudentChanges> for NewStudent {
-    type Error = Incomplete;
-
-    fn try_from(c: StudentChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            admission_number: given(c.admission_number, "admission_number")?,
-            first_name: given(c.first_name, "first_name")?,
-            last_name: given(c.last_name, "last_name")?,
-            academic_class_id: given(c.academic_class_id, "academic_class")?,
-            user_id: given(c.user_id, "user")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewStudent, StudentChanges {
+    admission_number: String,
+    first_name: String,
+    last_name: String,
+    academic_class_id: Option<Uuid>,
+    user_id: Option<Uuid>,
+    is_deleted: bool,
+});
 
 school_table!(Student in t, new: NewStudent, changes: StudentChanges,
     search: [admission_number, first_name, last_name], soft_delete: is_deleted);

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{
     Actor,
     schema::subjects as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
 
@@ -27,36 +27,12 @@ pub struct Subject {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewSubject {
-    pub name: String,
-    pub code: String,
-    pub department_id: Option<Uuid>,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct SubjectChanges {
-    pub name: Option<String>,
-    pub code: Option<String>,
-    pub department_id: Option<Option<Uuid>>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<SubjectChanges> for NewSubject {
-    type Error = Incomplete;
-
-    fn try_from(c: SubjectChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            name: given(c.name, "name")?,
-            code: given(c.code, "code")?,
-            department_id: given(c.department_id, "department")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewSubject, SubjectChanges {
+    name: String,
+    code: String,
+    department_id: Option<Uuid>,
+    is_deleted: bool,
+});
 
 school_table!(Subject in t, new: NewSubject, changes: SubjectChanges, search: [name, code],
     soft_delete: is_deleted);

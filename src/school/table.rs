@@ -102,6 +102,44 @@ pub trait Table: Sized + Send + 'static {
     fn remove(conn: &mut TenantConn, id: Uuid) -> ApiResult<()>;
 }
 
+/// Declares the two forms of a school table from one list of its writable fields: `NewX`
+/// (every field; create and PUT, a nullable field given as `None` is written as NULL) and
+/// `XChanges` (each field optional; PATCH), with `TryFrom<XChanges> for NewX`.
+///
+/// ```ignore
+/// school_forms!(academic_classes: NewClass, ClassChanges {
+///     name: String,
+///     level: Option<i32>,
+///     is_deleted: bool,
+/// });
+/// ```
+macro_rules! school_forms {
+    ($table:ident: $new:ident, $changes:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
+        #[derive(diesel::Insertable, diesel::AsChangeset, Debug)]
+        #[diesel(table_name = $table, treat_none_as_null = true)]
+        pub struct $new {
+            $(pub $field: $ty,)+
+        }
+
+        #[derive(diesel::AsChangeset, Default, Debug)]
+        #[diesel(table_name = $table)]
+        pub struct $changes {
+            $(pub $field: Option<$ty>,)+
+        }
+
+        impl TryFrom<$changes> for $new {
+            type Error = $crate::school::Incomplete;
+
+            fn try_from(changes: $changes) -> Result<Self, $crate::school::Incomplete> {
+                Ok(Self {
+                    $($field: $crate::school::table::given(changes.$field, stringify!($field))?,)+
+                })
+            }
+        }
+    };
+}
+pub(crate) use school_forms;
+
 /// Implements [`Table`] for a record type:
 ///
 /// ```ignore

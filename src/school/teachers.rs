@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::{
     Actor, ListQuery, Table,
     schema::teacher_profiles as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{
     db::{models::User, schema_public::users},
@@ -46,33 +46,11 @@ pub struct TeacherView {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t, treat_none_as_null = true)]
-pub struct NewTeacher {
-    pub user_id: Uuid,
-    pub staff_number: Option<String>,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct TeacherChanges {
-    pub user_id: Option<Uuid>,
-    pub staff_number: Option<Option<String>>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<TeacherChanges> for NewTeacher {
-    type Error = Incomplete;
-
-    fn try_from(c: TeacherChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            user_id: given(c.user_id, "user")?,
-            staff_number: given(c.staff_number, "staff_number")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewTeacher, TeacherChanges {
+    user_id: Uuid,
+    staff_number: Option<String>,
+    is_deleted: bool,
+});
 
 school_table!(TeacherProfile in t, new: NewTeacher, changes: TeacherChanges, search: [],
     soft_delete: is_deleted);
