@@ -112,7 +112,7 @@ impl TeacherView {
 }
 
 /// Display names of users, by id (one query).
-pub fn display_names(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashMap<Uuid, String>> {
+fn display_names(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashMap<Uuid, String>> {
     let rows: Vec<User> = users::table
         .filter(users::id.eq_any(ids))
         .select(User::as_select())
