@@ -225,6 +225,18 @@ impl Db {
         Ok(checked_out?)
     }
 
+    /// Runs `job` on the blocking thread pool once this unit of work has its turn at the
+    /// pool: how every async caller reaches the database.
+    pub(crate) async fn in_turn<T, F>(&self, job: F) -> ApiResult<T>
+    where
+        F: FnOnce(&Db, &Turn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let turn = self.turn().await?;
+        let db = self.clone();
+        web::block(move || job(&db, &turn)).await?
+    }
+
     /// Runs `work` on a pooled connection on the blocking thread pool. Use for platform
     /// (public schema) queries only: the connection is bound to no particular school.
     pub async fn run<T, F>(&self, work: F) -> ApiResult<T>
@@ -232,9 +244,8 @@ impl Db {
         F: FnOnce(&mut PgConnection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let turn = self.turn().await?;
-        let db = self.clone();
-        web::block(move || db.with_conn_in(Some(&turn), work)).await?
+        self.in_turn(move |db, turn| db.with_conn_in(Some(turn), work))
+            .await
     }
 
     /// Runs `work` synchronously on a public connection (CLI, start-up).

@@ -36,6 +36,10 @@ pub mod teachers;
 pub use collection::Collection;
 pub use table::{Actor, Incomplete, Table};
 
+use uuid::Uuid;
+
+use crate::{error::ApiResult, tenancy::TenantConn};
+
 /// Which page of a list, narrowed how.
 #[derive(Debug, Clone)]
 pub struct ListQuery {
@@ -51,4 +55,12 @@ impl ListQuery {
     pub fn offset(&self) -> i64 {
         (self.page - 1) * self.page_size
     }
+}
+
+/// Whether `user_id` is a user of the connection's school (students, teachers and role
+/// holders must be).
+pub fn is_school_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<bool> {
+    let school = conn.tenant().id;
+    Ok(crate::db::models::User::find(conn.pg(), user_id)?
+        .is_some_and(|u| u.client_id == Some(school)))
 }

@@ -9,7 +9,7 @@ use super::{
     schema::students as t,
     table::{school_forms, school_table},
 };
-use crate::{db::models::User, error::ApiResult, tenancy::TenantConn};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -51,11 +51,4 @@ impl Student {
         ))
         .get_result(conn.pg())?)
     }
-}
-
-/// Whether `user_id` is a user of the connection's school (students, teachers and role
-/// holders must be).
-pub fn is_school_user(conn: &mut TenantConn, user_id: Uuid) -> ApiResult<bool> {
-    let school = conn.tenant().id;
-    Ok(User::find(conn.pg(), user_id)?.is_some_and(|u| u.client_id == Some(school)))
 }

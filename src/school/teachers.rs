@@ -1,8 +1,6 @@
 //! Teacher profiles: a school user who teaches, with an optional staff number. Answered
 //! with the user's display name (`TeacherView`).
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
@@ -100,7 +98,7 @@ impl TeacherView {
     /// The views of `rows`, with their users' names (one query).
     fn of_rows(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<Self>> {
         let ids: Vec<Uuid> = rows.iter().map(|r| r.user_id).collect();
-        let names = display_names(conn, &ids)?;
+        let names = User::display_names(conn.pg(), &ids)?;
         Ok(rows
             .into_iter()
             .map(|row| {
@@ -109,15 +107,6 @@ impl TeacherView {
             })
             .collect())
     }
-}
-
-/// Display names of users, by id (one query).
-fn display_names(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashMap<Uuid, String>> {
-    let rows: Vec<User> = users::table
-        .filter(users::id.eq_any(ids))
-        .select(User::as_select())
-        .load(conn.pg())?;
-    Ok(rows.into_iter().map(|u| (u.id, u.display_name())).collect())
 }
 
 /// Teacher profiles answered as [`TeacherView`]s; `?search=` looks in the users' names and

@@ -12,7 +12,6 @@
 //! the binding ends with that transaction in [`TenantConn::finish`] (or on drop): no
 //! school query can run outside it.
 
-use actix_web::web;
 use diesel::{
     connection::{AnsiTransactionManager, TransactionManager},
     pg::PgConnection,
@@ -193,9 +192,8 @@ impl Db {
         F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let turn = self.turn().await?;
-        let db = self.clone();
-        web::block(move || db.with_tenant_in(Some(&turn), &tenant, work)).await?
+        self.in_turn(move |db, turn| db.with_tenant_in(Some(turn), &tenant, work))
+            .await
     }
 
     /// Like `run_in_tenant`, loading user `user_id` while binding (see
@@ -211,15 +209,13 @@ impl Db {
         F: FnOnce(&mut TenantConn, Option<User>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let turn = self.turn().await?;
-        let db = self.clone();
-        web::block(move || {
-            let pooled = db.checkout(Some(&turn))?;
+        self.in_turn(move |db, turn| {
+            let pooled = db.checkout(Some(turn))?;
             let (mut conn, user) = TenantConn::bind_loading_user(pooled, tenant, user_id)?;
             let result = work(&mut conn, user);
             conn.finish(result)
         })
-        .await?
+        .await
     }
 
     /// The synchronous form of `run_in_tenant`, for the CLI and blocking contexts.

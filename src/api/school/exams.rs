@@ -130,18 +130,29 @@ fn create_missing(
             None => {
                 let (id, creator) =
                     Exam::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;
-                let creator_name = match creator {
-                    Some(creator) => User::find(conn.pg(), creator)?
-                        .map(|u| u.display_name())
-                        .unwrap_or_default(),
-                    None => String::new(),
-                };
-                let mine = creator == Some(user.id);
-                let extra = json!({"id": id, "created_by": creator_name, "created_by_you": mine});
-                existing.push((mine, with(summary, extra)));
+                existing.push((creator, with(summary, json!({"id": id}))));
             }
         }
     }
+    // The creators' names, in one query for all the exams that already existed.
+    let creators: Vec<Uuid> = existing
+        .iter()
+        .filter_map(|(creator, _)| *creator)
+        .collect();
+    let names = User::display_names(conn.pg(), &creators)?;
+    let existing: Vec<(bool, Value)> = existing
+        .into_iter()
+        .map(|(creator, exam)| {
+            let mine = creator == Some(user.id);
+            let name = creator
+                .and_then(|c| names.get(&c).cloned())
+                .unwrap_or_default();
+            (
+                mine,
+                with(exam, json!({"created_by": name, "created_by_you": mine})),
+            )
+        })
+        .collect();
     let by_you = existing.iter().filter(|(mine, _)| *mine).count();
     let message = format!(
         "Created {} exam{}; {} already existed.",

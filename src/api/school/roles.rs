@@ -6,10 +6,7 @@ use crate::{
     api::{
         fields::{Fields, any, len},
         routes::Mount,
-        school::{
-            crud::{self, SchoolResource, check_ref},
-            students::check_school_user,
-        },
+        school::crud::{self, SchoolResource, check_ref, check_school_user},
     },
     auth::AppState,
     auth::{

@@ -1,18 +1,16 @@
 //! `/api/v1/school/students/`: students.
 
-use uuid::Uuid;
-
 use crate::{
     api::{
         fields::{Fields, any, len},
         routes::Mount,
-        school::crud::{self, SchoolResource, check_ref},
+        school::crud::{self, SchoolResource, check_ref, check_school_user},
     },
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::{
         classes::AcademicClass,
-        students::{Student, StudentChanges, is_school_user},
+        students::{Student, StudentChanges},
     },
     tenancy::TenantConn,
 };
@@ -48,21 +46,6 @@ impl SchoolResource for Students {
         check_ref::<AcademicClass>(conn, errors, "academic_class", class, "class")?;
         check_school_user(conn, "user", changes.user_id.flatten(), errors)
     }
-}
-
-/// Records an error on `field` when `user` is given and is not a user of this school.
-pub fn check_school_user(
-    conn: &mut TenantConn,
-    field: &str,
-    user: Option<Uuid>,
-    errors: &mut FieldErrors,
-) -> ApiResult<()> {
-    if let Some(user) = user {
-        if !is_school_user(conn, user)? {
-            errors.add(field, "no user of this school has this id");
-        }
-    }
-    Ok(())
 }
 
 pub fn mount(m: &mut Mount) {

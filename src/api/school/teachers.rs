@@ -4,10 +4,7 @@ use crate::{
     api::{
         fields::{Fields, any, len},
         routes::Mount,
-        school::{
-            crud::{self, SchoolResource},
-            students::check_school_user,
-        },
+        school::crud::{self, SchoolResource, check_school_user},
     },
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},

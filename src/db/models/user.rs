@@ -107,6 +107,20 @@ impl User {
             .optional()
     }
 
+    /// The display names of the users `ids`, by id (one query, however many ids).
+    pub fn display_names(
+        conn: &mut PgConnection,
+        ids: &[Uuid],
+    ) -> QueryResult<std::collections::HashMap<Uuid, String>> {
+        Ok(users::table
+            .filter(users::id.eq_any(ids))
+            .select(User::as_select())
+            .load::<User>(conn)?
+            .into_iter()
+            .map(|user| (user.id, user.display_name()))
+            .collect())
+    }
+
     /// `find` that locks the row until the transaction ends (`SELECT ... FOR UPDATE`).
     pub fn find_for_update(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<User>> {
         users::table

@@ -28,7 +28,7 @@ use crate::{
     auth::AppState,
     auth::{Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
-    school::{Collection, Table, collection},
+    school::{Collection, Table, collection, is_school_user},
     tenancy::{Tenant, TenantConn},
 };
 
@@ -98,6 +98,21 @@ pub fn check_ref<T: Table>(
     if let Some(id) = id {
         if !T::live_exists(conn, id)? {
             errors.add(field, format!("no live {what} has the id {id}"));
+        }
+    }
+    Ok(())
+}
+
+/// Records an error on `field` when `user` is given and is not a user of this school.
+pub fn check_school_user(
+    conn: &mut TenantConn,
+    field: &str,
+    user: Option<Uuid>,
+    errors: &mut FieldErrors,
+) -> ApiResult<()> {
+    if let Some(user) = user {
+        if !is_school_user(conn, user)? {
+            errors.add(field, "no user of this school has this id");
         }
     }
     Ok(())
