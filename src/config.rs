@@ -4,7 +4,7 @@ use std::{env, net::SocketAddr, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 
-use crate::db::pool::PoolMode;
+use crate::db::pool::{PoolMode, PoolSettings, default_per_school};
 
 /// The secret used when none is configured and the server runs in development mode.
 const DEV_JWT_SECRET: &str = "insecure-development-secret-change-me";
@@ -30,6 +30,12 @@ pub struct Config {
     pub bcrypt_cost: u32,
     pub db_pool_size: u32,
     pub db_pool_timeout: Duration,
+    /// `DB_POOL_PER_SCHOOL`: how many pooled connections one school's requests may hold at
+    /// once (default: half the pool, rounded up).
+    pub db_pool_per_school: u32,
+    /// `DB_STATEMENT_TIMEOUT_MS`: the longest one statement of a request may run (`0`:
+    /// no limit). The CLI runs without one.
+    pub db_statement_timeout: Option<Duration>,
     pub max_body_bytes: usize,
     pub login_rate_per_minute: u32,
     pub cors_allowed_origins: Vec<String>,
@@ -68,6 +74,7 @@ impl Config {
         };
         let database_listen_url = env_str("DATABASE_LISTEN_URL")
             .or_else(|| (db_pool_mode == PoolMode::Session).then(|| database_url.clone()));
+        let db_pool_size = parse_env("DB_POOL_SIZE", default_pool_size())?;
         Self {
             database_url,
             db_pool_mode,
@@ -81,8 +88,13 @@ impl Config {
             refresh_token_ttl: Duration::from_secs(parse_env("REFRESH_TOKEN_TTL", 86_400)?),
             rotate_refresh_tokens: parse_env("ROTATE_REFRESH_TOKENS", true)?,
             bcrypt_cost: parse_env("BCRYPT_COST", 12)?,
-            db_pool_size: parse_env("DB_POOL_SIZE", default_pool_size())?,
+            db_pool_size,
             db_pool_timeout: Duration::from_millis(parse_env("DB_POOL_TIMEOUT_MS", 5_000)?),
+            db_pool_per_school: parse_env("DB_POOL_PER_SCHOOL", default_per_school(db_pool_size))?,
+            db_statement_timeout: match parse_env::<u64>("DB_STATEMENT_TIMEOUT_MS", 5_000)? {
+                0 => None,
+                millis => Some(Duration::from_millis(millis)),
+            },
             max_body_bytes: parse_env("MAX_BODY_BYTES", 1024 * 1024)?,
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
@@ -101,12 +113,26 @@ impl Config {
         .checked()
     }
 
+    /// The pool these settings describe.
+    pub fn pool_settings(&self) -> PoolSettings {
+        PoolSettings {
+            size: self.db_pool_size,
+            checkout_timeout: self.db_pool_timeout,
+            mode: self.db_pool_mode,
+            per_school: self.db_pool_per_school,
+            statement_timeout: self.db_statement_timeout,
+        }
+    }
+
     fn checked(self) -> anyhow::Result<Self> {
         if !(4..=31).contains(&self.bcrypt_cost) {
             bail!("BCRYPT_COST must be between 4 and 31");
         }
         if self.db_pool_size == 0 {
             bail!("DB_POOL_SIZE must be at least 1");
+        }
+        if self.db_pool_per_school == 0 || self.db_pool_per_school > self.db_pool_size {
+            bail!("DB_POOL_PER_SCHOOL must be between 1 and DB_POOL_SIZE");
         }
         if !matches!(self.public_scheme.as_str(), "http" | "https") {
             bail!("PUBLIC_SCHEME must be http or https");

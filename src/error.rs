@@ -113,6 +113,9 @@ pub enum ApiError {
     Throttled(u64),
     #[error("the database is unavailable; try again shortly")]
     ServiceUnavailable,
+    /// A statement ran past `DB_STATEMENT_TIMEOUT_MS` and was cancelled.
+    #[error("the request took too long in the database and was cancelled; try again shortly")]
+    DatabaseTimeout,
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -154,6 +157,7 @@ impl ApiError {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Throttled(_) => "throttled",
             Self::ServiceUnavailable => "service_unavailable",
+            Self::DatabaseTimeout => "database_timeout",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -184,7 +188,7 @@ impl ResponseError for ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::ServiceUnavailable | Self::DatabaseTimeout => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -212,7 +216,7 @@ impl ResponseError for ApiError {
             Self::Throttled(secs) => {
                 response.insert_header((header::RETRY_AFTER, secs.to_string()));
             }
-            Self::ServiceUnavailable => {
+            Self::ServiceUnavailable | Self::DatabaseTimeout => {
                 response.insert_header((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS));
             }
             Self::MethodNotAllowed { allow, .. } => {
@@ -253,6 +257,7 @@ impl From<DieselError> for ApiError {
                     ),
                 ),
                 DatabaseErrorKind::ClosedConnection => Self::ServiceUnavailable,
+                _ if statement_timed_out(info.message()) => Self::DatabaseTimeout,
                 _ if connection_lost(info.message()) => Self::ServiceUnavailable,
                 _ => Self::Internal(anyhow::anyhow!(
                     "database error {kind:?}: {}",
@@ -269,6 +274,11 @@ fn conflict_detail(constraint: Option<&str>, fallback: &str) -> String {
         Some(name) => format!("{fallback} ({name})"),
         None => fallback.to_owned(),
     }
+}
+
+/// SQLSTATE 57014 as `statement_timeout` words it (diesel does not classify it).
+fn statement_timed_out(message: &str) -> bool {
+    message.contains("canceling statement due to statement timeout")
 }
 
 /// libpq reports a dead server as an unclassified error; recognise it by its text.

@@ -40,12 +40,7 @@ impl AppState {
     pub fn new(config: Config) -> Self {
         // Metrics recorded from now on are kept (the recorder is process-wide).
         crate::observability::metrics::handle();
-        let db = Db::with_mode(
-            &config.database_url,
-            config.db_pool_size,
-            config.db_pool_timeout,
-            config.db_pool_mode,
-        );
+        let db = Db::open(&config.database_url, &config.pool_settings());
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {
             jwt: JwtKeys::new(

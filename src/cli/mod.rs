@@ -130,7 +130,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         command => {
-            let config = Config::from_env(true)?;
+            let mut config = Config::from_env(true)?;
+            // Operators' commands (migrations above all) may run long statements.
+            config.db_statement_timeout = None;
             crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
             let state = web::Data::new(AppState::new(config));
             match command {

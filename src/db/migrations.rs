@@ -22,6 +22,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-22-000002_deleted_session_inactive"),
     sql_migration!("2026-11-22-000003_role_notify_from_app"),
     sql_migration!("2026-11-22-000004_role_assignment_audit"),
+    sql_migration!("2026-11-23-000001_search_trgm"),
 ]);
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of

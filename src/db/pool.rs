@@ -7,8 +7,9 @@
 //! one transaction, a school's bound with `SET LOCAL`, and no named prepared statements.
 
 use std::{
+    collections::HashMap,
     str::FromStr,
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -101,6 +102,49 @@ pub fn check_pool_mode(database_url: &str, mode: PoolMode) -> anyhow::Result<()>
     }
 }
 
+/// How the pool is sized and shared, and how long one statement may run.
+#[derive(Clone, Debug)]
+pub struct PoolSettings {
+    /// Connections in the pool (`DB_POOL_SIZE`).
+    pub size: u32,
+    /// How long a unit of work waits for its turn and its connection before a 503.
+    pub checkout_timeout: Duration,
+    pub mode: PoolMode,
+    /// At most this many units of work of one school hold connections at once
+    /// (`DB_POOL_PER_SCHOOL`); the rest of that school's requests wait for its own turns.
+    pub per_school: u32,
+    /// `statement_timeout` for every statement (`DB_STATEMENT_TIMEOUT_MS`); `None`: no limit
+    /// (the CLI: migrations may take long).
+    pub statement_timeout: Option<Duration>,
+}
+
+impl PoolSettings {
+    /// A session-mode pool of `size` with no per-school cap and no statement limit.
+    pub fn new(size: u32, checkout_timeout: Duration) -> Self {
+        Self {
+            size,
+            checkout_timeout,
+            mode: PoolMode::Session,
+            per_school: size,
+            statement_timeout: None,
+        }
+    }
+
+    /// The value `statement_timeout` is set to (`0`: none).
+    fn statement_timeout_setting(&self) -> String {
+        self.statement_timeout.map_or_else(
+            || "0".to_owned(),
+            |limit| format!("{}ms", limit.as_millis()),
+        )
+    }
+}
+
+/// The default share of the pool one school may hold: half of it, rounded up, so the
+/// other schools always keep the rest.
+pub fn default_per_school(pool_size: u32) -> u32 {
+    pool_size.div_ceil(2).max(1)
+}
+
 /// A pooled PostgreSQL connection plus what the pool needs to know about its state.
 pub struct PgConn {
     pub(crate) conn: PgConnection,
@@ -111,11 +155,16 @@ pub struct PgConn {
     /// Set when the connection failed in a way that makes it unusable (server gone), so the
     /// pool discards it instead of handing it out again.
     pub(crate) broken: bool,
+    /// The `statement_timeout` every unit of work runs under (`0`: none). Session mode
+    /// sets it once when the connection opens; transaction mode with every binding, local
+    /// to the unit of work's transaction.
+    pub(crate) statement_timeout: Arc<str>,
 }
 
 pub struct Manager {
     inner: ConnectionManager<PgConnection>,
     mode: PoolMode,
+    statement_timeout: Arc<str>,
 }
 
 impl ManageConnection for Manager {
@@ -123,11 +172,22 @@ impl ManageConnection for Manager {
     type Error = diesel::r2d2::Error;
 
     fn connect(&self) -> Result<PgConn, Self::Error> {
+        use diesel::RunQueryDsl;
+        let mut conn = set_up(self.inner.connect()?, self.mode);
+        if self.mode == PoolMode::Session {
+            diesel::sql_query(format!(
+                "SET statement_timeout = '{}'",
+                self.statement_timeout
+            ))
+            .execute(&mut conn)
+            .map_err(diesel::r2d2::Error::QueryError)?;
+        }
         Ok(PgConn {
-            conn: set_up(self.inner.connect()?, self.mode),
+            conn,
             mode: self.mode,
             bound_schema: None,
             broken: false,
+            statement_timeout: self.statement_timeout.clone(),
         })
     }
 
@@ -148,7 +208,37 @@ pub struct Db {
     pool: r2d2::Pool<Manager>,
     /// One permit per pooled connection, handed out in arrival order (see [`Turn`]).
     turns: Arc<Semaphore>,
+    /// Each school's own turns, taken before the pool's (see [`SchoolTurns`]).
+    school_turns: Arc<SchoolTurns>,
     checkout_timeout: Duration,
+}
+
+/// Per-school turns: a school's units of work first wait (in arrival order) for one of its
+/// `per_school` permits, and only then queue for the pool. A school whose requests hold
+/// connections for long fills its own share and waits behind itself; the rest of the pool
+/// stays free for the other schools.
+struct SchoolTurns {
+    per_school: usize,
+    schools: Mutex<HashMap<SchemaName, Arc<Semaphore>>>,
+}
+
+/// Above this many schools in the map, the idle ones are dropped on the next insert.
+const SCHOOL_TURNS_PRUNE_AT: usize = 1024;
+
+impl SchoolTurns {
+    fn of(&self, school: &SchemaName) -> Arc<Semaphore> {
+        let mut schools = self.schools.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(turns) = schools.get(school) {
+            return turns.clone();
+        }
+        if schools.len() >= SCHOOL_TURNS_PRUNE_AT {
+            // A semaphore only the map holds has no permit out and no waiter.
+            schools.retain(|_, turns| Arc::strong_count(turns) > 1);
+        }
+        let turns = Arc::new(Semaphore::new(self.per_school));
+        schools.insert(school.clone(), turns.clone());
+        turns
+    }
 }
 
 /// A unit of work's turn at the pool. Async callers take one before they move to a
@@ -159,53 +249,78 @@ pub struct Db {
 /// executor.
 pub(crate) struct Turn {
     _permit: OwnedSemaphorePermit,
+    /// The school's own turn, for work bound to a school.
+    _school_permit: Option<OwnedSemaphorePermit>,
     /// How long the unit of work waited for its turn.
     queued: Duration,
 }
 
 impl Db {
-    /// A session-mode pool (see [`Db::with_mode`]).
+    /// A session-mode pool with no per-school cap and no statement limit.
     pub fn new(database_url: &str, max_size: u32, checkout_timeout: Duration) -> Self {
-        Self::with_mode(database_url, max_size, checkout_timeout, PoolMode::Session)
+        Self::open(database_url, &PoolSettings::new(max_size, checkout_timeout))
     }
 
-    /// Builds the pool without connecting: the server starts even while the database is
-    /// down, and answers 503 until it is back.
+    /// Like [`Db::new`], in `mode`.
     pub fn with_mode(
         database_url: &str,
         max_size: u32,
         checkout_timeout: Duration,
         mode: PoolMode,
     ) -> Self {
+        let settings = PoolSettings {
+            mode,
+            ..PoolSettings::new(max_size, checkout_timeout)
+        };
+        Self::open(database_url, &settings)
+    }
+
+    /// Builds the pool without connecting: the server starts even while the database is
+    /// down, and answers 503 until it is back.
+    pub fn open(database_url: &str, settings: &PoolSettings) -> Self {
         let pool = r2d2::Pool::builder()
-            .max_size(max_size)
+            .max_size(settings.size)
             .min_idle(Some(0))
-            .connection_timeout(checkout_timeout)
+            .connection_timeout(settings.checkout_timeout)
             // A dead connection is detected when it fails (and then discarded), so the
             // common checkout costs no extra `SELECT 1` round trip.
             .test_on_check_out(false)
             .build_unchecked(Manager {
                 inner: ConnectionManager::new(database_url),
-                mode,
+                mode: settings.mode,
+                statement_timeout: settings.statement_timeout_setting().into(),
             });
         Self {
             pool,
-            turns: Arc::new(Semaphore::new(max_size as usize)),
-            checkout_timeout,
+            turns: Arc::new(Semaphore::new(settings.size as usize)),
+            school_turns: Arc::new(SchoolTurns {
+                per_school: settings.per_school.clamp(1, settings.size.max(1)) as usize,
+                schools: Mutex::default(),
+            }),
+            checkout_timeout: settings.checkout_timeout,
         }
     }
 
-    /// Waits (in arrival order, at most the checkout timeout) for a turn at the pool.
-    pub(crate) async fn turn(&self) -> ApiResult<Turn> {
+    /// Waits (in arrival order, at most the checkout timeout in all) for a turn at the
+    /// pool; for work bound to `school`, first for one of that school's own turns.
+    pub(crate) async fn turn(&self, school: Option<&SchemaName>) -> ApiResult<Turn> {
         let started = Instant::now();
-        let permit =
-            tokio::time::timeout(self.checkout_timeout, self.turns.clone().acquire_owned())
-                .await
-                .ok()
-                .and_then(Result::ok);
-        match permit {
-            Some(permit) => Ok(Turn {
+        let school_turns = school.map(|school| self.school_turns.of(school));
+        let permits = tokio::time::timeout(self.checkout_timeout, async {
+            let school_permit = match school_turns {
+                Some(turns) => Some(turns.acquire_owned().await.ok()?),
+                None => None,
+            };
+            let permit = self.turns.clone().acquire_owned().await.ok()?;
+            Some((permit, school_permit))
+        })
+        .await
+        .ok()
+        .flatten();
+        match permits {
+            Some((permit, school_permit)) => Ok(Turn {
                 _permit: permit,
+                _school_permit: school_permit,
                 queued: started.elapsed(),
             }),
             None => {
@@ -226,13 +341,14 @@ impl Db {
     }
 
     /// Runs `job` on the blocking thread pool once this unit of work has its turn at the
-    /// pool: how every async caller reaches the database.
-    pub(crate) async fn in_turn<T, F>(&self, job: F) -> ApiResult<T>
+    /// pool (and, for work bound to `school`, its school's turn): how every async caller
+    /// reaches the database.
+    pub(crate) async fn in_turn<T, F>(&self, school: Option<&SchemaName>, job: F) -> ApiResult<T>
     where
         F: FnOnce(&Db, &Turn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let turn = self.turn().await?;
+        let turn = self.turn(school).await?;
         let db = self.clone();
         web::block(move || job(&db, &turn)).await?
     }
@@ -244,7 +360,7 @@ impl Db {
         F: FnOnce(&mut PgConnection) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.in_turn(move |db, turn| db.with_conn_in(Some(turn), work))
+        self.in_turn(None, move |db, turn| db.with_conn_in(Some(turn), work))
             .await
     }
 
@@ -264,8 +380,15 @@ impl Db {
         let mut pooled = self.checkout(turn)?;
         let result = match pooled.mode {
             PoolMode::Session => work(&mut pooled.conn),
-            // One transaction, so the work's statements reach one server connection.
-            PoolMode::Transaction => pooled.conn.transaction(work),
+            // One transaction, so the work's statements reach one server connection; the
+            // statement limit is local to it, like everything else set there.
+            PoolMode::Transaction => {
+                let timeout = pooled.statement_timeout.clone();
+                pooled.conn.transaction(|conn| {
+                    set_local_statement_timeout(conn, &timeout)?;
+                    work(conn)
+                })
+            }
         };
         mark_if_lost(&mut pooled, &result);
         result
@@ -277,9 +400,24 @@ impl Db {
     }
 }
 
+diesel::define_sql_function! {
+    /// PostgreSQL `set_config(setting, value, is_local)`.
+    fn set_config(setting: diesel::sql_types::Text, value: diesel::sql_types::Text, is_local: diesel::sql_types::Bool) -> diesel::sql_types::Text;
+}
+
+fn set_local_statement_timeout(conn: &mut PgConnection, timeout: &str) -> ApiResult<()> {
+    use diesel::RunQueryDsl;
+    diesel::select(set_config("statement_timeout", timeout, true)).execute(conn)?;
+    Ok(())
+}
+
+/// What the pool learns from a unit of work's result: a lost connection is discarded, a
+/// cancelled statement counted (the connection itself is fine).
 pub(crate) fn mark_if_lost<T>(pooled: &mut PooledConn, result: &ApiResult<T>) {
-    if matches!(result, Err(ApiError::ServiceUnavailable)) {
-        pooled.broken = true;
+    match result {
+        Err(ApiError::ServiceUnavailable) => pooled.broken = true,
+        Err(ApiError::DatabaseTimeout) => metrics::statement_timed_out(),
+        _ => {}
     }
 }
 
@@ -287,8 +425,8 @@ pub(crate) fn mark_if_lost<T>(pooled: &mut PooledConn, result: &ApiResult<T>) {
 mod tests {
     use std::time::Duration;
 
-    use super::Db;
-    use crate::error::ApiError;
+    use super::{Db, PoolSettings};
+    use crate::{db::schema_name::SchemaName, error::ApiError};
 
     /// No database is needed: the pool connects lazily.
     fn db(size: u32) -> Db {
@@ -302,12 +440,15 @@ mod tests {
     #[actix_web::test]
     async fn turns_are_as_many_as_connections_and_waiting_ends_in_503() {
         let db = db(2);
-        let first = db.turn().await.expect("first turn");
-        let _second = db.turn().await.expect("second turn");
-        assert!(matches!(db.turn().await, Err(ApiError::ServiceUnavailable)));
+        let first = db.turn(None).await.expect("first turn");
+        let _second = db.turn(None).await.expect("second turn");
+        assert!(matches!(
+            db.turn(None).await,
+            Err(ApiError::ServiceUnavailable)
+        ));
         drop(first);
         assert!(
-            db.turn().await.is_ok(),
+            db.turn(None).await.is_ok(),
             "a returned turn is handed out again"
         );
     }
@@ -315,13 +456,13 @@ mod tests {
     #[actix_web::test]
     async fn turns_are_handed_out_in_arrival_order() {
         let db = db(1);
-        let held = db.turn().await.expect("turn");
+        let held = db.turn(None).await.expect("turn");
         let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
         for n in 0..5 {
             let (db, order) = (db.clone(), order.clone());
             waiters.push(actix_rt::spawn(async move {
-                let _turn = db.turn().await.expect("turn");
+                let _turn = db.turn(None).await.expect("turn");
                 order.lock().expect("order").push(n);
             }));
             // Each waiter queues before the next one is spawned.
@@ -332,5 +473,44 @@ mod tests {
             waiter.await.expect("waiter");
         }
         assert_eq!(*order.lock().expect("order"), vec![0, 1, 2, 3, 4]);
+    }
+
+    fn school(name: &str) -> SchemaName {
+        SchemaName::parse(name).expect("schema name")
+    }
+
+    #[actix_web::test]
+    async fn a_school_beyond_its_share_waits_for_itself_not_for_others() {
+        let settings = PoolSettings {
+            per_school: 2,
+            ..PoolSettings::new(4, std::time::Duration::from_millis(50))
+        };
+        let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
+        let (busy, quiet) = (school("busy"), school("quiet"));
+        let _first = db
+            .turn(Some(&busy))
+            .await
+            .expect("busy school's first turn");
+        let second = db
+            .turn(Some(&busy))
+            .await
+            .expect("busy school's second turn");
+        assert!(
+            matches!(
+                db.turn(Some(&busy)).await,
+                Err(ApiError::ServiceUnavailable)
+            ),
+            "a third unit of work of the busy school waits for its own share"
+        );
+        let _other = db
+            .turn(Some(&quiet))
+            .await
+            .expect("another school is not held back");
+        let _public = db.turn(None).await.expect("platform work is not held back");
+        drop(second);
+        assert!(
+            db.turn(Some(&busy)).await.is_ok(),
+            "the school's own turn came back"
+        );
     }
 }

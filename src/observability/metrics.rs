@@ -20,6 +20,7 @@ pub const POOL_IDLE: &str = "db_pool_idle_connections";
 pub const POOL_MAX: &str = "db_pool_max_connections";
 pub const POOL_WAIT: &str = "db_pool_wait_seconds";
 pub const POOL_TIMEOUTS: &str = "db_pool_timeouts_total";
+pub const STATEMENT_TIMEOUTS: &str = "db_statement_timeouts_total";
 pub const CACHE_LOOKUPS: &str = "cache_lookups_total";
 pub const CACHE_INVALIDATIONS: &str = "cache_invalidations_total";
 pub const LOGIN_THROTTLED: &str = "login_throttled_total";
@@ -101,6 +102,10 @@ fn describe() {
         Unit::Seconds,
         "Time a bcrypt job waited for a core"
     );
+    describe_counter!(
+        STATEMENT_TIMEOUTS,
+        "Units of work cancelled by DB_STATEMENT_TIMEOUT_MS (answered 503 database_timeout)"
+    );
     describe_counter!(SCHOOLS_PROVISIONED, "Schools created by this process");
     describe_gauge!(
         SCHOOLS,
@@ -162,6 +167,10 @@ pub fn pool_checkout(waited: Duration, timed_out: bool) {
 }
 
 /// A lookup in one of the in-process caches.
+pub fn statement_timed_out() {
+    counter!(STATEMENT_TIMEOUTS).increment(1);
+}
+
 pub fn cache_lookup(cache: &'static str, hit: bool) {
     counter!(CACHE_LOOKUPS, "cache" => cache, "result" => if hit { "hit" } else { "miss" })
         .increment(1);

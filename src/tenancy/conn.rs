@@ -22,17 +22,12 @@ use crate::{
     db::{
         Db,
         models::User,
-        pool::{PoolMode, PooledConn, Turn, mark_if_lost},
+        pool::{PoolMode, PooledConn, Turn, mark_if_lost, set_config},
         schema_public::users,
     },
     error::ApiResult,
     tenancy::{Tenant, TenantRef},
 };
-
-diesel::define_sql_function! {
-    /// PostgreSQL `set_config(setting, value, is_local)`.
-    fn set_config(setting: diesel::sql_types::Text, value: diesel::sql_types::Text, is_local: diesel::sql_types::Bool) -> diesel::sql_types::Text;
-}
 
 pub struct TenantConn {
     pooled: PooledConn,
@@ -62,13 +57,24 @@ impl TenantConn {
     }
 
     /// `set_config('search_path', ..)`: session-wide in session mode (and remembered by
-    /// the pool), local to the binding transaction in transaction mode. The remembered
-    /// schema is cleared first, so a failed binding leaves the connection unbound rather
-    /// than wrongly marked.
+    /// the pool), local to the binding transaction in transaction mode, where the
+    /// statement limit is set with it (session mode set it when the connection opened).
+    /// The remembered schema is cleared first, so a failed binding leaves the connection
+    /// unbound rather than wrongly marked.
     fn set_path(&mut self) -> ApiResult<()> {
         self.pooled.bound_schema = None;
         let schema = self.tenant.schema_name.quoted();
-        diesel::select(set_config("search_path", schema, self.binding_open)).execute(self.pg())?;
+        let local = self.binding_open;
+        if local {
+            let timeout = self.pooled.statement_timeout.to_string();
+            diesel::select((
+                set_config("search_path", schema, true),
+                set_config("statement_timeout", timeout, true),
+            ))
+            .execute(self.pg())?;
+        } else {
+            diesel::select(set_config("search_path", schema, false)).execute(self.pg())?;
+        }
         self.remember_path();
         Ok(())
     }
@@ -109,13 +115,18 @@ impl TenantConn {
         conn.pooled.bound_schema = None;
         let schema = conn.tenant.schema_name.quoted();
         let local = conn.binding_open;
-        let row: Option<(String, User)> = users::table
+        let timeout = conn.pooled.statement_timeout.to_string();
+        let row: Option<(String, String, User)> = users::table
             .filter(users::id.eq(user_id))
-            .select((set_config("search_path", schema, local), User::as_select()))
+            .select((
+                set_config("search_path", schema, local),
+                set_config("statement_timeout", timeout, local),
+                User::as_select(),
+            ))
             .first(conn.pg())
             .optional()?;
         match row {
-            Some((_, user)) => {
+            Some((_, _, user)) => {
                 conn.remember_path();
                 Ok((conn, Some(user)))
             }
@@ -192,8 +203,11 @@ impl Db {
         F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.in_turn(move |db, turn| db.with_tenant_in(Some(turn), &tenant, work))
-            .await
+        let school = tenant.schema_name.clone();
+        self.in_turn(Some(&school), move |db, turn| {
+            db.with_tenant_in(Some(turn), &tenant, work)
+        })
+        .await
     }
 
     /// Like `run_in_tenant`, loading user `user_id` while binding (see
@@ -209,7 +223,8 @@ impl Db {
         F: FnOnce(&mut TenantConn, Option<User>) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        self.in_turn(move |db, turn| {
+        let school = tenant.schema_name.clone();
+        self.in_turn(Some(&school), move |db, turn| {
             let pooled = db.checkout(Some(turn))?;
             let (mut conn, user) = TenantConn::bind_loading_user(pooled, tenant, user_id)?;
             let result = work(&mut conn, user);

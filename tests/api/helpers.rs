@@ -408,6 +408,8 @@ pub fn test_config(db_url: &str) -> Config {
         bcrypt_cost: 4,
         db_pool_size: 4,
         db_pool_timeout: Duration::from_secs(5),
+        db_pool_per_school: 2,
+        db_statement_timeout: Some(Duration::from_secs(10)),
         max_body_bytes: 1024 * 1024,
         login_rate_per_minute: 1000,
         cors_allowed_origins: vec!["https://app.example.org".into()],

@@ -5,6 +5,7 @@ mod helpers;
 mod access;
 
 mod exams;
+mod fairness;
 mod hostile;
 
 mod auth;

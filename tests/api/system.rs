@@ -373,7 +373,11 @@ async fn migrate_brings_each_school_to_the_latest_version() {
         use diesel::{Connection, RunQueryDsl};
         // Put `beta` back at the first school migration.
         let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
+        diesel::sql_query("SET search_path TO beta")
+            .execute(&mut conn)
+            .expect("path");
         for statement in [
+            include_str!("../../tenant_migrations/2026-11-23-000001_search_trgm/down.sql"),
             "ALTER TABLE beta.academic_sessions DROP CONSTRAINT academic_sessions_deleted_inactive",
             "ALTER TABLE beta.user_role_assignments DROP COLUMN updated_by, DROP COLUMN updated_at",
             "DELETE FROM beta.__diesel_schema_migrations WHERE version > '20261121000001'",
@@ -388,7 +392,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
     .expect("migrate");
     assert!(ok, "{err}");
     assert!(
-        out.contains("2 school schema(s) up to date; 4 migration(s) applied"),
+        out.contains("2 school schema(s) up to date; 5 migration(s) applied"),
         "{out}"
     );
 }

@@ -175,7 +175,7 @@ impl ApiDoc {
                     responses = responses.response(
                         error.to_string(),
                         ResponseBuilder::new()
-                            .description(reason(error))
+                            .description(error_description(error))
                             .content(
                                 "application/problem+json",
                                 ContentBuilder::new().schema(Some(problem.clone())).build(),
@@ -239,6 +239,18 @@ fn reason(status: u16) -> &'static str {
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Response")
+}
+
+/// An error response's description: the reason phrase, and for the statuses with more
+/// than one cause the `code`s that tell them apart.
+fn error_description(status: u16) -> String {
+    match status {
+        503 => "Service Unavailable: `service_unavailable` (the database is unreachable or \
+                the pool is exhausted) or `database_timeout` (a statement ran past \
+                DB_STATEMENT_TIMEOUT_MS and was cancelled); both carry `Retry-After`"
+            .to_owned(),
+        other => reason(other).to_owned(),
+    }
 }
 
 /// RFC 9457 problem details, with the stable `code` and per-field `errors`.
