@@ -8,7 +8,7 @@ use actix_web::{
     App, HttpServer,
     dev::Server,
     http::header::{self, HeaderName},
-    middleware::from_fn,
+    middleware::{Condition, from_fn},
     web,
 };
 
@@ -172,7 +172,11 @@ fn serve(
             .app_data(state.clone())
             .wrap(from_fn(classify_host))
             .wrap(from_fn(api::normalize::normalize_path))
-            .wrap(cors(&state.config.cors_allowed_origins))
+            // No CORS middleware at all while no origin is allowed: no CORS headers then.
+            .wrap(Condition::new(
+                !state.config.cors_allowed_origins.is_empty(),
+                cors(&state.config.cors_allowed_origins),
+            ))
             .wrap(from_fn(access_log))
             .configure(crate::api::metrics::configure)
             .configure(api::configure)

@@ -48,8 +48,8 @@ pool_size=$(( $(nproc) * 2 + 2 ))
 "$bin" tenant create-many --prefix fair --count 6 --teacher-password "$PASSWORD" >/dev/null
 psql -q "$DATABASE_URL" -c "
   INSERT INTO fair6.students (admission_number, first_name, last_name)
-  SELECT 'ADM-' || n, 'First' || n, 'Last' || (n % 997) FROM generate_series(1, $STUDENTS) n;
-  VACUUM ANALYZE fair6.students;"
+  SELECT 'ADM-' || n, 'First' || n, 'Last' || (n % 997) FROM generate_series(1, $STUDENTS) n;" \
+  -c "VACUUM ANALYZE fair6.students"
 
 token_of() { # school
   curl -sf -H "Host: $1.localhost" -H 'Content-Type: application/json' \

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use actix_web::{
-    Error, HttpMessage,
-    body::MessageBody,
+    Error, HttpMessage, ResponseError,
+    body::{EitherBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
     http::header::{HeaderName, HeaderValue},
     middleware::Next,
@@ -16,6 +16,24 @@ use crate::{
     auth::AppState, auth::context::LogIdentity, error::ApiError, observability::metrics,
     tenancy::HostKind,
 };
+
+/// Answers errors of the middleware below the service's own (a CORS preflight that
+/// actix-cors refuses) as problem+json, like every other error.
+fn as_problem<B: MessageBody>(res: ServiceResponse<B>) -> ServiceResponse<EitherBody<B>> {
+    let refused = res
+        .response()
+        .error()
+        .and_then(|err| err.as_error::<actix_cors::CorsError>())
+        .map(ToString::to_string);
+    match refused {
+        None => res.map_into_left_body(),
+        Some(detail) => {
+            let (req, _) = res.into_parts();
+            let problem = ApiError::CorsRefused(detail).error_response();
+            ServiceResponse::new(req, problem).map_into_right_body()
+        }
+    }
+}
 
 /// The request id of a request: the client's `X-Request-Id` when it is sane, else new.
 #[derive(Clone, Debug)]
@@ -84,10 +102,10 @@ impl Drop for InFlight {
 /// the request's metrics and writes its log line: request id, school, user, method, route,
 /// path, status, latency and trace. Internal errors are logged with their cause here,
 /// where the request id is known. Credentials are never part of a log line.
-pub async fn access_log(
+pub async fn access_log<B: MessageBody>(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, Error> {
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, Error> {
     let started = Instant::now();
     let request_id = req
         .headers()
@@ -106,7 +124,7 @@ pub async fn access_log(
         .map(|state| InFlight::enter(state.clone()));
     let method = req.method().clone();
     let path = req.path().to_owned();
-    let mut res = next.call(req).await?;
+    let mut res = as_problem(next.call(req).await?);
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         res.headers_mut().insert(REQUEST_ID, value);
     }

@@ -1,15 +1,18 @@
 //! `GET /api/v1/schema/`: the OpenAPI document as JSON, on every address; and
-//! `GET /api/v1/docs/`: interactive documentation (Swagger UI) for it. The UI's assets are
-//! compiled into the binary: the page needs no network.
+//! `GET /api/v1/docs/`: interactive documentation (Swagger UI) for it, on the main domain
+//! only (a platform page, like the console: nothing a user pastes into it lives on a
+//! school's origin). The UI's assets are compiled into the binary (the page needs no
+//! network) and served like the console's, with the same security headers; authorization
+//! entered into it is kept in memory only (no `persistAuthorization`).
 
 use std::sync::OnceLock;
 
-use actix_web::{HttpResponse, http::header};
+use actix_web::{HttpRequest, HttpResponse};
 
-use crate::api::{openapi::Undocumented, routes::Mount};
+use crate::api::{assets::Asset, openapi::Undocumented, routes::Mount};
 
-const BUNDLE_JS: &str = include_str!("../../assets/swagger-ui/swagger-ui-bundle.js");
-const STYLE_CSS: &str = include_str!("../../assets/swagger-ui/swagger-ui.css");
+/// Where the docs page and its files live.
+pub const PATH: &str = "/api/v1/docs/";
 
 const PAGE: &str = r#"<!doctype html>
 <html lang="en">
@@ -30,29 +33,38 @@ const INIT_JS: &str = r##"window.ui = SwaggerUIBundle({
   url: "/api/v1/schema/",
   dom_id: "#swagger-ui",
   deepLinking: true,
-  persistAuthorization: true
+  persistAuthorization: false
 });
 "##;
+
+static PAGE_HTML: Asset = Asset::new("text/html; charset=utf-8", PAGE);
+static BUNDLE_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/swagger-ui/swagger-ui-bundle.js"),
+);
+static STYLE_CSS: Asset = Asset::new(
+    "text/css; charset=utf-8",
+    include_str!("../../assets/swagger-ui/swagger-ui.css"),
+);
+static INIT: Asset = Asset::new("text/javascript; charset=utf-8", INIT_JS);
 
 /// The docs routes; they are not API operations, so the document does not list them (nor
 /// itself). Mounted as the path normaliser leaves them (with a trailing slash); the page
 /// asks for them without one.
-const PAGES: [(&str, &str, &str); 4] = [
-    ("/api/v1/docs/", "text/html; charset=utf-8", PAGE),
-    (
-        "/api/v1/docs/swagger-ui-bundle.js/",
-        "application/javascript",
-        BUNDLE_JS,
-    ),
-    ("/api/v1/docs/swagger-ui.css/", "text/css", STYLE_CSS),
-    ("/api/v1/docs/init.js/", "application/javascript", INIT_JS),
+static PAGES: [(&str, &Asset); 4] = [
+    ("/api/v1/docs/", &PAGE_HTML),
+    ("/api/v1/docs/swagger-ui-bundle.js/", &BUNDLE_JS),
+    ("/api/v1/docs/swagger-ui.css/", &STYLE_CSS),
+    ("/api/v1/docs/init.js/", &INIT),
 ];
 
 pub fn mount(m: &mut Mount) {
     m.endpoint("/api/v1/schema/").get(schema, Undocumented);
-    for (path, content_type, body) in PAGES {
-        m.endpoint(path)
-            .get(move || asset(content_type, body), Undocumented);
+    for (path, asset) in &PAGES {
+        m.endpoint(path).get(
+            move |req: HttpRequest| async move { asset.respond(&req) },
+            Undocumented,
+        );
     }
 }
 
@@ -70,11 +82,4 @@ async fn schema() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
         .body(document_json())
-}
-
-async fn asset(content_type: &'static str, body: &'static str) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(content_type)
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(body)
 }

@@ -11,7 +11,7 @@ use actix_web::{
 };
 
 use crate::{
-    api::{console, metrics},
+    api::{console, docs, metrics},
     auth::AppState,
     error::ApiError,
     tenancy::host::{self, HostKind, request_host},
@@ -19,9 +19,7 @@ use crate::{
 
 /// Paths answered on every host, known or not.
 fn is_host_independent(path: &str) -> bool {
-    matches!(path, "/healthz/" | "/readyz/")
-        || path.starts_with("/api/v1/schema/")
-        || path.starts_with("/api/v1/docs/")
+    matches!(path, "/healthz/" | "/readyz/") || path.starts_with("/api/v1/schema/")
 }
 
 pub async fn classify_host(
@@ -59,12 +57,13 @@ pub async fn classify_host(
         Ok(kind) => kind,
         Err(err) => return Ok(req.error_response(err)),
     };
-    // Platform paths (the system API, metrics, the admin console) exist on the main
-    // domain only.
+    // Platform paths (the system API, metrics, the admin console, the docs page) exist on
+    // the main domain only.
     let platform_path = path.starts_with("/api/v1/system/")
         || metrics_path
         || path == "/"
-        || path.starts_with(console::PATH);
+        || path.starts_with(console::PATH)
+        || path.starts_with(docs::PATH);
     if matches!(kind, HostKind::Tenant(_)) && platform_path {
         return Ok(req.error_response(ApiError::not_found()));
     }

@@ -3,6 +3,7 @@
 //! `document` is the OpenAPI description of exactly what `configure` serves.
 
 pub mod access;
+pub mod assets;
 pub mod body;
 pub mod console;
 pub mod docs;

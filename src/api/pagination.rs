@@ -45,14 +45,26 @@ pub fn flag(params: &HashMap<String, String>, key: &str) -> ApiResult<bool> {
     }
 }
 
+/// A positive integer: digits (an optional leading `+`), not all zeros. A well-formed one
+/// too large for any list saturates (a page past the last is 404 `invalid_page`, however
+/// far past; a huge `page_size` is clamped), so syntax alone decides what is a 400.
 fn positive(params: &HashMap<String, String>, key: &str, default: i64) -> ApiResult<i64> {
-    match params.get(key) {
-        None => Ok(default),
-        Some(raw) => raw
-            .parse::<i64>()
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| ApiError::InvalidQuery(format!("{key} must be a positive integer"))),
+    let Some(raw) = params.get(key) else {
+        return Ok(default);
+    };
+    let digits = raw.strip_prefix('+').unwrap_or(raw);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ApiError::InvalidQuery(format!(
+            "{key} must be a positive integer"
+        )));
+    }
+    match digits.parse::<i64>() {
+        Ok(0) => Err(ApiError::InvalidQuery(format!(
+            "{key} must be a positive integer"
+        ))),
+        Ok(n) => Ok(n),
+        // Only digits, so only too large.
+        Err(_) => Ok(i64::MAX),
     }
 }
 

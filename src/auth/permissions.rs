@@ -134,6 +134,20 @@ impl PermissionSet {
         Self(self.0 | other.0)
     }
 
+    /// The permissions of `other` this set lacks.
+    pub fn lacking(self, other: Self) -> Self {
+        Self(other.0 & !self.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether this set holds every permission of the catalogue.
+    pub fn is_complete(self) -> bool {
+        self == Self::all()
+    }
+
     /// Only the `view_*` permissions of this set.
     pub fn view_only(self) -> Self {
         self.iter().filter(|p| p.action == Action::View).collect()

@@ -138,3 +138,50 @@ pub fn assign_by_name(conn: &mut TenantConn, user_id: Uuid, role_name: &str) -> 
         .execute(conn.pg())?;
     Ok(())
 }
+
+/// Serialises writes to roles and role assignments in this school for the rest of the
+/// transaction, so a rule read across them (the school keeps an administrator) still holds
+/// when the write commits. Reads are not blocked.
+pub fn lock_for_role_write(conn: &mut TenantConn) -> ApiResult<()> {
+    diesel::sql_query("LOCK TABLE user_role_assignments IN SHARE ROW EXCLUSIVE MODE")
+        .execute(conn.pg())?;
+    Ok(())
+}
+
+/// A role's codenames and the ids of its assignments.
+pub struct RoleHolding {
+    pub role_id: Uuid,
+    pub permissions: Vec<String>,
+    pub assignments: Vec<Uuid>,
+}
+
+/// Every role that has assignments, with its codenames and assignment ids (one query).
+pub fn held_roles(conn: &mut TenantConn) -> ApiResult<Vec<RoleHolding>> {
+    let rows: Vec<(Uuid, Vec<Option<String>>, Uuid)> = a::table
+        .inner_join(t::table)
+        .select((t::id, t::permissions, a::id))
+        .order((t::id, a::id))
+        .load(conn.pg())?;
+    let mut held: Vec<RoleHolding> = Vec::new();
+    for (role_id, permissions, assignment) in rows {
+        match held.last_mut() {
+            Some(last) if last.role_id == role_id => last.assignments.push(assignment),
+            _ => held.push(RoleHolding {
+                role_id,
+                permissions: permissions.into_iter().flatten().collect(),
+                assignments: vec![assignment],
+            }),
+        }
+    }
+    Ok(held)
+}
+
+/// The codenames of role `role_id`, when it exists.
+pub fn permissions_of(conn: &mut TenantConn, role_id: Uuid) -> ApiResult<Option<Vec<String>>> {
+    let row: Option<Vec<Option<String>>> = t::table
+        .find(role_id)
+        .select(t::permissions)
+        .first(conn.pg())
+        .optional()?;
+    Ok(row.map(|codenames| codenames.into_iter().flatten().collect()))
+}

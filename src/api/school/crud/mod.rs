@@ -26,7 +26,7 @@ use crate::{
         routes::Mount,
     },
     auth::AppState,
-    auth::{Need, SchoolRequest, permissions::Resource},
+    auth::{Caller, Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
     school::{Collection, Table, collection, is_school_user},
     tenancy::{Tenant, TenantConn},
@@ -45,6 +45,9 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// Rules of create beyond the request schema (uniqueness and the like), for the
     /// OpenAPI document.
     const CREATE_RULES: Option<&'static str> = None;
+    /// Rules of every write (create, replace, patch, delete) beyond the permission of the
+    /// method, for the OpenAPI document (see `authorize`).
+    const WRITE_RULES: Option<&'static str> = None;
 
     /// Where the records live and how they are read and written.
     type Store: Collection<Record: Serialize + utoipa::ToSchema>;
@@ -61,6 +64,18 @@ pub trait SchoolResource: Sized + Send + 'static {
         _changes: &Changes<Self>,
         _current: Option<&Record<Self>>,
         _errors: &mut FieldErrors,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// Whether `caller` may make this write, beyond holding the resource's permission for
+    /// the method (roles: nobody grants what they do not hold). Runs in the write's
+    /// transaction, after the body is validated and before anything is written; an error
+    /// writes nothing.
+    fn authorize(
+        _conn: &mut TenantConn,
+        _caller: &Caller,
+        _write: Proposed<'_, Self>,
     ) -> ApiResult<()> {
         Ok(())
     }
@@ -84,6 +99,15 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// Runs after a create, update or delete of this resource has committed (to drop
     /// this process's caches that depend on it).
     fn after_write(_state: &AppState, _school: &Tenant) {}
+}
+
+/// A write as `SchoolResource::authorize` sees it: the record as it is, and what the
+/// request would make of it.
+pub enum Proposed<'a, R: SchoolResource> {
+    Create(&'a New<R>),
+    Replace(&'a Record<R>, &'a New<R>),
+    Patch(&'a Record<R>, &'a Changes<R>),
+    Delete(&'a Record<R>),
 }
 
 /// The rule for references: the id must name a live record of `T` in this school. Records
@@ -194,13 +218,13 @@ async fn write<R, T, F>(request: SchoolRequest, write: F) -> ApiResult<T>
 where
     R: SchoolResource,
     T: Send + 'static,
-    F: FnOnce(&mut TenantConn, crate::school::Actor) -> ApiResult<T> + Send + 'static,
+    F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
 {
     let state = request.state();
     let (result, school) = request
         .run(Need::Method(R::PERMISSION), move |conn, caller| {
             let result = conn.transaction(|conn| {
-                let result = write(conn, caller.user_id())?;
+                let result = write(conn, caller)?;
                 R::announce_write(conn)?;
                 Ok::<_, ApiError>(result)
             })?;
@@ -217,10 +241,12 @@ pub async fn create<R: SchoolResource>(
 ) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     let body = read_object(request.http(), payload).await;
-    let record = write::<R, _, _>(request, move |conn, actor| {
+    let record = write::<R, _, _>(request, move |conn, caller| {
         let scope = R::Store::scope(conn, &path.parse()?)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, Mode::Create, None)?;
-        R::Store::create(conn, scope, complete::<R>(changes)?, actor)
+        let new = complete::<R>(changes)?;
+        R::authorize(conn, caller, Proposed::Create(&new))?;
+        R::Store::create(conn, scope, new, caller.user_id())
     })
     .await?;
     Ok(HttpResponse::Created().json(R::created_body(record)?))
@@ -246,12 +272,20 @@ async fn change<R: SchoolResource>(
     let path = PathIds::of(request.http());
     let include_deleted = include_deleted(request.http());
     let body = read_object(request.http(), payload).await;
-    let record = write::<R, _, _>(request, move |conn, actor| {
+    let record = write::<R, _, _>(request, move |conn, caller| {
         let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
         let changes = parse_changes::<R>(conn, &scope, &body?, mode, Some(&current))?;
+        let actor = caller.user_id();
         match mode {
-            Mode::Patch => R::Store::update(conn, scope, id, changes, actor),
-            _ => R::Store::replace(conn, scope, id, complete::<R>(changes)?, actor),
+            Mode::Patch => {
+                R::authorize(conn, caller, Proposed::Patch(&current, &changes))?;
+                R::Store::update(conn, scope, id, changes, actor)
+            }
+            _ => {
+                let new = complete::<R>(changes)?;
+                R::authorize(conn, caller, Proposed::Replace(&current, &new))?;
+                R::Store::replace(conn, scope, id, new, actor)
+            }
         }
     })
     .await?;
@@ -275,12 +309,21 @@ pub async fn patch<R: SchoolResource>(
 pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     let include_deleted = include_deleted(request.http());
-    write::<R, _, _>(request, move |conn, _| {
-        let (scope, id, _) = scope_and_record::<R>(conn, &path, include_deleted)?;
+    write::<R, _, _>(request, move |conn, caller| {
+        let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
+        R::authorize(conn, caller, Proposed::Delete(&current))?;
         R::Store::delete(conn, scope, id)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Two optional descriptions as one.
+fn joined(first: Option<&'static str>, second: Option<&'static str>) -> Option<String> {
+    match (first, second) {
+        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+        (a, b) => a.or(b).map(str::to_owned),
+    }
 }
 
 /// The fields `R` reads, as the OpenAPI document describes them.
@@ -341,7 +384,7 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         .post(
             create::<R>,
             op("Create one of")
-                .description(R::CREATE_RULES)
+                .description(joined(R::CREATE_RULES, R::WRITE_RULES).as_deref())
                 .body(full_body.clone())
                 .ok(201, Some(created))
                 .errors(&[409]),
@@ -354,6 +397,7 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         .put(
             replace::<R>,
             with_flag(op("Replace one of"))
+                .description(R::WRITE_RULES)
                 .body(full_body)
                 .ok(200, Some(record.clone()))
                 .errors(&[409]),
@@ -361,12 +405,16 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         .patch(
             patch::<R>,
             with_flag(op("Update one of"))
+                .description(R::WRITE_RULES)
                 .body(schema::request_schema(&fields, false))
                 .ok(200, Some(record))
                 .errors(&[409]),
         )
         .delete(
             destroy::<R>,
-            with_flag(op("Delete one of")).ok(204, None).errors(&[409]),
+            with_flag(op("Delete one of"))
+                .description(R::WRITE_RULES)
+                .ok(204, None)
+                .errors(&[409]),
         );
 }

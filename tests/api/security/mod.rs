@@ -385,3 +385,6 @@ async fn pagination_links_use_the_configured_scheme_and_the_matched_host() {
         "https://alpha.localhost/api/v1/school/classes/?page_size=1&page=1"
     );
 }
+
+mod edges;
+mod roles;
