@@ -130,7 +130,7 @@ indexes() { # drop | create
     psql -q "$DATABASE_URL" -c "
       CREATE INDEX students_search ON fair6.students USING gin (admission_number public.gin_trgm_ops,
         first_name public.gin_trgm_ops, last_name public.gin_trgm_ops);
-      CREATE INDEX students_list_order ON fair6.students (created_at, id);
+      CREATE INDEX students_list_order ON fair6.students (created_at, id) WHERE NOT is_deleted;
       ANALYZE fair6.students;"
   fi
 }

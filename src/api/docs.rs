@@ -19,6 +19,7 @@ const PAGE: &str = r#"<!doctype html>
 <head>
   <meta charset="utf-8">
   <title>School Management Service API</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/api/v1/docs/swagger-ui.css">
 </head>
 <body>
