@@ -84,12 +84,40 @@ mod tests {
         let schemes = &json["components"]["securitySchemes"];
         assert_eq!(schemes["bearer"]["scheme"], "bearer");
         assert_eq!(schemes["api_key"]["name"], "X-API-KEY");
-        let name = &json["paths"]["/api/v1/school/departments/"]["post"]["requestBody"]["content"]
-            ["application/json"]["schema"]["properties"]["name"];
+        let body = &json["paths"]["/api/v1/school/departments/"]["post"]["requestBody"]["content"]
+            ["application/json"]["schema"]["$ref"];
+        assert_eq!(body, "#/components/schemas/CreateDepartmentRequest");
+        let name = &json["components"]["schemas"]["CreateDepartmentRequest"]["properties"]["name"];
         assert_eq!(
             (name["minLength"].as_u64(), name["maxLength"].as_u64()),
             (Some(1), Some(255))
         );
+    }
+
+    #[test]
+    fn every_operation_has_a_unique_operation_id_and_a_named_body() {
+        let json = serde_json::to_value(super::document()).expect("json");
+        let mut seen = std::collections::BTreeSet::new();
+        for (path, item) in json["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("operations") {
+                let id = op["operationId"].as_str();
+                assert!(
+                    id.is_some_and(|id| !id.is_empty()),
+                    "{method} {path} has no operationId"
+                );
+                let id = id.unwrap_or_default();
+                assert!(seen.insert(id.to_owned()), "{id} names two operations");
+                if let Some(body) =
+                    op["requestBody"]["content"]["application/json"]["schema"].as_object()
+                {
+                    let name = body["$ref"].as_str().unwrap_or_default();
+                    assert!(
+                        name.starts_with("#/components/schemas/"),
+                        "{method} {path}: the request body is not a named component"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

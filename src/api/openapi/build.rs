@@ -19,6 +19,7 @@ use utoipa::{
 };
 
 use super::{
+    naming::{PathFacts, operation_id, request_body_name},
     op::{Auth, Op},
     schema::{array, has_type, integer, string, uuid},
 };
@@ -120,14 +121,28 @@ impl ApiDoc {
     pub fn build(mut self) -> OpenApi {
         let problem = self.named("Problem", problem_schema());
         let mut paths = PathsBuilder::new();
-        for (path, ops) in std::mem::take(&mut self.operations) {
+        let operations = std::mem::take(&mut self.operations);
+        let all_paths: Vec<String> = operations.keys().cloned().collect();
+        for (path, ops) in operations {
+            let methods: Vec<Method> = ops.iter().map(|(method, _)| method.clone()).collect();
+            let facts = PathFacts {
+                path: &path,
+                methods: &methods,
+                has_items: all_paths.iter().any(|other| {
+                    other
+                        .strip_prefix(path.as_str())
+                        .is_some_and(|rest| rest.starts_with('{'))
+                }),
+            };
             let path_params: Vec<String> = path
                 .split('/')
                 .filter_map(|segment| segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
                 .map(str::to_owned)
                 .collect();
             for (method, op) in ops {
+                let id = operation_id(&method, &facts);
                 let mut operation = OperationBuilder::new()
+                    .operation_id(Some(id.clone()))
                     .summary(Some(op.summary))
                     .description(op.description)
                     .tag(op.tag);
@@ -151,6 +166,11 @@ impl ApiDoc {
                     );
                 }
                 if let Some(body) = op.body {
+                    // Inline bodies become named components, so generated types are named too.
+                    let body = match body {
+                        RefOr::T(schema) => self.named(&request_body_name(&id), RefOr::T(schema)),
+                        reference => reference,
+                    };
                     operation = operation.request_body(Some(
                         RequestBodyBuilder::new()
                             .required(Some(Required::True))

@@ -5,6 +5,7 @@
 //! knows no route: `api::document` assembles the document.
 
 pub mod build;
+pub mod naming;
 pub mod op;
 pub mod schema;
 
