@@ -5,12 +5,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus bench bench-fairness profile fuzz metrics-demo console-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fairness profile fuzz metrics-demo console-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
 	@echo "make test   the whole test suite against a real PostgreSQL"
 	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
+	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make bench-fairness  one school with 50,000 students searched by 64 connections beside five quiet schools"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
@@ -30,6 +31,9 @@ test:
 
 test-citus:
 	@scripts/test-citus.sh
+
+client-check:
+	@scripts/client-check.sh
 
 bench:
 	@scripts/bench.sh

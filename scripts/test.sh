@@ -34,3 +34,6 @@ fi
 
 # The platform console in a real browser (Playwright + Debian's Chromium).
 scripts/console-test.sh
+
+# Clients generated from the OpenAPI document (Python and TypeScript) against a real server.
+scripts/client-check.sh

@@ -19,7 +19,7 @@ use utoipa::{
 };
 
 use super::{
-    naming::{PathFacts, operation_id, request_body_name},
+    naming::{PathFacts, operation_id, request_body_name, response_body_name},
     op::{Auth, Op},
     schema::{array, has_type, integer, string, uuid},
 };
@@ -185,6 +185,10 @@ impl ApiDoc {
                 let (status, ok_schema) = op.ok;
                 let mut ok = ResponseBuilder::new().description(reason(status));
                 if let Some(schema) = ok_schema {
+                    let schema = match schema {
+                        RefOr::T(schema) => self.named(&response_body_name(&id), RefOr::T(schema)),
+                        reference => reference,
+                    };
                     ok = ok.content(
                         "application/json",
                         ContentBuilder::new().schema(Some(schema)).build(),

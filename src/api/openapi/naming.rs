@@ -15,7 +15,9 @@
 //!   (`softDeleteTeacherGradeComment`, singular). The `auth` actions name the API they
 //!   belong to instead: `schoolLogin`, `systemRefresh`.
 //!
-//! A request body is the component `<OperationId>Request` (`UpdateSessionRequest`).
+//! A request body is the component `<OperationId>Request` (`UpdateSessionRequest`); a
+//! success body that is no named type already, `<OperationId>Response`
+//! (`SchoolLoginResponse`).
 
 use actix_web::http::Method;
 
@@ -109,6 +111,11 @@ pub fn operation_id(method: &Method, facts: &PathFacts<'_>) -> String {
 /// The component name of an operation's request body.
 pub fn request_body_name(operation_id: &str) -> String {
     format!("{}Request", upper_first(operation_id))
+}
+
+/// The component name of an operation's success body, where it is no named type already.
+pub fn response_body_name(operation_id: &str) -> String {
+    format!("{}Response", upper_first(operation_id))
 }
 
 /// `exam-sessions` → `ExamSessions`.
