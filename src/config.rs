@@ -37,7 +37,18 @@ pub struct Config {
     /// no limit). The CLI runs without one.
     pub db_statement_timeout: Option<Duration>,
     pub max_body_bytes: usize,
+    /// `REQUEST_HEADER_TIMEOUT_MS`: how long a client has to send a request's head.
+    pub request_header_timeout: Duration,
+    /// `REQUEST_BODY_TIMEOUT_MS`: how long a client has to send a request's body.
+    pub request_body_timeout: Duration,
+    /// `KEEP_ALIVE_SECS`: how long an idle keep-alive connection stays open.
+    pub keep_alive: Duration,
     pub login_rate_per_minute: u32,
+    /// `SCHOOL_RATE_PER_SECOND`: each school's request rate cap (unset: none).
+    pub school_rate_per_second: Option<u32>,
+    /// `SCHOOL_RATE_BURST`: how many requests a school may send at once within its rate
+    /// (default: one second's worth).
+    pub school_rate_burst: Option<u32>,
     pub cors_allowed_origins: Vec<String>,
     /// `http` or `https`: the scheme of the links the server writes (pagination). Taken
     /// from configuration, never from a client's `X-Forwarded-Proto`.
@@ -96,7 +107,18 @@ impl Config {
                 millis => Some(Duration::from_millis(millis)),
             },
             max_body_bytes: parse_env("MAX_BODY_BYTES", 1024 * 1024)?,
+            request_header_timeout: Duration::from_millis(parse_env(
+                "REQUEST_HEADER_TIMEOUT_MS",
+                5_000,
+            )?),
+            request_body_timeout: Duration::from_millis(parse_env(
+                "REQUEST_BODY_TIMEOUT_MS",
+                10_000,
+            )?),
+            keep_alive: Duration::from_secs(parse_env("KEEP_ALIVE_SECS", 5)?),
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
+            school_rate_per_second: optional_env("SCHOOL_RATE_PER_SECOND")?,
+            school_rate_burst: optional_env("SCHOOL_RATE_BURST")?,
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
             public_scheme: env_str("PUBLIC_SCHEME")
                 .unwrap_or_else(|| "http".into())
@@ -137,6 +159,12 @@ impl Config {
         if !matches!(self.public_scheme.as_str(), "http" | "https") {
             bail!("PUBLIC_SCHEME must be http or https");
         }
+        if self.school_rate_per_second == Some(0) || self.school_rate_burst == Some(0) {
+            bail!("SCHOOL_RATE_PER_SECOND and SCHOOL_RATE_BURST must be at least 1");
+        }
+        if self.request_header_timeout.is_zero() || self.request_body_timeout.is_zero() {
+            bail!("REQUEST_HEADER_TIMEOUT_MS and REQUEST_BODY_TIMEOUT_MS must be positive");
+        }
         if self.token_purge_interval.is_zero() {
             bail!("TOKEN_PURGE_INTERVAL must be positive");
         }
@@ -161,6 +189,18 @@ fn env_list(key: &str) -> Option<Vec<String>> {
             .filter(|item| !item.is_empty())
             .collect()
     })
+}
+
+fn optional_env<T: FromStr>(key: &str) -> anyhow::Result<Option<T>>
+where
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    env_str(key)
+        .map(|raw| {
+            raw.parse()
+                .with_context(|| format!("{key}={raw:?} is not valid"))
+        })
+        .transpose()
 }
 
 fn parse_env<T: FromStr>(key: &str, default: T) -> anyhow::Result<T>

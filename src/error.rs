@@ -107,10 +107,18 @@ pub enum ApiError {
     Conflict(String),
     #[error("the request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
+    /// The body did not arrive within `REQUEST_BODY_TIMEOUT_MS`.
+    #[error("the request body did not arrive within {0} ms")]
+    BodyTimeout(u64),
     #[error("request bodies must be JSON (Content-Type: application/json)")]
     UnsupportedMediaType,
     #[error("too many failed logins; try again in {0} seconds")]
     Throttled(u64),
+    /// The school sent more than `SCHOOL_RATE_PER_SECOND`; retry after the seconds given.
+    #[error(
+        "this school is sending requests faster than its rate allows; try again in {0} second(s)"
+    )]
+    SchoolRateLimited(u64),
     /// A CORS preflight from an origin not in `CORS_ALLOWED_ORIGINS`, or asking for a
     /// method or header the API does not allow.
     #[error("cross-origin request refused: {0}")]
@@ -158,8 +166,9 @@ impl ApiError {
             Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::Conflict(_) => "conflict",
             Self::PayloadTooLarge(_) => "payload_too_large",
+            Self::BodyTimeout(_) => "request_timeout",
             Self::UnsupportedMediaType => "unsupported_media_type",
-            Self::Throttled(_) => "throttled",
+            Self::Throttled(_) | Self::SchoolRateLimited(_) => "throttled",
             Self::CorsRefused(_) => "cors_refused",
             Self::ServiceUnavailable => "service_unavailable",
             Self::DatabaseTimeout => "database_timeout",
@@ -192,8 +201,9 @@ impl ResponseError for ApiError {
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::Throttled(_) | Self::SchoolRateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::ServiceUnavailable | Self::DatabaseTimeout => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -219,7 +229,7 @@ impl ResponseError for ApiError {
         let mut response = HttpResponse::build(status);
         response.content_type("application/problem+json");
         match self {
-            Self::Throttled(secs) => {
+            Self::Throttled(secs) | Self::SchoolRateLimited(secs) => {
                 response.insert_header((header::RETRY_AFTER, secs.to_string()));
             }
             Self::ServiceUnavailable | Self::DatabaseTimeout => {

@@ -167,6 +167,7 @@ fn serve(
     state: web::Data<AppState>,
 ) -> anyhow::Result<Server> {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let (head_timeout, keep_alive) = (state.config.request_header_timeout, state.config.keep_alive);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
@@ -183,6 +184,10 @@ fn serve(
             .default_service(web::to(api::routes::not_found))
     })
     .workers(workers)
+    // Slow or idle clients hold a connection (a few KiB), never a worker or a database
+    // connection, and for no longer than these (the body's limit: `api::body`).
+    .client_request_timeout(head_timeout)
+    .keep_alive(keep_alive)
     // Signals are handled by `run_until_stopped`.
     .disable_signals()
     .shutdown_timeout(30)

@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 
 use crate::{auth::AppState, error::ApiError};
 
-/// The limit when no configuration is at hand (as `MAX_BODY_BYTES` defaults to).
+/// The limits when no configuration is at hand (as `MAX_BODY_BYTES` and
+/// `REQUEST_BODY_TIMEOUT_MS` default to).
 const DEFAULT_LIMIT: usize = 1024 * 1024;
+const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub type JsonObject = Map<String, Value>;
 
@@ -18,11 +20,29 @@ pub type PendingBody = Result<JsonObject, ApiError>;
 
 /// Reads the body as a JSON object, up to the configured `MAX_BODY_BYTES`. A body that is
 /// absent (empty, with no JSON content type, or on a DELETE) reads as `{}`; an empty body
-/// declared as JSON is not valid JSON.
-pub async fn read_object(req: &HttpRequest, mut payload: web::Payload) -> PendingBody {
-    let limit = req
-        .app_data::<web::Data<AppState>>()
-        .map_or(DEFAULT_LIMIT, |state| state.config.max_body_bytes);
+/// declared as JSON is not valid JSON. A body that has not arrived whole within
+/// `REQUEST_BODY_TIMEOUT_MS` is refused (408), so a client sending a byte a second holds
+/// no more than that.
+pub async fn read_object(req: &HttpRequest, payload: web::Payload) -> PendingBody {
+    let (limit, timeout) = req.app_data::<web::Data<AppState>>().map_or(
+        (DEFAULT_LIMIT, DEFAULT_BODY_TIMEOUT),
+        |state| {
+            (
+                state.config.max_body_bytes,
+                state.config.request_body_timeout,
+            )
+        },
+    );
+    tokio::time::timeout(timeout, read_within(req, payload, limit))
+        .await
+        .unwrap_or_else(|_| {
+            Err(ApiError::BodyTimeout(
+                u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            ))
+        })
+}
+
+async fn read_within(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> PendingBody {
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)

@@ -209,6 +209,17 @@ impl SchoolRequest {
         Ok(tenant)
     }
 
+    /// Takes one of the school's requests from its `SCHOOL_RATE_PER_SECOND` (when set).
+    fn admit(&self, school: &TenantRef) -> ApiResult<()> {
+        let Some(limit) = &self.state.school_rate else {
+            return Ok(());
+        };
+        limit.take(&school.schema_name).map_err(|wait| {
+            crate::observability::metrics::school_throttled();
+            ApiError::SchoolRateLimited(wait.as_secs().saturating_add(1))
+        })
+    }
+
     /// On a school's address, an `X-Tenant` naming another school (API.md 1: refused).
     fn x_tenant_conflicts(&self) -> bool {
         match (&self.host, &self.x_tenant) {
@@ -231,6 +242,7 @@ impl SchoolRequest {
                 "the X-Tenant header names another school",
             ));
         }
+        self.admit(&tenant)?;
         Ok(tenant)
     }
 
@@ -277,6 +289,7 @@ impl SchoolRequest {
             (None, Err(err)) => return Err(err),
         };
         let credentials = auth?;
+        self.admit(&tenant)?;
         let x_tenant_mismatch = self.x_tenant_conflicts();
         let method = self.http.method().clone();
         let secret = self.state.config.jwt_secret.clone();

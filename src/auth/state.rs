@@ -9,8 +9,8 @@ use actix_web::web;
 
 use crate::{
     auth::{
-        jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle,
-        user_cache::UserCache,
+        jwt::JwtKeys, password, role_cache::RoleCache, school_rate::SchoolRateLimit,
+        throttle::LoginThrottle, user_cache::UserCache,
     },
     config::Config,
     db::Db,
@@ -27,6 +27,8 @@ pub struct AppState {
     pub user_cache: Arc<UserCache>,
     pub jwt: JwtKeys,
     pub throttle: LoginThrottle,
+    /// `SCHOOL_RATE_PER_SECOND`, when set.
+    pub school_rate: Option<SchoolRateLimit>,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
     pub dummy_hash: String,
     /// Requests being handled; graceful shutdown waits for it to reach zero.
@@ -49,6 +51,9 @@ impl AppState {
                 config.refresh_token_ttl,
             ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
+            school_rate: config
+                .school_rate_per_second
+                .map(|rate| SchoolRateLimit::new(rate, config.school_rate_burst.unwrap_or(rate))),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             hashing: tokio::sync::Semaphore::new(

@@ -24,6 +24,7 @@ pub const STATEMENT_TIMEOUTS: &str = "db_statement_timeouts_total";
 pub const CACHE_LOOKUPS: &str = "cache_lookups_total";
 pub const CACHE_INVALIDATIONS: &str = "cache_invalidations_total";
 pub const LOGIN_THROTTLED: &str = "login_throttled_total";
+pub const SCHOOL_THROTTLED: &str = "school_requests_throttled_total";
 pub const HASH_QUEUE_WAIT: &str = "password_hash_queue_wait_seconds";
 pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
 pub const SCHOOLS: &str = "schools";
@@ -106,6 +107,10 @@ fn describe() {
         STATEMENT_TIMEOUTS,
         "Units of work cancelled by DB_STATEMENT_TIMEOUT_MS (answered 503 database_timeout)"
     );
+    describe_counter!(
+        SCHOOL_THROTTLED,
+        "School requests answered 429 by SCHOOL_RATE_PER_SECOND (all schools together)"
+    );
     describe_counter!(SCHOOLS_PROVISIONED, "Schools created by this process");
     describe_gauge!(
         SCHOOLS,
@@ -178,6 +183,10 @@ pub fn cache_lookup(cache: &'static str, hit: bool) {
 
 pub fn cache_invalidated(cache: &'static str) {
     counter!(CACHE_INVALIDATIONS, "cache" => cache).increment(1);
+}
+
+pub fn school_throttled() {
+    counter!(SCHOOL_THROTTLED).increment(1);
 }
 
 pub fn login_throttled() {

@@ -283,3 +283,66 @@ fn urlencode(text: &str) -> String {
         })
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_school_past_its_request_rate_is_throttled_and_no_other_school_is() {
+    let app = spawn_app_with(|config| {
+        config.school_rate_per_second = Some(1);
+        config.school_rate_burst = Some(3);
+    })
+    .await;
+    // Logins count too: one each.
+    let alpha = app.as_school_user("alpha", "admin").await;
+    let beta = app.as_school_user("beta", "admin").await;
+    app.get("/api/v1/school/sessions/", &alpha)
+        .await
+        .assert(200, None);
+    app.get("/api/v1/school/sessions/", &alpha)
+        .await
+        .assert(200, None);
+    let throttled = app.get("/api/v1/school/sessions/", &alpha).await;
+    throttled.assert(429, Some("throttled"));
+    let retry: u64 = throttled.headers["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((1..=2).contains(&retry), "Retry-After {retry}");
+    app.get("/api/v1/school/sessions/", &beta)
+        .await
+        .assert(200, None);
+}
+
+/// A client sending its body a byte at a time holds its connection for at most
+/// `REQUEST_BODY_TIMEOUT_MS`, then hears a 408 problem; other requests go on meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_that_trickles_in_is_cut_off_with_a_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app_with(|config| {
+        config.request_body_timeout = Duration::from_millis(400);
+    })
+    .await;
+    let port = app.address.rsplit(':').next().expect("port").to_owned();
+    let mut slow = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}"))
+        .await
+        .expect("connect");
+    slow.write_all(
+        b"POST /api/v1/system/auth/login/ HTTP/1.1\r\nHost: localhost\r\n\
+          Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"ident",
+    )
+    .await
+    .expect("head");
+    // Meanwhile the server answers others.
+    app.get("/healthz", &crate::helpers::As::main())
+        .await
+        .assert(200, None);
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), slow.read_to_end(&mut answer))
+        .await
+        .expect("the server answers and closes within the limit")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("application/problem+json"), "{answer}");
+    assert!(answer.contains("\"code\":\"request_timeout\""), "{answer}");
+}
