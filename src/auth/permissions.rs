@@ -13,6 +13,8 @@ macro_rules! resources {
 
         impl Resource {
             pub const ALL: &'static [Resource] = &[$(Resource::$variant),+];
+            /// How many resources the catalogue has.
+            pub const COUNT: usize = Resource::ALL.len();
 
             pub fn codename(self) -> &'static str {
                 match self { $(Resource::$variant => $name),+ }
@@ -84,7 +86,9 @@ impl Permission {
         Self { action, resource }
     }
 
-    fn bit(self) -> u128 {
+    /// The permission's place in a [`PermissionSet`]: resource by resource, four actions
+    /// each.
+    fn index(self) -> usize {
         let resource = Resource::ALL
             .iter()
             .position(|r| *r == self.resource)
@@ -93,7 +97,7 @@ impl Permission {
             .iter()
             .position(|a| *a == self.action)
             .unwrap_or(0);
-        1u128 << (resource * 4 + action)
+        resource * Action::ALL.len() + action
     }
 
     pub fn parse(codename: &str) -> Option<Self> {
@@ -113,9 +117,12 @@ impl fmt::Display for Permission {
     }
 }
 
-/// A set of permissions, one bit each (17 resources × 4 actions fit in 128 bits).
+/// 64-bit words a set needs for the whole catalogue (it grows with `Resource`).
+const WORDS: usize = (Resource::COUNT * Action::ALL.len()).div_ceil(64);
+
+/// A set of permissions, one bit each, sized by the catalogue: no ceiling on resources.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PermissionSet(u128);
+pub struct PermissionSet([u64; WORDS]);
 
 impl PermissionSet {
     pub fn all() -> Self {
@@ -123,24 +130,34 @@ impl PermissionSet {
     }
 
     pub fn contains(self, permission: Permission) -> bool {
-        self.0 & permission.bit() != 0
+        let index = permission.index();
+        self.0[index / 64] & (1 << (index % 64)) != 0
     }
 
     pub fn insert(&mut self, permission: Permission) {
-        self.0 |= permission.bit();
+        let index = permission.index();
+        self.0[index / 64] |= 1 << (index % 64);
+    }
+
+    fn zip(self, other: Self, combine: impl Fn(u64, u64) -> u64) -> Self {
+        let mut words = [0; WORDS];
+        for (word, (a, b)) in words.iter_mut().zip(self.0.into_iter().zip(other.0)) {
+            *word = combine(a, b);
+        }
+        Self(words)
     }
 
     pub fn union(self, other: Self) -> Self {
-        Self(self.0 | other.0)
+        self.zip(other, |a, b| a | b)
     }
 
     /// The permissions of `other` this set lacks.
     pub fn lacking(self, other: Self) -> Self {
-        Self(other.0 & !self.0)
+        self.zip(other, |mine, theirs| theirs & !mine)
     }
 
     pub fn is_empty(self) -> bool {
-        self.0 == 0
+        self.0.iter().all(|word| *word == 0)
     }
 
     /// Whether this set holds every permission of the catalogue.
@@ -251,7 +268,7 @@ mod tests {
     #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        assert_eq!(all.len(), 68);
+        assert_eq!(all.len(), Resource::COUNT * 4);
         for name in &all {
             assert_eq!(
                 Permission::parse(name).map(|p| p.to_string()).as_deref(),
@@ -278,5 +295,21 @@ mod tests {
         assert!(has("teacher", "delete_teachergradecomment") && !has("teacher", "view_schoolrole"));
         assert!(has("student", "view_exam") && !has("student", "view_mark"));
         assert_eq!(roles["student"].codenames().len(), 5);
+    }
+
+    #[test]
+    fn sets_hold_every_permission_of_the_catalogue_whatever_its_size() {
+        let all = PermissionSet::all();
+        assert_eq!(all.iter().count(), Resource::COUNT * 4);
+        let last = Permission::new(Action::Delete, Resource::ALL[Resource::COUNT - 1]);
+        let mut only_last = PermissionSet::default();
+        only_last.insert(last);
+        assert!(only_last.contains(last) && !only_last.is_empty());
+        assert!(all.lacking(only_last).is_empty());
+        assert_eq!(
+            only_last.lacking(all).iter().count(),
+            Resource::COUNT * 4 - 1
+        );
+        assert!(all.is_complete() && !only_last.is_complete());
     }
 }
