@@ -147,3 +147,8 @@ for name in ("read", "list", "write", "mixed-1000"):
     print(f"{name:12} {float(s[1]):10.0f} {float(t[1]):10.0f} {float(t[1]) / float(s[1]):6.2f} {s[3]:>6}/{t[3]:<7}")
 PY
 fi
+
+# One school against the others (issue: a school can only slow itself); BENCH_FAIRNESS=0 skips.
+if [ "${BENCH_FAIRNESS:-1}" = 1 ]; then
+  scripts/bench/fairness.sh
+fi

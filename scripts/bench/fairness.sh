@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # `make bench-fairness` (and the last part of `make bench`): can one school slow the others?
 #
-# Six schools on one server with the default pool: five quiet ones, read back to back by
-# five wrk connections (report settings, round robin), and a sixth holding 50,000 students.
-# The quiet schools are measured alone, then beside 64 connections of the sixth school
-# searching its students for a name nobody has, then beside 64 connections of cheap reads.
+# Fifty schools on one server with the default pool: 49 quiet ones, read back to back by
+# five wrk connections (report settings, round robin), and a fiftieth holding 50,000
+# students. The quiet schools are measured alone, then beside 64 connections of the noisy
+# school searching its students for a name nobody has, then beside 100 connections (20
+# times the quiet load) of its cheap reads; last (after the change only) beside 2,000 idle
+# keep-alive connections and 200 uploads sending a byte a second, with the server's peak
+# memory.
 # Run twice in one go: "before" emulates the server as it was (no per-school share:
 # DB_POOL_PER_SCHOOL = DB_POOL_SIZE; no statement limit; the search indexes dropped) and
 # "after" is the server as configured by default. Also: one search and one unfiltered first
@@ -20,6 +23,8 @@ STUDENTS="${BENCH_STUDENTS:-50000}"
 PASSWORD="bench-password"
 
 need_command wrk
+# 2,000 idle and 200 slow connections, plus wrk's: more descriptors than the default 1,024.
+ulimit -n 16384
 cargo build --release --quiet
 bin="$PWD/target/release/school-service"
 
@@ -45,11 +50,11 @@ export BIND_ADDR="127.0.0.1:$PORT"
 pool_size=$(( $(nproc) * 2 + 2 ))
 
 "$bin" migrate >/dev/null
-"$bin" tenant create-many --prefix fair --count 6 --teacher-password "$PASSWORD" >/dev/null
+"$bin" tenant create-many --prefix fair --count 50 --teacher-password "$PASSWORD" >/dev/null
 psql -q "$DATABASE_URL" -c "
-  INSERT INTO fair6.students (admission_number, first_name, last_name)
+  INSERT INTO fair50.students (admission_number, first_name, last_name)
   SELECT 'ADM-' || n, 'First' || n, 'Last' || (n % 997) FROM generate_series(1, $STUDENTS) n;" \
-  -c "VACUUM ANALYZE fair6.students"
+  -c "VACUUM ANALYZE fair50.students"
 
 token_of() { # school
   curl -sf -H "Host: $1.localhost" -H 'Content-Type: application/json' \
@@ -60,7 +65,7 @@ token_of() { # school
 
 write_scripts() {
   local rows="" n
-  for n in 1 2 3 4 5; do
+  for n in $(seq 1 49); do
     rows+="  {\"fair$n.localhost\", \"Bearer $(token_of "fair$n")\"},"$'\n'
   done
   cat >"$work/quiet.lua" <<EOF
@@ -73,7 +78,7 @@ request = function()
 end
 EOF
   local noisy
-  noisy="$(token_of fair6)"
+  noisy="$(token_of fair50)"
   for scenario in search first-page cheap; do
     case "$scenario" in
       search) path="/api/v1/school/students/?search=zzqx&page_size=50" ;;
@@ -82,7 +87,7 @@ EOF
     esac
     cat >"$work/$scenario.lua" <<EOF
 wrk.path = "$path"
-wrk.headers["Host"] = "fair6.localhost"
+wrk.headers["Host"] = "fair50.localhost"
 wrk.headers["Authorization"] = "Bearer $noisy"
 EOF
   done
@@ -96,8 +101,8 @@ measure() { # name lua connections [seconds]
 
 # The quiet schools alone, then beside a noisy school (both loads start together; the
 # noisy one runs a second longer so it covers the whole quiet measurement).
-side_by_side() { # label noisy-lua
-  wrk -t1 -c64 -d"$((DURATION + 2))s" --timeout 30s --latency -s "$work/$2.lua" \
+side_by_side() { # label noisy-lua connections
+  wrk -t1 -c"$3" -d"$((DURATION + 2))s" --timeout 30s --latency -s "$work/$2.lua" \
     "http://127.0.0.1:$PORT" >"$work/noisy-$1.out" 2>&1 &
   local noisy_pid=$!
   sleep 1
@@ -118,20 +123,28 @@ run_mode() { # mode
   measure search-alone search 1 5
   measure first-page first-page 1 5
   measure quiet-alone quiet 5
-  side_by_side search search
-  side_by_side cheap cheap
+  side_by_side search search 64
+  side_by_side cheap cheap 100
+  if [ "$1" = after ]; then
+    python3 scripts/bench/slow_clients.py "$PORT" 2000 200 "$((DURATION + 5))" &
+    local slow_pid=$!
+    sleep 3
+    measure quiet+slow quiet 5
+    wait "$slow_pid"
+    echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
+  fi
   stop_server
 }
 
 indexes() { # drop | create
   if [ "$1" = drop ]; then
-    psql -q "$DATABASE_URL" -c "DROP INDEX fair6.students_search, fair6.students_list_order"
+    psql -q "$DATABASE_URL" -c "DROP INDEX fair50.students_search, fair50.students_list_order"
   else
     psql -q "$DATABASE_URL" -c "
-      CREATE INDEX students_search ON fair6.students USING gin (admission_number public.gin_trgm_ops,
+      CREATE INDEX students_search ON fair50.students USING gin (admission_number public.gin_trgm_ops,
         first_name public.gin_trgm_ops, last_name public.gin_trgm_ops);
-      CREATE INDEX students_list_order ON fair6.students (created_at, id) WHERE NOT is_deleted;
-      ANALYZE fair6.students;"
+      CREATE INDEX students_list_order ON fair50.students (created_at, id) WHERE NOT is_deleted;
+      ANALYZE fair50.students;"
   fi
 }
 
@@ -150,7 +163,9 @@ before, after = rows(sys.argv[1]), rows(sys.argv[2])
 print("== quiet schools beside a noisy one (p99 and throughput relative to quiet-alone of the same mode)")
 for mode, r in (("before", before), ("after", after)):
     alone = r["quiet-alone"]
-    for noisy in ("search", "cheap"):
+    for noisy in ("search", "cheap", "slow"):
+        if f"quiet+{noisy}" not in r:
+            continue
         side = r[f"quiet+{noisy}"]
         print(f"{mode:7} beside {noisy:7}: p99 {float(side[3]):8.1f} ms = {float(side[3]) / float(alone[3]):6.1f}x alone; "
               f"throughput {float(side[1]) / float(alone[1]):.2f} of alone")

@@ -30,6 +30,8 @@ pub enum Kind {
     DateTime,
     UuidList,
     StringList,
+    /// A school's grading scale (`GradingScale`).
+    GradingScale,
     Any,
 }
 

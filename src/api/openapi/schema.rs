@@ -124,6 +124,9 @@ fn field_schema(field: &FieldDoc) -> RefOr<Schema> {
                 .into();
         }
         Kind::StringList => return array(string()),
+        Kind::GradingScale => {
+            return <crate::school::academic_settings::GradingScale as utoipa::PartialSchema>::schema();
+        }
         Kind::Any => builder.schema_type(SchemaType::AnyValue),
     };
     if field.kind == Kind::String {
@@ -168,7 +171,7 @@ fn example_value(field: &FieldDoc) -> serde_json::Value {
         Kind::Boolean => json!(false),
         Kind::Uuid => json!("3fa85f64-5717-4562-b3fc-2c963f66afa6"),
         Kind::DateTime => json!("2026-09-01T00:00:00Z"),
-        Kind::UuidList | Kind::StringList => json!([]),
+        Kind::UuidList | Kind::StringList | Kind::GradingScale => json!([]),
         Kind::Any => json!([]),
     }
 }

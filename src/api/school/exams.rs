@@ -2,7 +2,7 @@
 //! an exam session, and the spec's `auto-create-teacher-exams`.
 
 use actix_web::{HttpResponse, web};
-use serde_json::{Value, json};
+use serde::Serialize;
 use uuid::Uuid;
 
 use crate::{
@@ -10,10 +10,7 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, any, len, range},
-        openapi::{
-            ApiDoc, Auth, Op,
-            schema::{array, boolean, integer, object, string, uuid},
-        },
+        openapi::{ApiDoc, Auth, Op, schema::object},
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},
     },
@@ -102,13 +99,80 @@ async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult
     Ok(HttpResponse::Ok().json(answer))
 }
 
+/// The answer of `auto-create-teacher-exams`.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = AutoCreateTeacherExams)]
+pub struct AutoCreated {
+    pub success: bool,
+    /// "Created N exams; M already existed."
+    pub message: String,
+    pub summary: AutoCreateSummary,
+    pub details: AutoCreateDetails,
+    pub teacher: TeacherRef,
+    pub exam_session: ExamSessionRef,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AutoCreateSummary {
+    pub total_assignments: usize,
+    pub newly_created: usize,
+    pub already_existed: usize,
+    pub created_by_you: usize,
+    pub created_by_others: usize,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AutoCreateDetails {
+    pub created_exams: Vec<CreatedExam>,
+    pub existing_exams: Vec<ExistingExam>,
+}
+
+/// The class and subject an exam is for.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct AssignedExam {
+    pub id: Uuid,
+    pub subject: String,
+    pub subject_code: String,
+    pub academic_class: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CreatedExam {
+    #[serde(flatten)]
+    pub exam: AssignedExam,
+    /// Always true.
+    pub created: bool,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ExistingExam {
+    #[serde(flatten)]
+    pub exam: AssignedExam,
+    /// The creator's display name (empty when unknown).
+    pub created_by: String,
+    pub created_by_you: bool,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct TeacherRef {
+    pub id: Uuid,
+    pub name: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ExamSessionRef {
+    pub id: Uuid,
+    pub name: String,
+    pub term: String,
+}
+
 /// The exams of `teacher`'s assignments in `exam_session`: created, or found.
 fn create_missing(
     conn: &mut TenantConn,
     exam_session: &ExamSession,
     teacher: &TeacherProfile,
     user: &User,
-) -> ApiResult<Value> {
+) -> ApiResult<AutoCreated> {
     let actor: Actor = Some(user.id);
     let mut created = Vec::new();
     let mut existing = Vec::new();
@@ -121,16 +185,22 @@ fn create_missing(
             max_mark: 100,
             is_deleted: false,
         };
-        let summary = json!({
-            "subject": a.subject, "subject_code": a.subject_code, "academic_class": a.class,
-        });
+        let assigned = |id: Uuid| AssignedExam {
+            id,
+            subject: a.subject.clone(),
+            subject_code: a.subject_code.clone(),
+            academic_class: a.class.clone(),
+        };
         // The unique index on live (exam session, subject, class) settles races.
         match Exam::insert_unless_present(conn, exam_session.id, &new, actor)? {
-            Some(exam) => created.push(with(summary, json!({"id": exam.id, "created": true}))),
+            Some(exam) => created.push(CreatedExam {
+                exam: assigned(exam.id),
+                created: true,
+            }),
             None => {
                 let (id, creator) =
                     Exam::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;
-                existing.push((creator, with(summary, json!({"id": id}))));
+                existing.push((creator, assigned(id)));
             }
         }
     }
@@ -140,96 +210,51 @@ fn create_missing(
         .filter_map(|(creator, _)| *creator)
         .collect();
     let names = User::display_names(conn.pg(), &creators)?;
-    let existing: Vec<(bool, Value)> = existing
+    let existing: Vec<ExistingExam> = existing
         .into_iter()
-        .map(|(creator, exam)| {
-            let mine = creator == Some(user.id);
-            let name = creator
+        .map(|(creator, exam)| ExistingExam {
+            exam,
+            created_by: creator
                 .and_then(|c| names.get(&c).cloned())
-                .unwrap_or_default();
-            (
-                mine,
-                with(exam, json!({"created_by": name, "created_by_you": mine})),
-            )
+                .unwrap_or_default(),
+            created_by_you: creator == Some(user.id),
         })
         .collect();
-    let by_you = existing.iter().filter(|(mine, _)| *mine).count();
+    let by_you = existing.iter().filter(|e| e.created_by_you).count();
     let message = format!(
         "Created {} exam{}; {} already existed.",
         created.len(),
         if created.len() == 1 { "" } else { "s" },
         existing.len()
     );
-    Ok(json!({
-        "success": true,
-        "message": message,
-        "summary": {
-            "total_assignments": created.len() + existing.len(),
-            "newly_created": created.len(),
-            "already_existed": existing.len(),
-            "created_by_you": by_you,
-            "created_by_others": existing.len() - by_you,
+    Ok(AutoCreated {
+        success: true,
+        message,
+        summary: AutoCreateSummary {
+            total_assignments: created.len() + existing.len(),
+            newly_created: created.len(),
+            already_existed: existing.len(),
+            created_by_you: by_you,
+            created_by_others: existing.len() - by_you,
         },
-        "details": {
-            "created_exams": created,
-            "existing_exams": existing.into_iter().map(|(_, e)| e).collect::<Vec<_>>(),
+        details: AutoCreateDetails {
+            created_exams: created,
+            existing_exams: existing,
         },
-        "teacher": {"id": teacher.id, "name": user.display_name()},
-        "exam_session": {"id": exam_session.id, "name": exam_session.name, "term": exam_session.term},
-    }))
-}
-
-/// `base` with the members of `extra` added (both objects).
-fn with(mut base: Value, extra: Value) -> Value {
-    if let (Value::Object(base), Value::Object(extra)) = (&mut base, extra) {
-        base.extend(extra);
-    }
-    base
+        teacher: TeacherRef {
+            id: teacher.id,
+            name: user.display_name(),
+        },
+        exam_session: ExamSessionRef {
+            id: exam_session.id,
+            name: exam_session.name.clone(),
+            term: exam_session.term.clone(),
+        },
+    })
 }
 
 fn describe_auto_create(doc: &mut ApiDoc) -> Op {
-    let exam = |extra: Vec<(&'static str, _)>| {
-        let mut fields = vec![
-            ("id", uuid()),
-            ("subject", string()),
-            ("subject_code", string()),
-            ("academic_class", string()),
-        ];
-        fields.extend(extra);
-        object(fields)
-    };
-    let created = exam(vec![("created", boolean())]);
-    let existing = exam(vec![
-        ("created_by", string()),
-        ("created_by_you", boolean()),
-    ]);
-    let answer = object(vec![
-        ("success", boolean()),
-        ("message", string()),
-        (
-            "summary",
-            object(vec![
-                ("total_assignments", integer()),
-                ("newly_created", integer()),
-                ("already_existed", integer()),
-                ("created_by_you", integer()),
-                ("created_by_others", integer()),
-            ]),
-        ),
-        (
-            "details",
-            object(vec![
-                ("created_exams", array(created)),
-                ("existing_exams", array(existing)),
-            ]),
-        ),
-        ("teacher", object(vec![("id", uuid()), ("name", string())])),
-        (
-            "exam_session",
-            object(vec![("id", uuid()), ("name", string()), ("term", string())]),
-        ),
-    ]);
-    let answer = doc.named("AutoCreateTeacherExams", answer);
+    let answer = doc.schema::<AutoCreated>();
     Op::new(
         "exams",
         "Create the caller's exams for their class-subject assignments",
