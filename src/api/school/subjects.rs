@@ -1,17 +1,13 @@
 //! `/api/v1/school/subjects/`: subjects, and the spec's `bulk-soft-delete`.
 
 use actix_web::{HttpResponse, web};
-use serde_json::json;
 use uuid::Uuid;
 
 use crate::{
     api::{
         body::{JsonObject, read_object},
         fields::{FieldType, Fields, any, len},
-        openapi::{
-            Auth, Op,
-            schema::{boolean, integer, object, string, uuid},
-        },
+        openapi::{ApiDoc, Auth, Op, schema::string},
         pagination::query_map,
         routes::Mount,
         school::crud::{self, SchoolResource, Scope, check_ref},
@@ -58,20 +54,27 @@ impl SchoolResource for Subjects {
     }
 }
 
+/// The body of `bulk-soft-delete` (or `?ids=a,b`).
+#[derive(utoipa::ToSchema)]
+struct BulkIds {
+    /// 1-1000 subject ids.
+    #[schema(min_items = 1, max_items = 1000)]
+    ids: Vec<Uuid>,
+}
+
+/// The answer of `bulk-soft-delete`.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+struct BulkSoftDeleted {
+    /// Always true.
+    deleted: bool,
+    /// How many live subjects were marked deleted.
+    count: usize,
+}
+
 pub fn mount(m: &mut Mount) {
-    let ids = utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::Object)
-        .property(
-            "ids",
-            utoipa::openapi::schema::ArrayBuilder::new()
-                .items(uuid())
-                .min_items(Some(1))
-                .max_items(Some(BULK_MAX)),
-        )
-        .into();
     m.endpoint("/api/v1/school/subjects/bulk-soft-delete/")
-        .delete(
-            bulk_soft_delete,
+        .delete(bulk_soft_delete, |doc: &mut ApiDoc| {
+            let answer = doc.schema::<BulkSoftDeleted>();
             Op::new(
                 "subjects",
                 "Soft-delete several subjects (body `ids`, or `?ids=a,b`)",
@@ -82,12 +85,9 @@ pub fn mount(m: &mut Mount) {
                 string(),
                 "comma-separated UUIDs, instead of the body",
             )
-            .body(ids)
-            .ok(
-                200,
-                Some(object(vec![("deleted", boolean()), ("count", integer())])),
-            ),
-        );
+            .body(<BulkIds as utoipa::PartialSchema>::schema())
+            .ok(200, Some(answer))
+        });
     crud::mount::<Subjects>(m);
 }
 
@@ -99,19 +99,22 @@ async fn bulk_soft_delete(
     request: SchoolRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let http = request.http().clone();
+    // The query string is judged after authentication, like the body (API.md 2).
+    let query_ids = query_map(request.http()).map(|query| query.get("ids").cloned());
     let body = read_object(request.http(), payload).await;
-    let query_ids = query_map(&http)?.get("ids").cloned();
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {
-            let ids = bulk_ids(body?, query_ids)?;
-            Subject::soft_delete_many(conn, &ids, caller.user_id())
+            let bulk = bulk_ids(body?, query_ids?)?;
+            Subject::soft_delete_many(conn, &bulk.ids, caller.user_id())
         })
         .await?;
-    Ok(HttpResponse::Ok().json(json!({"deleted": true, "count": count})))
+    Ok(HttpResponse::Ok().json(BulkSoftDeleted {
+        deleted: true,
+        count,
+    }))
 }
 
-fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<Vec<Uuid>> {
+fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<BulkIds> {
     let ids: Vec<Uuid> = match (body.get("ids"), query_ids) {
         (Some(value), _) => {
             Vec::<Uuid>::from_json(value).map_err(|m| ApiError::validation("ids", m))?
@@ -130,5 +133,5 @@ fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<Vec<Uuid>>
             format!("give between 1 and {BULK_MAX} ids"),
         ));
     }
-    Ok(ids)
+    Ok(BulkIds { ids })
 }
