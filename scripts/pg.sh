@@ -23,6 +23,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 PG_LOCAL_PORT="${PG_LOCAL_PORT:-54329}"
 PG_LOCAL_ROOT="${PG_LOCAL_ROOT:-/var/lib/school-service}"
+PG_INITDB_OPTIONS="${PG_INITDB_OPTIONS:-}" # e.g. --no-sync (tests)
 
 pg_answers() { # host port
   if command -v pg_isready >/dev/null 2>&1; then
@@ -90,7 +91,7 @@ pg_start_local() {
     mkdir -p "$PWD/.state" && ln -sfn "$dir" "$PWD/.state/pgdata"
   fi
   if [ ! -f "$dir/PG_VERSION" ]; then
-    pg_as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust >/dev/null || return 1
+    pg_as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust $PG_INITDB_OPTIONS >/dev/null || return 1
   fi
   if ! pg_as_owner "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
     echo "starting a project-local PostgreSQL on 127.0.0.1:$PG_LOCAL_PORT (data in $dir)" >&2
