@@ -3,6 +3,8 @@
 # clones its own database from a template migrated and seeded once per run; the run's
 # databases (template included) are dropped at the end, pass or fail. A PgBouncer in
 # transaction pooling mode (scripts/pgbouncer.sh) carries the DB_POOL_MODE=transaction tests.
+# Then the set-up itself (tests/ops/): the local cluster and PgBouncer started from a fresh
+# clone in a private directory, and PostgreSQL restarted under writes behind PgBouncer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -37,3 +39,9 @@ scripts/console-test.sh
 
 # Clients generated from the OpenAPI document (Python and TypeScript) against a real server.
 scripts/client-check.sh
+
+# The set-up: from a clone in a `mktemp -d` directory (a few seconds), and a private
+# PostgreSQL restarted under writes behind PgBouncer (about 20 s). Both clean up after
+# themselves; timeout bounds them.
+timeout 120 tests/ops/fresh-clone.sh
+timeout 180 tests/ops/pgbouncer-restart.sh

@@ -74,6 +74,35 @@ async fn database_down_answers_503_quickly_and_recovers_without_restart() {
     );
 }
 
+/// A database that takes queries but does not answer them (behind PgBouncer while
+/// PostgreSQL is down, queries wait in its queue): readiness says 503 after its 2 s bound,
+/// however long the pool timeout, and 200 again once the database answers.
+#[tokio::test]
+async fn readiness_answers_503_within_its_bound_while_the_database_stalls() {
+    let (app, proxy) = app_behind_proxy(2, Duration::from_secs(10)).await;
+    app.get("/readyz", &As::main()).await.assert(200, None);
+    proxy.pause(true);
+    let started = Instant::now();
+    app.get("/readyz", &As::main())
+        .await
+        .assert(503, Some("service_unavailable"));
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(1900) && elapsed < Duration::from_secs(4),
+        "{elapsed:?}"
+    );
+    proxy.pause(false);
+    let mut ready = false;
+    for _ in 0..20 {
+        if app.get("/readyz", &As::main()).await.status == 200 {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "ready again once the database answers");
+}
+
 #[tokio::test]
 async fn an_exhausted_pool_answers_503_after_the_timeout() {
     let (app, proxy) = app_behind_proxy(1, Duration::from_millis(500)).await;
@@ -187,15 +216,24 @@ async fn sigterm_finishes_in_flight_requests_refuses_new_ones_and_exits_zero() {
         .error_for_status()
         .expect("ready");
 
+    let token = app
+        .as_school_user("alpha", "admin")
+        .await
+        .token
+        .expect("token");
+
     proxy.pause(true);
     // Over the warm-up's keep-alive connection, which a worker already owns (actix drops
     // connections still queued for a worker at shutdown); SIGTERM goes out only once the
-    // request is inside the handler, waiting on the database.
+    // request is inside the handler, waiting on the database. A school request, which
+    // waits as long as the database takes (`/readyz` gives up after 2 s).
     let in_flight = tokio::spawn({
         let (client, base) = (client.clone(), base.clone());
         async move {
             client
-                .get(format!("{base}/readyz"))
+                .get(format!("{base}/api/v1/school/classes/"))
+                .header("Host", "alpha.localhost")
+                .bearer_auth(token)
                 .send()
                 .await
                 .map(|r| r.status().as_u16())
