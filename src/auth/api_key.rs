@@ -52,7 +52,75 @@ pub struct ApiKeyRecord {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
+/// A key to create: the record's writable fields, and the key itself (only its prefix and
+/// keyed hash are stored).
+pub struct NewApiKey {
+    pub name: String,
+    pub tenant_id: Option<Uuid>,
+    pub read_only: bool,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub created_by: Uuid,
+}
+
 impl ApiKeyRecord {
+    /// One page (oldest first) and the count of all keys.
+    pub fn page(conn: &mut PgConnection, offset: i64, limit: i64) -> QueryResult<(i64, Vec<Self>)> {
+        let count = api_keys::table.count().get_result(conn)?;
+        let rows = api_keys::table
+            .order((api_keys::created_at, api_keys::id))
+            .offset(offset)
+            .limit(limit)
+            .select(Self::as_select())
+            .load(conn)?;
+        Ok((count, rows))
+    }
+
+    pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<Self>> {
+        api_keys::table
+            .find(id)
+            .select(Self::as_select())
+            .first(conn)
+            .optional()
+    }
+
+    /// Stores a new key; answers its record and the plain key (shown once).
+    pub fn create(
+        conn: &mut PgConnection,
+        secret: &str,
+        new: &NewApiKey,
+    ) -> QueryResult<(Self, String)> {
+        let key = generate();
+        let record = diesel::insert_into(api_keys::table)
+            .values((
+                api_keys::id.eq(Uuid::new_v4()),
+                api_keys::name.eq(&new.name),
+                api_keys::prefix.eq(&key[..PREFIX_LEN]),
+                api_keys::key_hash.eq(hash(secret, &key)),
+                api_keys::tenant_id.eq(new.tenant_id),
+                api_keys::read_only.eq(new.read_only),
+                api_keys::expires_at.eq(new.expires_at),
+                api_keys::created_by.eq(new.created_by),
+            ))
+            .returning(Self::as_returning())
+            .get_result(conn)?;
+        Ok((record, key))
+    }
+
+    /// Revokes key `id` (a revoked key stays revoked as it was); `false` when there is none.
+    pub fn revoke(conn: &mut PgConnection, id: Uuid) -> QueryResult<bool> {
+        let found: Option<Option<DateTime<Utc>>> = api_keys::table
+            .find(id)
+            .select(api_keys::revoked_at)
+            .first(conn)
+            .optional()?;
+        if let Some(None) = found {
+            diesel::update(api_keys::table.find(id))
+                .set(api_keys::revoked_at.eq(Utc::now()))
+                .execute(conn)?;
+        }
+        Ok(found.is_some())
+    }
+
     pub fn is_usable(&self, now: DateTime<Utc>) -> bool {
         self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
     }

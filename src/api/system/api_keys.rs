@@ -3,7 +3,6 @@
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -22,9 +21,9 @@ use crate::{
     },
     auth::{
         SystemNeed, SystemRequest,
-        api_key::{self, ApiKeyRecord, PREFIX_LEN},
+        api_key::{ApiKeyRecord, NewApiKey},
     },
-    db::{models::TenantRow, schema_public::api_keys},
+    db::models::TenantRow,
     error::{ApiError, ApiResult},
 };
 
@@ -75,21 +74,19 @@ pub fn mount(m: &mut Mount) {
 
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let query = ListQuery::parse(&http)?;
-    let page_query = query.clone();
+    // Query parameters are judged after authentication (API.md 2).
+    let query = ListQuery::parse(&http);
+    let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let count: i64 = api_keys::table.count().get_result(conn)?;
+            let query = query?;
+            let (count, rows) = ApiKeyRecord::page(conn, query.offset(), query.page_size)?;
             query.check_page(count)?;
-            let rows = api_keys::table
-                .order((api_keys::created_at, api_keys::id))
-                .offset(query.offset())
-                .limit(query.page_size)
-                .select(ApiKeyRecord::as_select())
-                .load(conn)?;
             Ok((count, rows))
         })
         .await?;
+    let page_query =
+        page_query.ok_or_else(|| ApiError::InvalidQuery("bad list parameters".into()))?;
     Ok(HttpResponse::Ok().json(page(&http, &page_query, count, rows)?))
 }
 
@@ -125,20 +122,14 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
                 }
             }
             let (name, read_only, expires_at) = f.finish((name, read_only, expires_at))?;
-            let key = api_key::generate();
-            let record = diesel::insert_into(api_keys::table)
-                .values((
-                    api_keys::id.eq(Uuid::new_v4()),
-                    api_keys::name.eq(name.unwrap_or_default()),
-                    api_keys::prefix.eq(&key[..PREFIX_LEN]),
-                    api_keys::key_hash.eq(api_key::hash(&secret, &key)),
-                    api_keys::tenant_id.eq(tenant),
-                    api_keys::read_only.eq(read_only.unwrap_or(false)),
-                    api_keys::expires_at.eq(expires_at.flatten()),
-                    api_keys::created_by.eq(actor.id),
-                ))
-                .returning(ApiKeyRecord::as_returning())
-                .get_result(conn)?;
+            let new = NewApiKey {
+                name: name.unwrap_or_default(),
+                tenant_id: tenant,
+                read_only: read_only.unwrap_or(false),
+                expires_at: expires_at.flatten(),
+                created_by: actor.id,
+            };
+            let (record, key) = ApiKeyRecord::create(conn, &secret, &new)?;
             Ok(CreatedKey { record, key })
         })
         .await?;
@@ -148,12 +139,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
 async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     let record = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path.last()?;
-            Ok(api_keys::table
-                .find(id)
-                .select(ApiKeyRecord::as_select())
-                .first(conn)
-                .optional()?)
+            Ok(ApiKeyRecord::find(conn, path.last()?)?)
         })
         .await?
         .ok_or_else(ApiError::not_found)?;
@@ -162,24 +148,13 @@ async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpRespon
 
 async fn revoke(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
     request
-        .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let id = path.last()?;
-            let found: Option<Option<DateTime<Utc>>> = api_keys::table
-                .find(id)
-                .select(api_keys::revoked_at)
-                .first(conn)
-                .optional()?;
-            match found {
-                None => Err(ApiError::not_found()),
-                Some(Some(_)) => Ok(()),
-                Some(None) => {
-                    diesel::update(api_keys::table.find(id))
-                        .set(api_keys::revoked_at.eq(Utc::now()))
-                        .execute(conn)?;
-                    Ok(())
-                }
-            }
-        })
+        .run(
+            SystemNeed::PlatformAdmin,
+            move |conn, _| match ApiKeyRecord::revoke(conn, path.last()?)? {
+                true => Ok(()),
+                false => Err(ApiError::not_found()),
+            },
+        )
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -6,4 +6,4 @@ pub mod tenant;
 pub mod user;
 
 pub use tenant::{DomainRow, TenantRow};
-pub use user::{Identifier, NewUser, User, UserChangeset, UserView};
+pub use user::{Identifier, NewUser, User, UserChangeset, UserClient, UserView};

@@ -83,6 +83,14 @@ impl Identifier {
 }
 
 /// Phones are stored as `+` and 6-15 digits; spaces, dashes, dots and brackets are dropped.
+/// Which users a list is about: all, platform users (no school), or one school's.
+#[derive(Clone, Copy, Debug)]
+pub enum UserClient {
+    Any,
+    Platform,
+    School(Uuid),
+}
+
 pub fn normalize_phone(raw: &str) -> Option<String> {
     let trimmed = raw.trim();
     let digits_part = trimmed.strip_prefix('+').unwrap_or(trimmed);
@@ -99,6 +107,45 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
 }
 
 impl User {
+    /// One page of users (oldest first) whose school is `client`, matching `search` (a
+    /// case-insensitive substring of e-mail, phone and names), and the count of all that
+    /// match.
+    pub fn page(
+        conn: &mut PgConnection,
+        client: UserClient,
+        search: Option<&str>,
+        offset: i64,
+        limit: i64,
+    ) -> QueryResult<(i64, Vec<User>)> {
+        let filtered = || {
+            let mut q = users::table.into_boxed();
+            match client {
+                UserClient::Any => {}
+                UserClient::Platform => q = q.filter(users::client_id.is_null()),
+                UserClient::School(id) => q = q.filter(users::client_id.eq(id)),
+            }
+            if let Some(search) = search {
+                let pattern = crate::db::like_pattern(search);
+                q = q.filter(
+                    users::email
+                        .ilike(pattern.clone())
+                        .or(users::phone.ilike(pattern.clone()))
+                        .or(users::first_name.ilike(pattern.clone()))
+                        .or(users::last_name.ilike(pattern)),
+                );
+            }
+            q
+        };
+        let count = filtered().count().get_result(conn)?;
+        let rows = filtered()
+            .order((users::created_at, users::id))
+            .offset(offset)
+            .limit(limit)
+            .select(User::as_select())
+            .load(conn)?;
+        Ok((count, rows))
+    }
+
     pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<User>> {
         users::table
             .find(id)

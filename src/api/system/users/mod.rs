@@ -7,7 +7,7 @@ use new_user::{NewUserInput, create_user};
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
+use diesel::Connection;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -25,10 +25,7 @@ use crate::{
         system::tenants::paging,
     },
     auth::{SystemNeed, SystemRequest, password},
-    db::{
-        models::{User, UserChangeset, UserView},
-        schema_public::users,
-    },
+    db::models::{User, UserChangeset, UserClient, UserView},
     error::{ApiError, ApiResult},
 };
 
@@ -110,61 +107,38 @@ impl From<&User> for UserRecord {
 }
 
 /// `?client=`: the users of one school (its id), or `platform` for platform users.
-enum ClientFilter {
-    Any,
-    Platform,
-    School(Uuid),
-}
-
-impl ClientFilter {
-    fn parse(http: &actix_web::HttpRequest) -> ApiResult<Self> {
-        match query_map(http)?.get("client").map(|c| c.trim()) {
-            None | Some("") => Ok(Self::Any),
-            Some("platform") => Ok(Self::Platform),
-            Some(raw) => Uuid::parse_str(raw).map(Self::School).map_err(|_| {
-                ApiError::InvalidQuery("client must be a school id or 'platform'".into())
-            }),
-        }
+fn client_filter(http: &actix_web::HttpRequest) -> ApiResult<UserClient> {
+    match query_map(http)?.get("client").map(|c| c.trim()) {
+        None | Some("") => Ok(UserClient::Any),
+        Some("platform") => Ok(UserClient::Platform),
+        Some(raw) => Uuid::parse_str(raw)
+            .map(UserClient::School)
+            .map_err(|_| ApiError::InvalidQuery("client must be a school id or 'platform'".into())),
     }
 }
 
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let query = ListQuery::parse(&http)?;
-    let client = ClientFilter::parse(&http)?;
-    let page_query = query.clone();
+    // Query parameters are judged after authentication (API.md 2).
+    let query = ListQuery::parse(&http);
+    let client = client_filter(&http);
+    let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let filtered = || {
-                let mut q = users::table.into_boxed();
-                match client {
-                    ClientFilter::Any => {}
-                    ClientFilter::Platform => q = q.filter(users::client_id.is_null()),
-                    ClientFilter::School(id) => q = q.filter(users::client_id.eq(id)),
-                }
-                if let Some(search) = &query.search {
-                    let pattern = crate::db::like_pattern(search);
-                    q = q.filter(
-                        users::email
-                            .ilike(pattern.clone())
-                            .or(users::phone.ilike(pattern.clone()))
-                            .or(users::first_name.ilike(pattern.clone()))
-                            .or(users::last_name.ilike(pattern)),
-                    );
-                }
-                q
-            };
-            let count: i64 = filtered().count().get_result(conn)?;
+            let (query, client) = (query?, client?);
+            let (count, rows) = User::page(
+                conn,
+                client,
+                query.search.as_deref(),
+                query.offset(),
+                query.page_size,
+            )?;
             query.check_page(count)?;
-            let rows: Vec<User> = filtered()
-                .order((users::created_at, users::id))
-                .offset(query.offset())
-                .limit(query.page_size)
-                .select(User::as_select())
-                .load(conn)?;
             Ok((count, rows.iter().map(UserRecord::from).collect::<Vec<_>>()))
         })
         .await?;
+    let page_query =
+        page_query.ok_or_else(|| ApiError::InvalidQuery("bad list parameters".into()))?;
     Ok(HttpResponse::Ok().json(page(&http, &page_query, count, rows)?))
 }
 
