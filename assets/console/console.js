@@ -532,7 +532,7 @@ function keysView() {
     title: "API keys",
     columns: ["Name", "Prefix", "School", "Access", "Expires", "Last used", "State", ""],
     row,
-    load: (page) => request("GET", `${API}/api-keys/${query(page, "")}`),
+    load: (page, search) => request("GET", `${API}/api-keys/${query(page, search)}`),
     create: createForm,
   }).view;
 }

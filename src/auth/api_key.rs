@@ -63,10 +63,28 @@ pub struct NewApiKey {
 }
 
 impl ApiKeyRecord {
-    /// One page (oldest first) and the count of all keys.
-    pub fn page(conn: &mut PgConnection, offset: i64, limit: i64) -> QueryResult<(i64, Vec<Self>)> {
-        let count = api_keys::table.count().get_result(conn)?;
-        let rows = api_keys::table
+    /// One page (oldest first) of the keys whose name or prefix holds `search`
+    /// (case-insensitive), and the count of all of them.
+    pub fn page(
+        conn: &mut PgConnection,
+        search: Option<&str>,
+        offset: i64,
+        limit: i64,
+    ) -> QueryResult<(i64, Vec<Self>)> {
+        let filtered = || {
+            let mut q = api_keys::table.into_boxed();
+            if let Some(search) = search {
+                let pattern = crate::db::like_pattern(search);
+                q = q.filter(
+                    api_keys::name
+                        .ilike(pattern.clone())
+                        .or(api_keys::prefix.ilike(pattern)),
+                );
+            }
+            q
+        };
+        let count = filtered().count().get_result(conn)?;
+        let rows = filtered()
             .order((api_keys::created_at, api_keys::id))
             .offset(offset)
             .limit(limit)

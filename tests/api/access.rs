@@ -374,6 +374,17 @@ async fn api_keys_scoped_global_and_read_only() {
     let list = app.get("/api/v1/system/api-keys/", &root).await;
     assert_eq!(list.body["count"], 3);
     assert!(!list.body.to_string().contains(&scoped));
+    // The list searches names and prefixes.
+    let found = app.get("/api/v1/system/api-keys/?search=SYNC", &root).await;
+    assert_eq!(found.body["count"], 1);
+    assert_eq!(found.body["results"][0]["name"], "alpha sync");
+    let by_prefix = app
+        .get(
+            &format!("/api/v1/system/api-keys/?search={}", &global[..8]),
+            &root,
+        )
+        .await;
+    assert_eq!(by_prefix.body["results"][0]["name"], "global");
     let one = app
         .get(
             &format!(

@@ -34,7 +34,13 @@ pub fn mount(m: &mut Mount) {
     m.endpoint("/api/v1/system/api-keys/")
         .get(list, |doc: &mut ApiDoc| {
             let page = page_of(doc, "ApiKeyPage", key.clone());
-            paging(Op::new(TAG, "List API keys (never the keys)", Auth::Bearer)).ok(200, Some(page))
+            paging(Op::new(TAG, "List API keys (never the keys)", Auth::Bearer))
+                .query(
+                    "search",
+                    string(),
+                    "case-insensitive substring of the name or the prefix",
+                )
+                .ok(200, Some(page))
         })
         .post(create, |doc: &mut ApiDoc| {
             let created = utoipa::openapi::schema::AllOfBuilder::new()
@@ -80,7 +86,12 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let query = query?;
-            let (count, rows) = ApiKeyRecord::page(conn, query.offset(), query.page_size)?;
+            let (count, rows) = ApiKeyRecord::page(
+                conn,
+                query.search.as_deref(),
+                query.offset(),
+                query.page_size,
+            )?;
             query.check_page(count)?;
             Ok((count, rows))
         })
