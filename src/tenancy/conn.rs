@@ -25,7 +25,7 @@ use crate::{
         pool::{PoolMode, PooledConn, Turn, mark_if_lost, set_config},
         schema_public::users,
     },
-    error::ApiResult,
+    error::{ApiError, ApiResult},
     tenancy::{Tenant, TenantRef},
 };
 
@@ -83,6 +83,24 @@ impl TenantConn {
         if !self.binding_open {
             self.pooled.bound_schema = Some(self.tenant.schema_name.clone());
         }
+    }
+
+    /// Binds a pooled connection to `tenant` inside one `REPEATABLE READ, READ ONLY`
+    /// transaction, in either pool mode: every query of the unit of work reads the same
+    /// moment of the database (public tables included). The binding is local to that
+    /// transaction and ends with it in `finish`.
+    pub(crate) fn bind_snapshot(mut pooled: PooledConn, tenant: TenantRef) -> ApiResult<Self> {
+        AnsiTransactionManager::begin_transaction_sql(
+            &mut pooled.conn,
+            "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        )?;
+        let mut conn = Self {
+            pooled,
+            tenant,
+            binding_open: true,
+        };
+        conn.set_path()?;
+        Ok(conn)
     }
 
     /// Binds a pooled connection to `tenant`. In session mode the setting is made outside
@@ -242,6 +260,51 @@ impl Db {
         self.with_tenant_in(None, tenant, work)
     }
 
+    /// Like `with_tenant`, for work with an error type of its own: `work`'s error ends the
+    /// unit of work like any other (rolled back) and is answered as it is.
+    pub fn with_tenant_for<T, E: From<ApiError>>(
+        &self,
+        tenant: &TenantRef,
+        work: impl FnOnce(&mut TenantConn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = TenantConn::bind(self.checkout(None)?, tenant.clone())?;
+        finish_for(conn, work)
+    }
+
+    /// Runs `work` on a connection bound to `tenant` inside one `REPEATABLE READ, READ
+    /// ONLY` transaction (see `TenantConn::bind_snapshot`): a consistent read of the
+    /// whole school, such as an export.
+    pub fn with_tenant_snapshot<T, E: From<ApiError>>(
+        &self,
+        tenant: &TenantRef,
+        work: impl FnOnce(&mut TenantConn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.with_tenant_snapshot_in(None, tenant, work)
+    }
+
+    /// The asynchronous form of `with_tenant_snapshot`, taking the school's turn first.
+    pub async fn run_in_tenant_snapshot<T, F>(&self, tenant: TenantRef, work: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let school = tenant.schema_name.clone();
+        self.in_turn(Some(&school), move |db, turn| {
+            db.with_tenant_snapshot_in(Some(turn), &tenant, work)
+        })
+        .await
+    }
+
+    fn with_tenant_snapshot_in<T, E: From<ApiError>>(
+        &self,
+        turn: Option<&Turn>,
+        tenant: &TenantRef,
+        work: impl FnOnce(&mut TenantConn) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = TenantConn::bind_snapshot(self.checkout(turn)?, tenant.clone())?;
+        finish_for(conn, work)
+    }
+
     fn with_tenant_in<T>(
         &self,
         turn: Option<&Turn>,
@@ -251,6 +314,24 @@ impl Db {
         let mut conn = TenantConn::bind(self.checkout(turn)?, tenant.clone())?;
         let result = work(&mut conn);
         conn.finish(result)
+    }
+}
+
+/// Runs `work` on `conn` and ends the unit of work with its result. A failed `work` rolls
+/// back (a connection that cannot roll back, say one left inside a `COPY`, is discarded by
+/// the pool) and its own error is answered.
+fn finish_for<T, E: From<ApiError>>(
+    mut conn: TenantConn,
+    work: impl FnOnce(&mut TenantConn) -> Result<T, E>,
+) -> Result<T, E> {
+    match work(&mut conn) {
+        Ok(value) => Ok(conn.finish(Ok(value))?),
+        Err(err) => {
+            let failed: ApiResult<()> = Err(ApiError::internal(anyhow::anyhow!("work failed")));
+            // The rollback's own outcome is recorded on the connection; `err` is the news.
+            let _ = conn.finish(failed);
+            Err(err)
+        }
     }
 }
 

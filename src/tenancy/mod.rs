@@ -3,8 +3,10 @@
 //! - `directory`: the in-memory map of domains and schema names to schools;
 //! - `conn`: `TenantConn`, a pooled connection bound to one school's schema;
 //! - `host`: the middleware that classifies each request's `Host`;
-//! - `provision`: creating, migrating and dropping school schemas.
+//! - `provision`: creating, migrating and dropping school schemas;
+//! - `archive`: one school as a unit: export to an archive, import from one.
 
+pub mod archive;
 pub mod conn;
 pub mod directory;
 pub mod host;
