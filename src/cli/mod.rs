@@ -1,6 +1,7 @@
 //! The `school-service` command line: serve, migrate, provision schools and users.
 //! `seed` holds the commands that generate data: `demo` and `tenant create-many`.
 
+mod archive;
 mod seed;
 
 use std::io::{IsTerminal, Write};
@@ -83,6 +84,13 @@ pub enum TenantCommand {
         #[arg(long)]
         drop_schema: bool,
     },
+    /// Write one school to an archive: its schema's rows, tenant row, domains, users and
+    /// API keys, from one consistent snapshot.
+    Export(archive::ExportArgs),
+    /// Restore a school from an archive exactly as exported (refused on any clash).
+    Import(archive::ImportArgs),
+    /// Move a school to another Citus worker.
+    Move(archive::MoveArgs),
 }
 
 #[derive(Args, Debug)]
@@ -271,6 +279,9 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 println!("deactivated school '{}'", tenant.name);
             }
         }
+        TenantCommand::Export(args) => archive::export(state, args).await?,
+        TenantCommand::Import(args) => archive::import(state, args).await?,
+        TenantCommand::Move(args) => archive::move_school(state, args).await?,
     }
     Ok(())
 }

@@ -4,12 +4,14 @@
 //! - `conn`: `TenantConn`, a pooled connection bound to one school's schema;
 //! - `host`: the middleware that classifies each request's `Host`;
 //! - `provision`: creating, migrating and dropping school schemas;
-//! - `archive`: one school as a unit: export to an archive, import from one.
+//! - `archive`: one school as a unit: export to an archive, import from one;
+//! - `placement`: the node a school lives on under Citus, and moving it.
 
 pub mod archive;
 pub mod conn;
 pub mod directory;
 pub mod host;
+pub mod placement;
 pub mod provision;
 
 use std::sync::Arc;

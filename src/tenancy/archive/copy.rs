@@ -12,6 +12,7 @@ use std::{cell::RefCell, io::BufRead};
 
 use diesel::{
     ExecuteCopyFromDsl, QueryResult,
+    connection::SimpleConnection,
     pg::{CopyFormat, CopyTarget, Pg, PgConnection},
     query_builder::AstPass,
     result::Error,
@@ -57,13 +58,29 @@ fn with_target<T>(target: &str, build: impl FnOnce() -> T) -> T {
 }
 
 /// `COPY <target> TO STDOUT` in text format: `target` is `"table" ("a", "b")` or a
-/// parenthesised query. Answers the rows as they arrive, one line each.
-pub fn copy_out<'a>(conn: &'a mut PgConnection, target: &str) -> QueryResult<impl BufRead + 'a> {
-    with_target(target, || {
-        diesel::copy_to(RuntimeTarget)
-            .with_format(CopyFormat::Text)
-            .load_raw(conn)
-    })
+/// parenthesised query. `read` gets the rows as they arrive, one line each, and must read
+/// them to the end.
+///
+/// diesel leaves the `COPY`'s closing result unread after the last row, and its next
+/// prepared statement would fail ("another command is already in progress"); a plain
+/// statement sent through `batch_execute` (libpq's `PQexec`, which first discards the
+/// finished command's result) collects it. A `read` that fails leaves the connection
+/// inside the `COPY`: its unit of work cannot roll back, and the pool discards it.
+pub fn copy_out<T, E: From<Error>>(
+    conn: &mut PgConnection,
+    target: &str,
+    read: impl FnOnce(&mut dyn BufRead) -> Result<T, E>,
+) -> Result<T, E> {
+    let value = {
+        let mut rows = with_target(target, || {
+            diesel::copy_to(RuntimeTarget)
+                .with_format(CopyFormat::Text)
+                .load_raw(conn)
+        })?;
+        read(&mut rows)?
+    };
+    conn.batch_execute("SELECT 1")?;
+    Ok(value)
 }
 
 /// `COPY <target> FROM STDIN` in text format, fed by `feed` (which writes whole rows).

@@ -205,35 +205,47 @@ impl<W: Write> ArchiveWriter<W> {
         shape: TableShape,
         source: &str,
     ) -> Result<ArchivedTable, ArchiveError> {
-        let read_context = || io_context(format!("reading table {}", shape.name));
-        let mut rows = copy_out(conn.pg(), source)?;
+        let name = shape.name.clone();
+        let (files, rows) = copy_out(conn.pg(), source, |rows| self.chunks(scope, &name, rows))?;
+        Ok(ArchivedTable {
+            scope,
+            name: shape.name,
+            columns: shape.columns,
+            rows,
+            files,
+        })
+    }
+
+    /// Splits `rows` into data files of about `CHUNK_BYTES`, at row ends; answers them and
+    /// the rows in all.
+    fn chunks(
+        &mut self,
+        scope: TableScope,
+        table: &str,
+        rows: &mut dyn BufRead,
+    ) -> Result<(Vec<DataFile>, u64), ArchiveError> {
         let mut files = Vec::new();
         let mut chunk = Vec::with_capacity(CHUNK_BYTES + 64 * 1024);
         let (mut chunk_rows, mut total_rows) = (0u64, 0u64);
         loop {
-            let read = rows.read_until(b'\n', &mut chunk).map_err(read_context())?;
+            let read = rows
+                .read_until(b'\n', &mut chunk)
+                .map_err(io_context(format!("reading table {table}")))?;
             if read > 0 {
                 chunk_rows += 1;
                 total_rows += 1;
             }
             let last = read == 0;
             if (last && !chunk.is_empty()) || chunk.len() >= CHUNK_BYTES {
-                let path = data_file_path(scope, &shape.name, files.len() + 1);
+                let path = data_file_path(scope, table, files.len() + 1);
                 files.push(self.add(&path, &chunk, chunk_rows)?);
                 chunk.clear();
                 chunk_rows = 0;
             }
             if last {
-                break;
+                return Ok((files, total_rows));
             }
         }
-        Ok(ArchivedTable {
-            scope,
-            name: shape.name,
-            columns: shape.columns,
-            rows: total_rows,
-            files,
-        })
     }
 
     /// Ends the tar stream (and the gzip one); answers the output.

@@ -49,7 +49,7 @@ pub enum ArchiveError {
     Mismatch(String),
     #[error("{0}")]
     Refused(String),
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
         #[source]

@@ -1,0 +1,154 @@
+//! `tenant export`, `tenant import` and `tenant move`: one school as a unit (see
+//! `tenancy::archive` and `tenancy::placement`).
+
+use std::{
+    fs::File,
+    io::{BufWriter, Write},
+    path::PathBuf,
+};
+
+use clap::Args;
+
+use super::blocking;
+use crate::{
+    auth::AppState,
+    tenancy::{
+        SchemaName, TenantDirectory,
+        archive::{self, ImportOptions},
+        placement::{self, NodeAddress, TransferMode},
+    },
+};
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// The school's schema name.
+    #[arg(long)]
+    schema: String,
+    /// Where to write the archive; `-` for standard output.
+    #[arg(long)]
+    out: PathBuf,
+    /// Write a plain tar instead of a gzip-compressed one.
+    #[arg(long)]
+    no_compress: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The archive to restore.
+    #[arg(long)]
+    file: PathBuf,
+    /// Restore under this schema name instead of the archived one.
+    #[arg(long)]
+    schema: Option<String>,
+    /// Give the school these domains instead of the archived ones (repeatable; the first
+    /// is primary).
+    #[arg(long = "domain")]
+    domains: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct MoveArgs {
+    /// The school's schema name.
+    #[arg(long)]
+    schema: String,
+    /// The Citus worker to move it to, HOST:PORT as the coordinator knows it.
+    #[arg(long)]
+    node: NodeAddress,
+    /// How Citus copies the tables: auto, force_logical (reads and writes go on; needs
+    /// wal_level = logical) or block_writes (reads go on).
+    #[arg(long, default_value = "auto")]
+    transfer_mode: TransferMode,
+}
+
+pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
+    let directory = TenantDirectory::new(state.db.clone());
+    let schema = args.schema.clone();
+    let tenant = blocking(move || directory.find_schema(&schema))
+        .await
+        .map_err(|_| anyhow::anyhow!("no school has the schema name '{}'", args.schema))?;
+    let to_stdout = args.out.as_os_str() == "-";
+    let out: Box<dyn Write + Send> = if to_stdout {
+        Box::new(std::io::stdout())
+    } else {
+        let file = File::create(&args.out)
+            .map_err(|err| anyhow::anyhow!("cannot create {}: {err}", args.out.display()))?;
+        Box::new(file)
+    };
+    let db = state.db.clone();
+    let compress = !args.no_compress;
+    let summary = web_block(move || {
+        let out = BufWriter::with_capacity(256 * 1024, out);
+        archive::export_school(&db, &tenant, out, compress).map(|(summary, _)| summary)
+    })
+    .await?;
+    let size = if to_stdout {
+        String::new()
+    } else {
+        let bytes = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
+        format!(" to {} ({bytes} bytes)", args.out.display())
+    };
+    let line = format!(
+        "exported school {} at tenant migration {}: {} tables, {} rows, {} users, {} API keys{size}",
+        args.schema,
+        summary.tenant_migration_version,
+        summary.tables,
+        summary.rows,
+        summary.users,
+        summary.api_keys
+    );
+    // The archive may be on standard output: the report goes to standard error then.
+    if to_stdout {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
+    let db = state.db.clone();
+    let options = ImportOptions {
+        schema: args.schema,
+        domains: args.domains,
+    };
+    let file = args.file;
+    let summary = web_block(move || {
+        let verified = archive::verify_archive(&file)?;
+        archive::import_school(&db, &verified, &options)
+    })
+    .await?;
+    println!(
+        "imported school '{}' ({}) as schema {} (domains: {}) at tenant migration {}, migrated to {}: \
+         {} tables, {} rows, {} users, {} API keys",
+        summary.name,
+        summary.tenant_id,
+        summary.schema_name,
+        if summary.domains.is_empty() { "none".to_owned() } else { summary.domains.join(", ") },
+        summary.archive_version,
+        summary.migrated_to,
+        summary.tables,
+        summary.rows,
+        summary.users,
+        summary.api_keys
+    );
+    Ok(())
+}
+
+pub async fn move_school(state: &AppState, args: MoveArgs) -> anyhow::Result<()> {
+    let schema = SchemaName::parse(&args.schema)?;
+    let db = state.db.clone();
+    let node = args.node.clone();
+    let moved = blocking(move || placement::move_school(&db, &schema, &node, args.transfer_mode))
+        .await?;
+    println!("moved school {} from {} to {}", args.schema, moved.from, moved.to);
+    Ok(())
+}
+
+/// Runs blocking archive work off the async executor; its error is the line printed.
+async fn web_block<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, archive::ArchiveError> + Send + 'static,
+) -> anyhow::Result<T> {
+    Ok(actix_web::web::block(work)
+        .await
+        .map_err(|err| anyhow::anyhow!("the archive task failed: {err}"))??)
+}
