@@ -185,12 +185,15 @@ impl ApiDoc {
                 let (status, ok_schema) = op.ok;
                 let mut ok = ResponseBuilder::new().description(reason(status));
                 if let Some(schema) = ok_schema {
+                    let json = op.ok_media_type == "application/json";
                     let schema = match schema {
-                        RefOr::T(schema) => self.named(&response_body_name(&id), RefOr::T(schema)),
-                        reference => reference,
+                        RefOr::T(schema) if json => {
+                            self.named(&response_body_name(&id), RefOr::T(schema))
+                        }
+                        other => other,
                     };
                     ok = ok.content(
-                        "application/json",
+                        op.ok_media_type,
                         ContentBuilder::new().schema(Some(schema)).build(),
                     );
                 }

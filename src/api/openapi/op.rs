@@ -25,6 +25,8 @@ pub struct Op {
     pub body: Option<RefOr<Schema>>,
     /// The success status and its body (`None` for no body).
     pub ok: (u16, Option<RefOr<Schema>>),
+    /// The success body's media type: JSON, unless the operation answers a file.
+    pub ok_media_type: &'static str,
     /// Error statuses this operation can answer (problem+json).
     pub errors: Vec<u16>,
 }
@@ -43,6 +45,7 @@ impl Op {
             query: Vec::new(),
             body: None,
             ok: (200, None),
+            ok_media_type: "application/json",
             errors,
         }
     }
@@ -59,6 +62,13 @@ impl Op {
 
     pub fn ok(mut self, status: u16, schema: Option<RefOr<Schema>>) -> Self {
         self.ok = (status, schema);
+        self
+    }
+
+    /// A success answer that is a file download (`application/octet-stream`, binary).
+    pub fn ok_file(mut self, status: u16) -> Self {
+        self.ok = (status, Some(super::schema::binary()));
+        self.ok_media_type = "application/octet-stream";
         self
     }
 

@@ -77,6 +77,14 @@ pub fn uuid() -> RefOr<Schema> {
         .into()
 }
 
+/// A file's bytes (a download).
+pub fn binary() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+        .into()
+}
+
 pub fn array(items: RefOr<Schema>) -> RefOr<Schema> {
     ArrayBuilder::new().items(items).into()
 }

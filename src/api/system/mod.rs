@@ -3,6 +3,7 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod tenant_export;
 pub mod tenants;
 pub mod users;
 
@@ -11,6 +12,7 @@ use crate::api::routes::Mount;
 pub fn mount(m: &mut Mount) {
     auth::mount(m);
     tenants::mount(m);
+    tenant_export::mount(m);
     users::mount(m);
     api_keys::mount(m);
 }

@@ -95,13 +95,17 @@ pub fn mount(m: &mut Mount) {
         );
 }
 
-/// A school as answered: its registry row and its domains.
+/// A school as answered: its registry row, its domains and, on Citus, the node
+/// (`host:port`) its schema lives on.
 fn tenant_schema(doc: &mut ApiDoc) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
     let row = doc.schema::<TenantRow>();
     let domain = doc.schema::<DomainRow>();
     let view = utoipa::openapi::schema::AllOfBuilder::new()
         .item(row)
-        .item(object(vec![("domains", array(domain))]))
+        .item(object_requiring(
+            vec![("domains", array(domain)), ("node", string())],
+            &["domains"],
+        ))
         .build();
     doc.named(
         "Tenant",
@@ -120,6 +124,9 @@ struct TenantView {
     #[serde(flatten)]
     tenant: TenantRow,
     domains: Vec<DomainRow>,
+    /// On Citus, the worker the school's schema lives on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
 }
 
 fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<Vec<TenantView>> {
@@ -133,10 +140,12 @@ fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<V
     {
         by_tenant.entry(domain.tenant_id).or_default().push(domain);
     }
+    let mut nodes = provision::schema_nodes(conn)?;
     Ok(tenants
         .into_iter()
         .map(|tenant| TenantView {
             domains: by_tenant.remove(&tenant.id).unwrap_or_default(),
+            node: nodes.remove(&tenant.schema_name),
             tenant,
         })
         .collect())
