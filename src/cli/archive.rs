@@ -123,7 +123,11 @@ pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
         summary.name,
         summary.tenant_id,
         summary.schema_name,
-        if summary.domains.is_empty() { "none".to_owned() } else { summary.domains.join(", ") },
+        if summary.domains.is_empty() {
+            "none".to_owned()
+        } else {
+            summary.domains.join(", ")
+        },
         summary.archive_version,
         summary.migrated_to,
         summary.tables,
@@ -138,9 +142,12 @@ pub async fn move_school(state: &AppState, args: MoveArgs) -> anyhow::Result<()>
     let schema = SchemaName::parse(&args.schema)?;
     let db = state.db.clone();
     let node = args.node.clone();
-    let moved = blocking(move || placement::move_school(&db, &schema, &node, args.transfer_mode))
-        .await?;
-    println!("moved school {} from {} to {}", args.schema, moved.from, moved.to);
+    let moved =
+        blocking(move || placement::move_school(&db, &schema, &node, args.transfer_mode)).await?;
+    println!(
+        "moved school {} from {} to {}",
+        args.schema, moved.from, moved.to
+    );
     Ok(())
 }
 

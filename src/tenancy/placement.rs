@@ -108,13 +108,17 @@ pub fn move_school(
 ) -> ApiResult<Moved> {
     db.with_conn(|conn| {
         if !on_citus(conn)? {
-            return Err(refused("tenant move needs Citus: this database has no citus extension"));
+            return Err(refused(
+                "tenant move needs Citus: this database has no citus extension",
+            ));
         }
         let node_of = |conn: &mut PgConnection| {
             schema_nodes(conn).map(|nodes| nodes.get(schema.as_str()).cloned())
         };
         let from = node_of(conn)?.ok_or_else(|| {
-            refused(&format!("school schema {schema} is not a distributed schema"))
+            refused(&format!(
+                "school schema {schema} is not a distributed schema"
+            ))
         })?;
         if from == node.to_string() {
             return Err(refused(&format!("school {schema} is already on {node}")));

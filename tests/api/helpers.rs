@@ -300,6 +300,21 @@ impl TestDb {
         Self { name, url }
     }
 
+    /// An empty database on the same server (another platform, say), dropped like the
+    /// others; `school-service migrate` makes it a platform.
+    pub fn empty() -> Self {
+        let name = format!(
+            "school_t_{}_{}",
+            run_id(),
+            &Uuid::new_v4().simple().to_string()[..12]
+        );
+        diesel::sql_query(format!("CREATE DATABASE {name}"))
+            .execute(&mut admin_conn())
+            .expect("create database");
+        let url = format!("{}/{name}", server_url());
+        Self { name, url }
+    }
+
     /// `make test-citus`: `TEST_PG_URL` is a Citus coordinator and `TEST_CITUS_WORKERS`
     /// its workers. A Citus database cannot be cloned from a template (its maintenance
     /// daemon holds a connection to it), so each test builds and seeds its own: the

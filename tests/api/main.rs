@@ -8,6 +8,7 @@ mod exams;
 mod fairness;
 mod hostile;
 
+mod archive;
 mod auth;
 mod black_box;
 mod caches;

@@ -74,7 +74,11 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
     });
     let first = match pieces.recv().await {
         Some(piece) => piece?,
-        None => return Err(ApiError::internal(anyhow::anyhow!("the export wrote nothing"))),
+        None => {
+            return Err(ApiError::internal(anyhow::anyhow!(
+                "the export wrote nothing"
+            )));
+        }
     };
     let rest = stream::unfold(pieces, |mut pieces| async move {
         pieces.recv().await.map(|piece| (piece, pieces))
@@ -118,7 +122,9 @@ impl PieceWriter {
         let piece = std::mem::replace(&mut self.piece, Vec::with_capacity(PIECE_BYTES));
         self.sender
             .blocking_send(Ok(Bytes::from(piece)))
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the download was closed"))
+            .map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the download was closed")
+            })
     }
 }
 

@@ -75,7 +75,9 @@ pub fn find(
     let keys = staging_table("api_keys");
     let staged: [(String, &dyn Fn(String) -> String); 4] = [
         (
-            format!("SELECT a.id::text AS value FROM {users} a JOIN public.users u ON u.id = a.id ORDER BY 1"),
+            format!(
+                "SELECT a.id::text AS value FROM {users} a JOIN public.users u ON u.id = a.id ORDER BY 1"
+            ),
             &|id| format!("user id {id} exists"),
         ),
         (

@@ -76,7 +76,10 @@ pub fn write_archive<W: Write>(
     let row = TenantRow::find(conn.pg(), tenant_id)?.ok_or_else(ApiError::not_found)?;
     let domains = DomainRow::for_tenant(conn.pg(), tenant_id)?;
     let version = catalog::migration_version(conn.pg())?.ok_or_else(|| {
-        ArchiveError::Refused(format!("schema {} has no migration history", row.schema_name))
+        ArchiveError::Refused(format!(
+            "schema {} has no migration history",
+            row.schema_name
+        ))
     })?;
     let sequences = catalog::sequences(conn.pg())?;
     if !sequences.is_empty() {
@@ -91,8 +94,16 @@ pub fn write_archive<W: Write>(
 
     let mut tables = Vec::new();
     for shape in catalog::platform_tables(conn.pg())? {
-        let owner = if shape.name == "users" { "client_id" } else { "tenant_id" };
-        let columns: Vec<String> = shape.column_names().iter().map(|c| quote_ident(c)).collect();
+        let owner = if shape.name == "users" {
+            "client_id"
+        } else {
+            "tenant_id"
+        };
+        let columns: Vec<String> = shape
+            .column_names()
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect();
         let source = format!(
             "(SELECT {} FROM public.{} WHERE {owner} = '{tenant_id}' ORDER BY id)",
             columns.join(", "),
@@ -125,9 +136,7 @@ pub fn write_archive<W: Write>(
     writer.add(MANIFEST_DIGEST_FILE, line.as_bytes(), 0)?;
     let out = writer.finish()?;
 
-    let rows_of = |scope: TableScope, name: &str| {
-        manifest.table(scope, name).map_or(0, |t| t.rows)
-    };
+    let rows_of = |scope: TableScope, name: &str| manifest.table(scope, name).map_or(0, |t| t.rows);
     let summary = ExportSummary {
         tenant_migration_version: manifest.tenant_migration_version.clone(),
         tables: manifest.school_tables().count(),

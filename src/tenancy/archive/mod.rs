@@ -76,7 +76,9 @@ impl From<ArchiveError> for ApiError {
 }
 
 /// Attaches what was being done to an I/O error.
-pub(crate) fn io_context(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ArchiveError {
+pub(crate) fn io_context(
+    context: impl Into<String>,
+) -> impl FnOnce(std::io::Error) -> ArchiveError {
     let context = context.into();
     move |source| ArchiveError::Io { context, source }
 }

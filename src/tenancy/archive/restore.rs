@@ -117,7 +117,10 @@ pub fn import_school(
 }
 
 /// The domains the school gets: `renamed` (normalised, the first primary) or the archive's.
-fn target_domains(manifest: &Manifest, renamed: &[String]) -> Result<Vec<(String, bool)>, ArchiveError> {
+fn target_domains(
+    manifest: &Manifest,
+    renamed: &[String],
+) -> Result<Vec<(String, bool)>, ArchiveError> {
     if renamed.is_empty() {
         return Ok(manifest
             .domains
@@ -130,7 +133,9 @@ fn target_domains(manifest: &Manifest, renamed: &[String]) -> Result<Vec<(String
         let domain = normalize_domain(raw)
             .ok_or_else(|| ArchiveError::Refused(format!("'{raw}' is not a valid host name")))?;
         if normalized.iter().any(|(d, _)| *d == domain) {
-            return Err(ArchiveError::Refused(format!("domain '{domain}' is given twice")));
+            return Err(ArchiveError::Refused(format!(
+                "domain '{domain}' is given twice"
+            )));
         }
         normalized.push((domain, normalized.is_empty()));
     }
@@ -158,7 +163,10 @@ impl Restore<'_> {
             .collect();
         for table in &public {
             let Some(shape) = public_shapes.iter().find(|s| s.name == table.name) else {
-                return Err(ArchiveError::Mismatch(format!("no table public.{} here", table.name)));
+                return Err(ArchiveError::Mismatch(format!(
+                    "no table public.{} here",
+                    table.name
+                )));
             };
             if let Some(column) = table.columns.iter().find(|c| !shape.columns.contains(c)) {
                 return Err(ArchiveError::Mismatch(format!(
@@ -172,7 +180,12 @@ impl Restore<'_> {
         }
         let tenant = conn.tenant().clone();
         let domain_names: Vec<String> = self.domains.iter().map(|(d, _)| d.clone()).collect();
-        let found = clashes::find(conn.pg(), tenant.id, tenant.schema_name.as_str(), &domain_names)?;
+        let found = clashes::find(
+            conn.pg(),
+            tenant.id,
+            tenant.schema_name.as_str(),
+            &domain_names,
+        )?;
         if !found.is_empty() {
             return Err(ArchiveError::Clashes(found));
         }
@@ -205,7 +218,11 @@ impl Restore<'_> {
             .bind::<diesel::sql_types::Text, _>(tenant.schema_name.as_str())
             .execute(conn.pg())?;
 
-        let rows_of = |name: &str| manifest.table(TableScope::Public, name).map_or(0, |t| t.rows);
+        let rows_of = |name: &str| {
+            manifest
+                .table(TableScope::Public, name)
+                .map_or(0, |t| t.rows)
+        };
         Ok(ImportSummary {
             tenant_id: tenant.id,
             name: tenant.name.clone(),
@@ -304,7 +321,10 @@ impl Restore<'_> {
                 Some(_) => {}
             }
         }
-        if let Some(extra) = built.iter().find(|b| !archived.iter().any(|t| t.name == b.name)) {
+        if let Some(extra) = built
+            .iter()
+            .find(|b| !archived.iter().any(|t| t.name == b.name))
+        {
             return Err(ArchiveError::Mismatch(format!(
                 "table {} of a school schema at version {version} is not in the archive",
                 extra.name

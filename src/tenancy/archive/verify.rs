@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 use super::{
     ArchiveError,
     format::{
-        DataFile, FORMAT, FORMAT_VERSION, MANIFEST_DIGEST_FILE, MANIFEST_FILE,
-        MAX_MANIFEST_BYTES, Manifest, hex_digest,
+        DataFile, FORMAT, FORMAT_VERSION, MANIFEST_DIGEST_FILE, MANIFEST_FILE, MAX_MANIFEST_BYTES,
+        Manifest, hex_digest,
     },
 };
 
@@ -49,7 +49,7 @@ pub(crate) fn entry_path<R: Read>(entry: &tar::Entry<'_, R>) -> Option<String> {
 pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
     let damaged = |reason: String| ArchiveError::Damaged {
         file: path.display().to_string(),
-        reason,
+        reason: one_line(&reason),
     };
     let mut archive = open_tar(path).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => ArchiveError::Io {
@@ -96,12 +96,17 @@ pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
         .and_then(|line| line.split_whitespace().next())
         .ok_or_else(|| damaged(format!("{MANIFEST_DIGEST_FILE} is missing")))?;
     if hex_digest(&Sha256::digest(&manifest_bytes)) != expected {
-        return Err(damaged(format!("{MANIFEST_FILE} does not match its SHA-256")));
+        return Err(damaged(format!(
+            "{MANIFEST_FILE} does not match its SHA-256"
+        )));
     }
     let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
         .map_err(|err| damaged(format!("{MANIFEST_FILE}: {err}")))?;
     if manifest.format != FORMAT {
-        return Err(damaged(format!("not a {FORMAT} (format '{}')", manifest.format)));
+        return Err(damaged(format!(
+            "not a {FORMAT} (format '{}')",
+            manifest.format
+        )));
     }
     if manifest.format_version != FORMAT_VERSION {
         return Err(ArchiveError::Refused(format!(
@@ -115,6 +120,19 @@ pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
         path: path.to_owned(),
         manifest,
     })
+}
+
+/// A reason as one short line: a damaged stream can put anything into a parser's message.
+fn one_line(reason: &str) -> String {
+    let words: Vec<&str> = reason
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let line = words.join(" ");
+    match line.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
 }
 
 /// Reads one data file through: its size, SHA-256 and rows (lines).
@@ -155,7 +173,10 @@ fn check_files(manifest: &Manifest, seen: &[DataFile]) -> Result<(), String> {
             return Err(format!("{} does not match its SHA-256", file.path));
         }
         if read.rows != file.rows {
-            return Err(format!("{} holds {} rows, not {}", file.path, read.rows, file.rows));
+            return Err(format!(
+                "{} holds {} rows, not {}",
+                file.path, read.rows, file.rows
+            ));
         }
     }
     if let Some(extra) = seen.get(listed.len()) {
@@ -164,7 +185,10 @@ fn check_files(manifest: &Manifest, seen: &[DataFile]) -> Result<(), String> {
     for table in &manifest.tables {
         let rows: u64 = table.files.iter().map(|f| f.rows).sum();
         if rows != table.rows {
-            return Err(format!("table {} lists {} rows, its files {rows}", table.name, table.rows));
+            return Err(format!(
+                "table {} lists {} rows, its files {rows}",
+                table.name, table.rows
+            ));
         }
     }
     Ok(())

@@ -1,0 +1,314 @@
+//! One school as a unit: `tenant export`, `tenant import` and the export endpoint.
+//!
+//! `fill_school` gives `alpha` a record of every kind; `walk` reads every GET answer of the
+//! school API (every collection with deleted records, every record, every singleton, as the
+//! OpenAPI document lists them), so a restored school can be compared with the original
+//! answer for answer.
+
+mod consistency;
+mod refusals;
+mod round_trip;
+
+use std::{collections::BTreeMap, path::PathBuf};
+
+use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types::BigInt};
+use serde_json::{Value, json};
+
+use crate::helpers::{As, TestApp, cli};
+
+/// The users of `alpha` after `fill_school`, as they log in.
+pub const ALPHA_LOGINS: [&str; 5] = [
+    "admin@alpha.test",
+    "teacher@alpha.test",
+    "norole@alpha.test",
+    "mail.only@alpha.test",
+    "+15550107777",
+];
+
+/// A fresh path in the test's scratch folder.
+pub fn scratch(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{}-{name}", uuid::Uuid::new_v4().simple()))
+}
+
+/// `school-service <command>` on `db_url`, which must succeed; answers its output.
+#[track_caller]
+pub fn cli_ok(db_url: &str, command: &str) -> String {
+    let (ok, out, err) = cli(db_url, command, &[]);
+    assert!(ok, "`{command}` failed: {err}");
+    out
+}
+
+/// `school-service <command>` on `db_url`, which must fail; answers its error line.
+#[track_caller]
+pub fn cli_refused(db_url: &str, command: &str) -> String {
+    let (ok, out, err) = cli(db_url, command, &[]);
+    assert!(!ok, "`{command}` succeeded: {out}");
+    let line = err.trim().to_owned();
+    assert_eq!(line.lines().count(), 1, "one line: {line}");
+    line
+}
+
+/// Exports `schema` to a new file; answers its path.
+pub fn export(db_url: &str, schema: &str, extra: &str) -> PathBuf {
+    let path = scratch(&format!("{schema}.tar.gz"));
+    cli_ok(
+        db_url,
+        &format!(
+            "tenant export --schema {schema} --out {} {extra}",
+            path.display()
+        ),
+    );
+    path
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Rows of the platform tables and the number of schemas: what an import writes to.
+pub fn platform_counts(db_url: &str) -> Vec<i64> {
+    let mut conn = PgConnection::establish(db_url).expect("connect");
+    [
+        "SELECT count(*) AS n FROM public.tenants",
+        "SELECT count(*) AS n FROM public.domains",
+        "SELECT count(*) AS n FROM public.users",
+        "SELECT count(*) AS n FROM public.api_keys",
+        "SELECT count(*) AS n FROM pg_namespace",
+    ]
+    .iter()
+    .map(|sql| {
+        diesel::sql_query(*sql)
+            .get_result::<Count>(&mut conn)
+            .expect("count")
+            .n
+    })
+    .collect()
+}
+
+/// Records of every kind in `alpha`: sessions, exams and marks (one soft-deleted),
+/// students, classes and subjects (some soft-deleted), a department with teachers,
+/// teacher assignments, grade comments, a session setup, all three settings, a custom
+/// role and its assignment, users with an e-mail only and a phone only, and an API key.
+/// Answers the key.
+pub async fn fill_school(app: &TestApp) -> String {
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let root = app.as_root().await;
+    let ok = |reply: crate::helpers::Reply| {
+        assert!(reply.status.is_success(), "{}", reply.body);
+        reply.body
+    };
+    let f = app.exam_fixture(&admin, "rt").await;
+    for (number, mark) in [("ADM-1", 70), ("ADM-2", 55), ("ADM-3", 41)] {
+        let student = json!({"admission_number": number, "first_name": "S", "last_name": number, "academic_class": f.class});
+        ok(app.post("/api/v1/school/students/", &admin, student).await);
+        let body = json!({"studentadmissionnumber": number, "mark": mark, "symbol": "B", "comment": "tab\there\nnew line \\ done"});
+        ok(app.post(&f.marks(), &admin, body).await);
+    }
+    let marks = ok(app.get(&f.marks(), &admin).await);
+    let mark = marks["results"][0]["id"].as_str().expect("mark").to_owned();
+    ok(app
+        .patch(
+            &format!("{}{mark}/", f.marks()),
+            &admin,
+            json!({"is_deleted": true}),
+        )
+        .await);
+    let gone = ok(app
+        .post(
+            "/api/v1/school/students/",
+            &admin,
+            json!({"admission_number": "OLD-1", "first_name": "Old", "last_name": "Timer"}),
+        )
+        .await);
+    let gone = gone["id"].as_str().expect("id").to_owned();
+    ok(app
+        .patch(
+            &format!("/api/v1/school/students/{gone}/"),
+            &admin,
+            json!({"is_deleted": true}),
+        )
+        .await);
+    let class = ok(app
+        .post(
+            "/api/v1/school/classes/",
+            &admin,
+            json!({"name": "Closed", "level": 9}),
+        )
+        .await);
+    let class = class["id"].as_str().expect("id").to_owned();
+    ok(app
+        .patch(
+            &format!("/api/v1/school/classes/{class}/"),
+            &admin,
+            json!({"is_deleted": true}),
+        )
+        .await);
+    let hod = ok(app.get("/api/v1/school/auth/me/", &teacher).await)["teacher"]["id"].clone();
+    let department =
+        json!({"name": "Sciences", "hod": hod, "subject": f.subject, "teachers": [hod]});
+    ok(app
+        .post("/api/v1/school/departments/", &admin, department)
+        .await);
+    let assignment = json!({"teacher": hod, "academic_class": f.class, "subject": f.subject});
+    ok(app
+        .post("/api/v1/school/teacher-assignments/", &admin, assignment)
+        .await);
+    let comment = json!({"grade": "A", "min_mark": 80, "max_mark": 100, "comment": "Excellent"});
+    ok(app
+        .post("/api/v1/school/teacher-grade-comments/", &teacher, comment)
+        .await);
+    ok(app
+        .post(
+            "/api/v1/school/session-setup/",
+            &admin,
+            json!({"session_type": "academic_session", "status": "pending", "current_step": 2}),
+        )
+        .await);
+    ok(app.post("/api/v1/school/general-settings/", &admin, json!({"school_name": "Alpha High", "address": "1 Road", "phone": "+1 555", "email": "office@alpha.test"})).await);
+    ok(app
+        .post(
+            "/api/v1/school/academic-settings/",
+            &admin,
+            json!({"grading_scale": [{"symbol": "A", "min": 80, "max": 100}]}),
+        )
+        .await);
+    ok(app
+        .patch(
+            "/api/v1/school/report-settings/",
+            &admin,
+            json!({"footer_text": "Ünïcode — footer", "show_position": false}),
+        )
+        .await);
+    let role = ok(app
+        .post(
+            "/api/v1/school/roles/",
+            &admin,
+            json!({"name": "subject-viewer", "permissions": ["view_subject"]}),
+        )
+        .await);
+    let norole = app.school_login("alpha", "norole@alpha.test").await;
+    ok(app
+        .post(
+            "/api/v1/school/role-assignments/",
+            &admin,
+            json!({"user": norole["user"]["id"], "role": role["id"]}),
+        )
+        .await);
+    let alpha =
+        ok(app.get("/api/v1/system/tenants/?search=alpha", &root).await)["results"][0]["id"]
+            .clone();
+    for (contact, role) in [
+        (json!({"email": "Mail.Only@alpha.test"}), "teacher"),
+        (json!({"phone": "+1 555 010 7777"}), "office"),
+    ] {
+        let mut body = json!({"password": crate::helpers::PASSWORD, "client": alpha, "roles": [role], "first_name": "Só"});
+        body.as_object_mut()
+            .expect("object")
+            .extend(contact.as_object().expect("object").clone());
+        ok(app.post("/api/v1/system/users/", &root, body).await);
+    }
+    let key = ok(app
+        .post(
+            "/api/v1/system/api-keys/",
+            &root,
+            json!({"name": "reporting", "tenant": alpha, "read_only": true}),
+        )
+        .await);
+    key["key"].as_str().expect("key").to_owned()
+}
+
+/// Every GET answer of the school API as `who` sees it, by path (see the module docs),
+/// and the platform's record of the school and its users as `root` sees them.
+pub async fn walk(app: &TestApp, who: &As, root: &As, tenant_id: &str) -> BTreeMap<String, Value> {
+    let doc = app.get("/api/v1/schema/", &As::main()).await.body;
+    let mut answers = BTreeMap::new();
+    let mut templates: Vec<(String, Vec<String>)> = Vec::new();
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        let Some(get) = ops.get("get") else { continue };
+        if !path.starts_with("/api/v1/school/") {
+            continue;
+        }
+        let query: Vec<String> = get["parameters"]
+            .as_array()
+            .map(|ps| {
+                ps.iter()
+                    .filter(|p| p["in"] == "query")
+                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        templates.push((path.clone(), query));
+    }
+    let mut ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Collections before the paths that continue them.
+    templates.sort_by_key(|(path, _)| path.matches('{').count());
+    for (template, query) in templates {
+        for path in expand(&template, &ids) {
+            let mut params = Vec::new();
+            if query.iter().any(|q| q == "page_size") {
+                params.push("page_size=200");
+            }
+            if query.iter().any(|q| q == "include_deleted") {
+                params.push("include_deleted=true");
+            }
+            let url = if params.is_empty() {
+                path.clone()
+            } else {
+                format!("{path}?{}", params.join("&"))
+            };
+            let reply = app.get(&url, who).await;
+            assert_eq!(reply.status.as_u16(), 200, "GET {url}: {}", reply.body);
+            if let Some(results) = reply.body["results"].as_array() {
+                let found = results
+                    .iter()
+                    .filter_map(|r| r["id"].as_str().map(str::to_owned))
+                    .collect();
+                ids.insert(path.clone(), found);
+            }
+            answers.insert(url, reply.body);
+        }
+    }
+    for url in [
+        format!("/api/v1/system/tenants/{tenant_id}/"),
+        format!("/api/v1/system/users/?client={tenant_id}&page_size=200"),
+    ] {
+        let reply = app.get(&url, root).await;
+        assert_eq!(reply.status.as_u16(), 200, "GET {url}: {}", reply.body);
+        answers.insert(url, reply.body);
+    }
+    answers
+}
+
+/// The concrete paths of `template`: each `{placeholder}` replaced by every id the
+/// collection before it listed.
+fn expand(template: &str, ids: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let Some(open) = template.find('{') else {
+        return vec![template.to_owned()];
+    };
+    let close = open + template[open..].find('}').expect("closing brace");
+    let (collection, rest) = (&template[..open], &template[close + 1..]);
+    let mut paths = Vec::new();
+    for prefix in expand(collection, ids) {
+        for id in ids.get(&prefix).into_iter().flatten() {
+            paths.extend(expand(&format!("{prefix}{id}{rest}"), ids));
+        }
+    }
+    paths
+}
+
+/// Asserts two walks are the same, naming the first path that differs.
+#[track_caller]
+pub fn assert_same_answers(before: &BTreeMap<String, Value>, after: &BTreeMap<String, Value>) {
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "the same paths"
+    );
+    for (path, answer) in before {
+        assert_eq!(answer, &after[path], "GET {path}");
+    }
+}
