@@ -165,6 +165,18 @@ async fn system_endpoints_answer_as_documented() {
     .await;
     w.call(&root, Method::GET, &format!("{t}not-a-uuid/"), item, None)
         .await;
+    let export = "/api/v1/system/tenants/{id}/export/";
+    w.call(&root, Method::GET, &format!("{t}{id}/export/"), export, None)
+        .await
+        .assert(200, None);
+    w.call(
+        &As::main(),
+        Method::GET,
+        &format!("{t}{id}/export/"),
+        export,
+        None,
+    )
+    .await;
 
     let u = "/api/v1/system/users/";
     w.at(&root, Method::GET, u, None).await;
