@@ -134,7 +134,13 @@ pub fn move_school(
         .execute(conn)
         .map_err(|err| match err {
             diesel::result::Error::DatabaseError(_, info) => {
-                refused(&format!("Citus refused the move: {}", info.message()))
+                let reason = info.message().trim_start_matches("ERROR:").trim();
+                let hint = if reason.contains("wal_level") {
+                    " (set wal_level = logical on every node, or use --transfer-mode block_writes)"
+                } else {
+                    ""
+                };
+                refused(&format!("Citus refused the move: {reason}{hint}"))
             }
             other => other.into(),
         })?;

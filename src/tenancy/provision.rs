@@ -178,11 +178,18 @@ pub fn schema_nodes(
     if !on_citus {
         return Ok(Default::default());
     }
+    // Citus's own catalogs, not the `citus_schemas` and `citus_shards` views: those live
+    // in `public` (off a school-bound connection's path) and ask every worker for sizes.
     let rows: Vec<Placement> = diesel::sql_query(
-        "SELECT DISTINCT ON (s.schema_name) s.schema_name::text AS schema_name, \
-                sh.nodename || ':' || sh.nodeport AS node \
-         FROM citus_schemas s JOIN citus_shards sh ON sh.colocation_id = s.colocation_id \
-         ORDER BY s.schema_name, sh.nodename, sh.nodeport",
+        "SELECT DISTINCT ON (ns.nspname) ns.nspname::text AS schema_name, \
+                n.nodename || ':' || n.nodeport AS node \
+         FROM pg_catalog.pg_dist_schema ds \
+         JOIN pg_catalog.pg_namespace ns ON ns.oid = ds.schemaid \
+         JOIN pg_catalog.pg_dist_partition p ON p.colocationid = ds.colocationid \
+         JOIN pg_catalog.pg_dist_shard sh ON sh.logicalrelid = p.logicalrelid \
+         JOIN pg_catalog.pg_dist_placement pl ON pl.shardid = sh.shardid \
+         JOIN pg_catalog.pg_dist_node n ON n.groupid = pl.groupid \
+         ORDER BY ns.nspname, n.nodename, n.nodeport",
     )
     .load(conn)?;
     Ok(rows.into_iter().map(|p| (p.schema_name, p.node)).collect())

@@ -166,9 +166,15 @@ async fn system_endpoints_answer_as_documented() {
     w.call(&root, Method::GET, &format!("{t}not-a-uuid/"), item, None)
         .await;
     let export = "/api/v1/system/tenants/{id}/export/";
-    w.call(&root, Method::GET, &format!("{t}{id}/export/"), export, None)
-        .await
-        .assert(200, None);
+    w.call(
+        &root,
+        Method::GET,
+        &format!("{t}{id}/export/"),
+        export,
+        None,
+    )
+    .await
+    .assert(200, None);
     w.call(
         &As::main(),
         Method::GET,

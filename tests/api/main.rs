@@ -16,6 +16,7 @@ mod contract;
 mod isolation;
 mod observability;
 mod pgbouncer;
+mod placement;
 mod proxy;
 mod resilience;
 mod resources;

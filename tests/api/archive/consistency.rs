@@ -64,6 +64,7 @@ async fn an_export_taken_while_marks_are_written_is_one_moment() {
         })
     };
     while written.load(Ordering::Relaxed) < 3 {
+        assert!(!writer.is_finished(), "the writer stopped");
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     let url = app.db.url.clone();
