@@ -6,7 +6,8 @@
 #  1. the CLI against one database: migrate, 20 schools, spread over both workers (checked),
 #     `tenant list` naming each school's node, a teacher and a drop;
 #  2. the integration tests of tenancy, resources, special operations and access control,
-#     each on its own distributed database.
+#     school archives (export, import, refusals) and `tenant move` (a school moved between
+#     the workers while it is read), each on its own distributed database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/citus.sh
@@ -48,4 +49,4 @@ echo "$list" | grep -q "127.0.0.1:" || { echo "tenant list does not name the nod
 echo "== integration tests on Citus"
 export TEST_PG_URL="$CITUS_COORD_URL" TEST_CITUS_WORKERS="$CITUS_WORKERS" TEST_RUN_ID="citus$$"
 cargo nextest run --test api --no-fail-fast --test-threads "${TEST_THREADS:-4}" \
-  -E 'test(/^(tenancy|resources|sessions|exams|settings|access|isolation)::/)'
+  -E 'test(/^(tenancy|resources|sessions|exams|settings|access|isolation|placement|archive::(round_trip|refusals))::/)'
