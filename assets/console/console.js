@@ -83,6 +83,31 @@ async function request(method, path, body, retry = true) {
   return data;
 }
 
+/** Saves the file at `path` (an API download) under the name the server gives it. The
+ *  token goes in a header, so the file is fetched here and handed to the browser. */
+async function download(path) {
+  const get = () => fetch(path, { headers: { Authorization: `Bearer ${session.access}` }, credentials: "omit", cache: "no-store" });
+  let res;
+  try {
+    res = await get();
+    if (res.status === 401 && await refreshTokens()) res = await get();
+  } catch (err) {
+    unavailable();
+    throw new Problem(0, { detail: "The server cannot be reached." });
+  }
+  if (!res.ok) {
+    if (res.status === 503) unavailable();
+    throw new Problem(res.status, await res.json().catch(() => null));
+  }
+  const named = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") || "");
+  const url = URL.createObjectURL(await res.blob());
+  const link = h("a", { href: url, download: named ? named[1] : "school.tar.gz", hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
 async function refreshTokens() {
   const refresh = sessionStorage.getItem(REFRESH_KEY);
   if (!refresh) return false;
@@ -353,6 +378,7 @@ function schoolsView() {
         h("button", { type: "button", class: "secondary small", text: t.is_active ? "Deactivate" : "Reactivate", onclick: () =>
           patch({ is_active: !t.is_active }).catch((p) => alert(p.message)) }),
         h("button", { type: "button", class: "secondary small", text: "Domains", onclick: () => domainsDialog(t, refresh) }),
+        session.user.is_superuser ? h("button", { type: "button", class: "secondary small", text: "Export", title: "Download the school as an archive (school-service tenant import restores it)", onclick: (event) => exportSchool(t, event.currentTarget) }) : null,
         session.user.is_superuser ? h("button", { type: "button", class: "danger small", text: "Drop…", onclick: () => dropDialog(t, refresh) }) : null)));
   };
   return listView({
@@ -374,6 +400,19 @@ async function domainsDialog(t, refresh) {
     await request("POST", `${API}/tenants/${t.id}/domains/`, { domain: form.elements.domain.value.trim(), is_primary: form.elements.is_primary.checked });
     refresh();
   }, "Add domain");
+}
+
+async function exportSchool(t, button) {
+  button.disabled = true;
+  button.textContent = "Exporting…";
+  try {
+    await download(`${API}/tenants/${t.id}/export/`);
+  } catch (problem) {
+    alert(`The export of ${t.schema_name} failed: ${problem.message}`);
+  } finally {
+    button.disabled = false;
+    button.textContent = "Export";
+  }
 }
 
 function dropDialog(t, refresh) {

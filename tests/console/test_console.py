@@ -1,6 +1,8 @@
 """What a platform administrator does in the console, in a real browser."""
 
+import json
 import re
+import tarfile
 
 from playwright.sync_api import expect
 
@@ -125,6 +127,23 @@ def test_schools_users_and_keys_end_to_end(page):
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_a_superuser_exports_a_school_as_an_archive(page):
+    sign_in(page)
+    row = page.locator('tr[data-schema="seeded"]')
+    with page.expect_download() as info:
+        row.get_by_role("button", name="Export").click()
+    download = info.value
+    assert re.fullmatch(r"seeded-\d{8}T\d{6}Z\.tar\.gz", download.suggested_filename)
+    with tarfile.open(download.path(), "r:gz") as archive:
+        names = archive.getnames()
+        manifest = json.load(archive.extractfile("manifest.json"))
+    assert names[-2:] == ["manifest.json", "manifest.json.sha256"]
+    assert "public/users/000001.tsv" in names
+    assert manifest["tenant"]["schema_name"] == "seeded"
+    assert manifest["domains"][0]["domain"] == "seeded.localhost"
+    expect(row.get_by_role("button", name="Export")).to_be_enabled()
 
 
 def test_a_reload_keeps_the_session_and_a_phone_width_works(browser):
