@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fairness profile fuzz metrics-demo console-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fairness bench-archive profile fuzz metrics-demo console-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -14,6 +14,7 @@ help:
 	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make bench-fairness  one school with 50,000 students searched by 64 connections beside five quiet schools"
+	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
@@ -62,3 +63,6 @@ schema:
 
 bench-fairness:
 	@scripts/bench/fairness.sh
+
+bench-archive:
+	@scripts/bench/archive.sh

@@ -152,3 +152,8 @@ fi
 if [ "${BENCH_FAIRNESS:-1}" = 1 ]; then
   scripts/bench/fairness.sh
 fi
+
+# One school as a unit: export and import (make bench-archive); BENCH_ARCHIVE=0 skips.
+if [ "${BENCH_ARCHIVE:-1}" = 1 ]; then
+  scripts/bench/archive.sh
+fi
