@@ -192,3 +192,64 @@ async fn only_superusers_export_and_bad_ids_are_problems() {
         .await
         .assert(400, Some("invalid_id"));
 }
+
+#[tokio::test]
+async fn export_and_import_work_behind_a_transaction_pooler() {
+    let Some(app) = crate::helpers::spawn_app_through_pgbouncer().await else {
+        return;
+    };
+    let bouncer = crate::helpers::pgbouncer_url().expect("pgbouncer");
+    let pooled = crate::helpers::through_pgbouncer(&bouncer, &app.db.url);
+    let env = [("DB_POOL_MODE", "transaction")];
+    let root = app.as_root().await;
+    let tenant_id = alpha_id(&app, &root).await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let classes = "/api/v1/school/classes/?page_size=200&include_deleted=true";
+    app.post(
+        "/api/v1/school/classes/",
+        &admin,
+        serde_json::json!({"name": "Pooled"}),
+    )
+    .await
+    .assert(201, None);
+    let before = app.get(classes, &admin).await.body;
+
+    // The server streams the archive from a snapshot taken through the pooler.
+    let res = app
+        .client
+        .get(format!(
+            "{}/api/v1/system/tenants/{tenant_id}/export/",
+            app.address
+        ))
+        .header("Host", "localhost")
+        .bearer_auth(root.token.as_deref().expect("token"))
+        .send()
+        .await
+        .expect("download");
+    assert_eq!(res.status().as_u16(), 200);
+    let downloaded = scratch("pooled.tar.gz");
+    std::fs::write(&downloaded, res.bytes().await.expect("body")).expect("write");
+    // And the CLI exports, drops and imports through it.
+    let exported = scratch("pooled-cli.tar.gz");
+    let run = |command: String| {
+        let (ok, out, err) = crate::helpers::cli(&pooled, &command, &env);
+        assert!(ok, "`{command}` failed: {err}");
+        out
+    };
+    run(format!(
+        "tenant export --schema alpha --out {}",
+        exported.display()
+    ));
+    run("tenant delete --schema alpha --drop-schema".into());
+    run(format!("tenant import --file {}", exported.display()));
+    let after_app = spawn_app_on(app.db.clone()).await;
+    let admin = after_app.as_school_user("alpha", "admin").await;
+    assert_eq!(after_app.get(classes, &admin).await.body, before);
+    run("tenant delete --schema alpha --drop-schema".into());
+    run(format!("tenant import --file {}", downloaded.display()));
+    let admin = spawn_app_on(app.db.clone()).await;
+    let who = admin.as_school_user("alpha", "admin").await;
+    assert_eq!(admin.get(classes, &who).await.body, before);
+    std::fs::remove_file(downloaded).ok();
+    std::fs::remove_file(exported).ok();
+}
