@@ -152,3 +152,35 @@ pub fn move_school(
 fn refused(message: &str) -> ApiError {
     ApiError::Conflict(message.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_are_host_and_port() {
+        assert_eq!(
+            "10.0.0.7:5432".parse::<NodeAddress>(),
+            Ok(NodeAddress {
+                host: "10.0.0.7".into(),
+                port: 5432
+            })
+        );
+        assert_eq!(
+            "worker-3:6432"
+                .parse::<NodeAddress>()
+                .map(|n| n.to_string()),
+            Ok("worker-3:6432".into())
+        );
+        for bad in ["worker", ":5432", "worker:", "worker:99999", "worker:x"] {
+            assert!(bad.parse::<NodeAddress>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn transfer_modes_are_citus_names() {
+        assert_eq!("block_writes".parse(), Ok(TransferMode::BlockWrites));
+        assert_eq!(TransferMode::ForceLogical.as_sql(), "force_logical");
+        assert!("fast".parse::<TransferMode>().is_err());
+    }
+}

@@ -394,3 +394,61 @@ impl<R: Read> Read for HashingReader<R> {
         Ok(read)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest_with(domains: &[(&str, bool)]) -> Manifest {
+        let now = Utc::now();
+        Manifest {
+            format: super::super::format::FORMAT.into(),
+            format_version: 1,
+            created_at: now,
+            binary_version: "0".into(),
+            tenant_migration_version: "1".into(),
+            tenant: super::super::format::ArchivedTenant {
+                id: Uuid::new_v4(),
+                schema_name: "s".into(),
+                name: "S".into(),
+                is_active: true,
+                created_at: now,
+                updated_at: now,
+            },
+            domains: domains
+                .iter()
+                .map(
+                    |(domain, is_primary)| super::super::format::ArchivedDomain {
+                        id: Uuid::new_v4(),
+                        domain: (*domain).into(),
+                        is_primary: *is_primary,
+                        created_at: now,
+                    },
+                )
+                .collect(),
+            tables: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn domains_are_the_archives_unless_given_and_the_first_given_is_primary() {
+        let manifest = manifest_with(&[("www.s.test", false), ("s.test", true)]);
+        assert_eq!(
+            target_domains(&manifest, &[]).expect("archived"),
+            vec![("www.s.test".into(), false), ("s.test".into(), true)]
+        );
+        assert_eq!(
+            target_domains(&manifest, &["New.Test.".into(), "b.test".into()]).expect("given"),
+            vec![("new.test".into(), true), ("b.test".into(), false)]
+        );
+        assert!(target_domains(&manifest, &["a.test".into(), "A.test".into()]).is_err());
+        assert!(target_domains(&manifest, &["not a host".into()]).is_err());
+    }
+
+    #[test]
+    fn this_binary_knows_its_tenant_migrations_in_order() {
+        let versions = known_versions().expect("versions");
+        assert!(versions.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(versions.contains(&"20261121000001".to_owned()));
+    }
+}

@@ -193,3 +193,15 @@ fn check_files(manifest: &Manifest, seen: &[DataFile]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn reasons_are_one_short_line() {
+        assert_eq!(one_line("bad\n  header\t\u{1}x"), "bad header x");
+        let long = one_line(&"word ".repeat(100));
+        assert!(long.ends_with('…') && long.chars().count() == 161);
+    }
+}
