@@ -5,6 +5,7 @@
 //! - `format`: the archive's layout and manifest;
 //! - `export`: writing an archive from a snapshot of the school;
 //! - `verify`: the first pass of an import, checking every file against the manifest;
+//! - `import`: what an archive may be restored as (versions, schema, domains);
 //! - `restore`: the second pass, writing the school back;
 //! - `catalog` and `copy`: the school's tables from PostgreSQL's catalog, and `COPY` for
 //!   tables named at run time.
@@ -14,12 +15,13 @@ mod clashes;
 mod copy;
 pub mod export;
 pub mod format;
-pub mod restore;
+pub mod import;
+mod restore;
 pub mod verify;
 
 pub use export::{ExportSummary, export_school, write_archive};
 pub use format::Manifest;
-pub use restore::{ImportOptions, ImportSummary, import_school};
+pub use import::{ImportOptions, ImportSummary, import_school};
 pub use verify::{VerifiedArchive, verify_archive};
 
 use crate::error::ApiError;
