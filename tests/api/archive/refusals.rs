@@ -190,15 +190,14 @@ struct Version {
 
 /// The latest tenant migration of this binary, as diesel numbers it.
 fn latest_version() -> String {
-    school_service::db::migrations::TENANT_MIGRATIONS
-        .0
+    use diesel::migration::MigrationSource;
+    MigrationSource::<diesel::pg::Pg>::migrations(&school_service::db::migrations::TENANT_MIGRATIONS)
+        .expect("migrations")
         .last()
         .expect("a migration")
-        .folder()
-        .split('_')
-        .next()
-        .expect("date")
-        .replace('-', "")
+        .name()
+        .version()
+        .to_string()
 }
 
 #[derive(diesel::QueryableByName)]
