@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
 source scripts/pgbouncer.sh
+source tests/ops/private-pg.sh
 
 python3 - <<'PY'
 import sys
@@ -31,10 +32,6 @@ PY
 
 bin="${SCHOOL_SERVICE_BIN:-$PWD/target/debug/school-service}"
 [ -x "$bin" ] || cargo build --quiet --bin school-service
-pgbin="$(pg_bin_dir)"
-if [ "$(id -u)" = 0 ]; then pgtmp=/tmp; else pgtmp="${TMPDIR:-/tmp}"; fi
-work="$(mktemp -d "$pgtmp/school-service-restart.XXXXXX")"
-pg_owned_dir "$work" "$work/data"
 server_pid=""
 status=1
 cleanup() {
@@ -45,27 +42,15 @@ cleanup() {
   if [ "$status" != 0 ]; then
     echo "--- server log (tail)" >&2; tail -n 30 "$work/server.log" >&2 2>/dev/null || true
     echo "--- pgbouncer log (tail)" >&2; tail -n 30 "${PGBOUNCER_DIR:-/nonexistent}/pgbouncer.log" >&2 2>/dev/null || true
-    echo "--- postgres log (tail)" >&2; tail -n 20 "$work/data/server.log" >&2 2>/dev/null || true
+    echo "--- postgres log (tail)" >&2; private_pg_log_tail 20
   fi
   pgbouncer_stop
-  pg_as_owner "$pgbin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
-  rm -rf "$work"
+  private_pg_cleanup
 }
 trap cleanup EXIT
 
-pg_port="$(free_port)"
-pg_as_owner "$pgbin/initdb" -D "$work/data" -U postgres --auth=trust --no-sync >/dev/null
-cat >>"$work/data/postgresql.conf" <<EOF
-port = $pg_port
-listen_addresses = '127.0.0.1'
-unix_socket_directories = '$work/data'
-max_connections = 50
-# The test stops PostgreSQL, not the machine: a commit's WAL reaches the kernel before the
-# commit returns either way, and crash recovery skips syncing every file (seconds here).
-fsync = off
-EOF
-pg_as_owner "$pgbin/pg_ctl" -D "$work/data" -l "$work/data/server.log" -w start >/dev/null
-PG_SERVER_URL="postgres://postgres@127.0.0.1:$pg_port"
+private_pg_start
+work="$PRIVATE_PG_WORK"
 psql -qX "$PG_SERVER_URL/postgres" -c "CREATE DATABASE school_restart"
 PGBOUNCER_POOL_SIZE=4 pgbouncer_start
 
@@ -91,9 +76,7 @@ done
 server_pid=$!
 wait_ready "http://127.0.0.1:$port"
 
-pg_ctl="$pgbin/pg_ctl"
-[ "$(id -u)" = 0 ] && pg_ctl="runuser -u postgres -- $pg_ctl"
 timeout 120 python3 tests/ops/restart_load.py --port "$port" --password "$password" \
   --schools "$(IFS=,; echo "${schools[*]}")" --db-url "$PG_SERVER_URL/school_restart" \
-  --pg-ctl "$pg_ctl" --pgdata "$work/data" --cli "$bin" ${RESTART_LOAD_ARGS:-}
+  --pg-ctl "$PRIVATE_PG_CTL" --pgdata "$PRIVATE_PG_DATA" --cli "$bin" ${RESTART_LOAD_ARGS:-}
 status=0

@@ -13,57 +13,16 @@ CLI (another process) must be served, which only its NOTIFY can tell the server.
 Python standard library only; every wait is bounded. Exit status 1 on any failure.
 """
 import argparse
-import http.client
-import json
 import shlex
 import subprocess
 import sys
 import threading
 import time
 
-API = "/api/v1/school"
+from opsload import API, Client, ReadyPoller, Write, decide, longest_gap, psql, run
+
 RECOVERY_LIMIT = 3.0  # seconds from PostgreSQL back to the first acknowledged write
 READY_LATENCY_LIMIT = 2.5  # /readyz answers within this even while PostgreSQL is down
-
-
-class Client:
-    """One keep-alive HTTP connection to the server, reopened after any failure."""
-
-    def __init__(self, port, host, timeout=20):
-        self.port, self.host, self.timeout = port, host, timeout
-        self.conn = None
-
-    def request(self, method, path, token=None, body=None):
-        """(status, parsed body or None); status 0 when the connection failed."""
-        headers = {"Host": self.host}
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        try:
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-            self.conn.request(method, path, body=data, headers=headers)
-            res = self.conn.getresponse()
-            raw = res.read()
-            try:
-                parsed = json.loads(raw) if raw else None
-            except ValueError:
-                parsed = None
-            return res.status, parsed
-        except (OSError, http.client.HTTPException):
-            if self.conn is not None:
-                self.conn.close()
-            self.conn = None
-            return 0, None
-
-    def must(self, method, path, token=None, body=None):
-        status, parsed = self.request(method, path, token, body)
-        if status not in (200, 201):
-            raise RuntimeError(f"{method} {path} on {self.host}: {status} {parsed}")
-        return parsed
 
 
 def fixtures(port, school, password, exams, students):
@@ -92,7 +51,7 @@ class Writer(threading.Thread):
         self.client = Client(port, f"{school}.localhost")
         self.school, self.token, self.keys = school, token, keys
         self.interval, self.stop = 1.0 / rate, stop
-        self.ledger = []  # (sent, done, status, exam, number, mark)
+        self.ledger = []  # Write
 
     def run(self):
         next_send = time.monotonic()
@@ -101,55 +60,15 @@ class Writer(threading.Thread):
                 return
             mark = n % 101
             sent = time.monotonic()
-            status, _ = self.client.request("POST", path, self.token, {"studentadmissionnumber": number, "mark": mark})
-            self.ledger.append((sent, time.monotonic(), status, exam, number, mark))
+            status = self.client.request("POST", path, self.token, {"studentadmissionnumber": number, "mark": mark}).status
+            self.ledger.append(Write("mark", (exam, number), mark, sent, time.monotonic(), status))
             next_send = max(next_send + self.interval, time.monotonic())
             self.stop.wait(max(0.0, next_send - time.monotonic()))
         print(f"writer {self.school}: ran out of keys", file=sys.stderr)
 
 
-class ReadyPoller(threading.Thread):
-    """Probes /readyz on a schedule, as an orchestrator does: each probe on a connection
-    and thread of its own, whatever the previous one is still waiting for."""
-
-    def __init__(self, port, stop, every=0.25):
-        super().__init__(daemon=True)
-        self.port, self.stop, self.every = port, stop, every
-        self.probes = []  # (sent, done, status)
-        self.running = []
-
-    def probe(self):
-        sent = time.monotonic()
-        client = Client(self.port, "127.0.0.1", timeout=10)
-        status, _ = client.request("GET", "/readyz")
-        if client.conn is not None:
-            client.conn.close()
-        self.probes.append((sent, time.monotonic(), status))
-
-    def run(self):
-        while not self.stop.is_set():
-            t = threading.Thread(target=self.probe, daemon=True)
-            t.start()
-            self.running.append(t)
-            self.stop.wait(self.every)
-        for t in self.running:
-            t.join(15)
-
-
-def run(cmd, timeout=30):
-    started = time.monotonic()
-    subprocess.run(cmd, check=True, timeout=timeout, cwd="/", stdout=subprocess.DEVNULL)
-    return started, time.monotonic()
-
-
-def psql(url, sql):
-    out = subprocess.run(["psql", "-qAtX", "-F", "\t", url, "-c", sql], check=True, timeout=20,
-                         capture_output=True, text=True).stdout
-    return [line.split("\t") for line in out.splitlines() if line]
-
-
 def acks(writers):
-    return sorted(done for w in writers for (_, done, status, *_rest) in w.ledger if 200 <= status < 300)
+    return sorted(w.done for writer in writers for w in writer.ledger if w.acked)
 
 
 def first_ack_after(writers, moment, deadline):
@@ -160,12 +79,6 @@ def first_ack_after(writers, moment, deadline):
             return later[0]
         time.sleep(0.05)
     return None
-
-
-def longest_gap(times, start, end):
-    times = [t for t in times if start <= t <= end]
-    points = [start] + times + [end]
-    return max(b - a for a, b in zip(points, points[1:]))
 
 
 def main():
@@ -284,24 +197,20 @@ def main():
     # The ledger against the database.
     statuses = {}
     for w in writers:
-        for (_, _, status, *_rest) in w.ledger:
-            statuses[status] = statuses.get(status, 0) + 1
+        for write in w.ledger:
+            statuses[write.status] = statuses.get(write.status, 0) + 1
     check(not [s for s in statuses if s >= 500 and s != 503],
           f"writes answered: {dict(sorted(statuses.items()))} (0: connection failed) over {ended - began:.1f} s; "
           "no 5xx but 503")
-    lost = wrong_mark = acked = 0
+    acked = lost = 0
     for w in writers:
         rows = psql(args.db_url, f"SELECT exam_id, studentadmissionnumber, mark FROM {w.school}.marks WHERE NOT is_deleted")
-        stored = {(exam, number): int(mark) for exam, number, mark in rows}
-        for (_, _, status, exam, number, mark) in w.ledger:
-            if 200 <= status < 300:
-                acked += 1
-                if (exam, number) not in stored:
-                    lost += 1
-                elif stored[(exam, number)] != mark:
-                    wrong_mark += 1
-    check(acked > 0 and lost == 0 and wrong_mark == 0,
-          f"{acked} acknowledged writes: {lost} missing from the database, {wrong_mark} with another mark")
+        stored = {("mark", (exam, number)): int(mark) for exam, number, mark in rows}
+        school_acked, school_lost = decide(w.ledger, stored)
+        acked += school_acked
+        lost += len(school_lost)
+    check(acked > 0 and lost == 0,
+          f"{acked} acknowledged writes: {lost} missing from the database or with another mark")
     return 1 if failures else 0
 
 
