@@ -13,6 +13,7 @@ holding anything else (or nothing) lost an acknowledged write. `decide` says whi
 """
 import http.client
 import json
+import select
 import socket
 import subprocess
 import threading
@@ -54,6 +55,10 @@ class Client:
             headers["Content-Type"] = "application/json"
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        if self.conn is not None and dropped(self.conn.sock):
+            # The server closed this keep-alive connection while it was idle (it exited,
+            # say): open another before sending, as HTTP clients with a pool do.
+            self.close()
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
@@ -79,6 +84,17 @@ class Client:
         if self.conn is not None:
             self.conn.close()
         self.conn = None
+
+
+def dropped(sock):
+    """Whether an idle connection was closed by its peer (it reads as ended or failed)."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 class ReadyPoller(threading.Thread):
