@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fairness bench-archive profile fuzz metrics-demo console-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fairness bench-archive soak profile fuzz metrics-demo console-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -15,6 +15,8 @@ help:
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make bench-fairness  one school with 50,000 students searched by 64 connections beside five quiet schools"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
+	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
+	@echo "            PgBouncer restarts, SIGKILLed servers and a slow-query storm; checks every acknowledged write"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
@@ -66,3 +68,8 @@ bench-fairness:
 
 bench-archive:
 	@scripts/bench/archive.sh
+
+# Release build; the private cluster, proxy, PgBouncer and servers are stopped at the end.
+soak: build
+	@SCHOOL_SERVICE_BIN="$(CURDIR)/target/release/school-service" \
+		timeout $$(( $${SOAK_SECONDS:-180} + 300 )) tests/ops/soak.sh

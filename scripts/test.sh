@@ -4,7 +4,8 @@
 # databases (template included) are dropped at the end, pass or fail. A PgBouncer in
 # transaction pooling mode (scripts/pgbouncer.sh) carries the DB_POOL_MODE=transaction tests.
 # Then the set-up itself (tests/ops/): the local cluster and PgBouncer started from a fresh
-# clone in a private directory, and PostgreSQL restarted under writes behind PgBouncer.
+# clone in a private directory, PostgreSQL restarted under writes behind PgBouncer, and a
+# short soak under faults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -40,8 +41,10 @@ scripts/console-test.sh
 # Clients generated from the OpenAPI document (Python and TypeScript) against a real server.
 scripts/client-check.sh
 
-# The set-up: from a clone in a `mktemp -d` directory (a few seconds), and a private
-# PostgreSQL restarted under writes behind PgBouncer (about 20 s). Both clean up after
-# themselves; timeout bounds them.
+# The set-up: from a clone in a `mktemp -d` directory (a few seconds), a private
+# PostgreSQL restarted under writes behind PgBouncer (about 20 s), and 20 s of `make soak`
+# with three of its faults (a proxy cut mid-query, a PostgreSQL restart, a server
+# SIGKILLed; about 45 s with its set-up). Each cleans up after itself; timeout bounds them.
 timeout 120 tests/ops/fresh-clone.sh
 timeout 180 tests/ops/pgbouncer-restart.sh
+SOAK_SECONDS=20 timeout 150 tests/ops/soak.sh

@@ -75,7 +75,12 @@ class Client:
             return Response(TIMED_OUT if isinstance(err, socket.timeout) else CONNECTION_FAILED)
 
     def must(self, method, path, token=None, body=None):
-        res = self.request(method, path, token, body)
+        """The body of a 200 or 201; a 429 (nothing was done) is retried after Retry-After."""
+        for _ in range(20):
+            res = self.request(method, path, token, body)
+            if res.status != 429:
+                break
+            time.sleep(float(res.retry_after or 1))
         if res.status not in (200, 201):
             raise RuntimeError(f"{method} {path} on {self.host}: {res.status} {res.body}")
         return res.body

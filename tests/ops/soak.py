@@ -262,8 +262,10 @@ class Load(threading.Thread):
 
 
 class Fault:
-    def __init__(self, name, what, start, end, servers, school=None, note=""):
+    def __init__(self, name, what, start, end, servers, school=None, note="", window_start=None):
         self.name, self.what, self.start, self.end = name, what, start, end
+        # Latency is "in a fault window" from here (a cut's lock is taken before the cut).
+        self.window_start = start if window_start is None else window_start
         self.servers, self.school, self.note = servers, school, note
         self.recovery = None  # seconds from `end` to the last affected server's first 2xx
         self.window_end = end
@@ -301,13 +303,24 @@ class Soak:
         direct connection: every request of that school then waits in a query."""
         tables = ", ".join(f"{school}.{t}" for t in LOCKED_TABLES)
         sql = f"BEGIN; LOCK TABLE {tables} IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep({seconds}); COMMIT;"
-        return subprocess.Popen(["psql", "-qAtX", self.args.db, "-c", sql], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        locker = subprocess.Popen(["psql", "-qAtX", self.args.db, "-c", sql], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        # Returns once the locks are held.
+        held = (f"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                f"JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{school}' "
+                f"AND l.mode = 'AccessExclusiveLock' AND l.granted")
+        deadline = now() + 10
+        while now() < deadline and locker.poll() is None:
+            if int(psql(self.args.db, held)[0][0]) >= len(LOCKED_TABLES):
+                return locker
+            time.sleep(0.02)
+        raise RuntimeError(f"could not lock {school}'s tables")
 
     def cut(self, reset):
         school = self.loads[1 % len(self.loads)].school.name
-        locker = self.lock(school, 2.5)
-        time.sleep(1.0)
+        locked = now()
+        locker = self.lock(school, 2.0)
+        time.sleep(0.5)
         lines = count_lines(self.args.proxy_log)
         t = now()
         os.kill(self.args.proxy_pid, signal.SIGUSR1 if reset else signal.SIGUSR2)
@@ -319,7 +332,7 @@ class Soak:
                      f"proxy {'resets' if reset else 'closes'} every connection, {school} waiting on a lock",
                      t, t, ["direct", "bouncer"],
                      note=f"{cut or '?'} connections cut; {len(in_flight)} requests in flight, answered "
-                          f"{fmt_statuses(answers)}")
+                          f"{fmt_statuses(answers)}", window_start=locked)
 
     def pg_restart(self):
         start = now()
@@ -601,10 +614,9 @@ def report(soak, exits, out):
             f.window_end = max(firsts) + 1.0
         else:
             f.window_end = f.end + RECOVERY_WAIT
-    window_start = {f.name: (f.start - 1.5 if f.name.startswith("cut") else f.start) for f in soak.faults}
 
     def in_fault(r):
-        return any(window_start[f.name] <= r.done and r.sent <= f.window_end for f in soak.faults)
+        return any(f.window_start <= r.done and r.sent <= f.window_end for f in soak.faults)
 
     line(f"soak: {len(soak.loads)} schools, {a.rate:g} requests/s each, {soak.ended - soak.began:.0f} s, "
          f"servers: direct (session mode, through the proxy), bouncer (transaction mode, through PgBouncer)")
@@ -612,7 +624,7 @@ def report(soak, exits, out):
     line("| fault | at | took | first 2xx after its end | answers in its window |")
     line("|---|---:|---:|---:|---|")
     for f in soak.faults:
-        window = [r for r in reqs if window_start[f.name] <= r.done and r.sent <= f.window_end
+        window = [r for r in reqs if f.window_start <= r.done and r.sent <= f.window_end
                   and set([r.server]) & set(f.servers)]
         line(f"| {f.name}: {f.what} | {f.start - soak.began:.1f} s | {f.end - f.start:.2f} s | "
              f"{'never' if f.recovery is None else f'{f.recovery:.2f} s'} | "
@@ -706,6 +718,7 @@ def main():
     p.add_argument("--storm-clients", type=int, default=12)
     p.add_argument("--statement-timeout-ms", type=int, default=2000)
     p.add_argument("--report", help="also write the report here")
+    p.add_argument("--dump", help="write every request (school, operation, server, times, status) here")
     args = p.parse_args()
     # `timeout` and Ctrl-C: stop the servers on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -729,6 +742,12 @@ def main():
             for o in outs:
                 o.flush()
     failures = report(soak, exits, Tee())
+    if args.dump:
+        with open(args.dump, "w") as f:
+            f.write("school\top\tserver\tsent\tdone\tstatus\tcode\n")
+            for r in sorted((r for ld in soak.loads + soak.storms for r in ld.requests), key=lambda r: r.sent):
+                f.write(f"{r.school}\t{r.op}\t{r.server}\t{r.sent - soak.began:.3f}\t{r.done - soak.began:.3f}\t"
+                        f"{r.status}\t{r.code or ''}\n")
     return 1 if failures else 0
 
 

@@ -26,6 +26,7 @@
 #   SCHOOL_SERVICE_BIN  the binary (default target/debug/school-service, built when missing;
 #                       `make soak` builds and passes the release one)
 #   SOAK_REPORT         also write the report to this file
+#   SOAK_DUMP           write every request (school, operation, server, times, status) here
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
@@ -93,5 +94,5 @@ python3 tests/ops/soak.py --bin "$bin" --work "$work" --schools "$schools" --pas
   --seconds "$seconds" ${SOAK_FAULTS:+--faults "$SOAK_FAULTS"} ${SOAK_RATE:+--rate "$SOAK_RATE"} \
   --db "$direct/soak" --proxied-db "$proxied/soak" --bouncer-db "$PGBOUNCER_URL/soak" \
   --pg-ctl "$PRIVATE_PG_CTL" --pgdata "$PRIVATE_PG_DATA" --proxy-pid "$proxy_pid" --proxy-log "$work/proxy.log" \
-  --pgbouncer "$pgbouncer_bin" --pgbouncer-dir "$PGBOUNCER_DIR" ${SOAK_REPORT:+--report "$SOAK_REPORT"}
+  --pgbouncer "$pgbouncer_bin" --pgbouncer-dir "$PGBOUNCER_DIR" ${SOAK_REPORT:+--report "$SOAK_REPORT"} ${SOAK_DUMP:+--dump "$SOAK_DUMP"}
 status=0
