@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 
-from opsload import API, CONNECTION_FAILED, TIMED_OUT, Client, Write, decide, percentile, psql
+from opsload import API, CONNECTION_FAILED, TIMED_OUT, Client, ReadyPoller, Write, decide, percentile, psql
 
 RECOVERY_WAIT = 20.0  # a fault whose servers do not answer 2xx again within this fails
 STUDENTS = 20
@@ -268,6 +268,7 @@ class Fault:
         self.window_start = start if window_start is None else window_start
         self.servers, self.school, self.note = servers, school, note
         self.recovery = None  # seconds from `end` to the last affected server's first 2xx
+        self.down = None  # (from, to): PostgreSQL was stopped
         self.window_end = end
 
 
@@ -279,6 +280,7 @@ class Soak:
         self.loads = []
         self.storms = []
         self.faults = []
+        self.pollers = {}
         common = dict(os.environ)
         common.update({
             "JWT_SECRET": os.environ.get("JWT_SECRET", "soak-test-secret-soak-test-secret-0123456"),
@@ -344,11 +346,15 @@ class Soak:
         start = now()
         subprocess.run(self.pg_ctl + ["stop", "-m", "immediate", "-w"], check=True, timeout=60, cwd="/",
                        stdout=subprocess.DEVNULL)
+        down = now()
         time.sleep(self.args.down)
+        back = now()
         subprocess.run(self.pg_ctl + ["start", "-w", "-l", f"{self.args.pgdata}/server.log"], check=True,
                        timeout=60, cwd="/", stdout=subprocess.DEVNULL)
-        return Fault("pg-stop", f"pg_ctl stop -m immediate, {self.args.down:g} s down, start", start, now(),
-                     ["direct", "bouncer"])
+        fault = Fault("pg-stop", f"pg_ctl stop -m immediate, {self.args.down:g} s down, start", start, now(),
+                      ["direct", "bouncer"])
+        fault.down = (down, back)
+        return fault
 
     def pgbouncer_restart(self):
         pid_file = os.path.join(self.args.pgbouncer_dir, "pgbouncer.pid")
@@ -459,8 +465,9 @@ class Soak:
               f"{DEPARTMENTS} departments, a session, {EXAMS} exams, {STUDENTS} students each)", flush=True)
 
         self.loads = [Load(i, made[n], self.servers, a.rate, self.stop) for i, n in enumerate(names)]
+        self.pollers = {s.name: ReadyPoller(s.port, self.stop, every=0.5) for s in self.servers}
         self.began = now()
-        for ld in self.loads:
+        for ld in self.loads + list(self.pollers.values()):
             ld.start()
         faults = a.faults.split(",") if a.faults else (
             ALL_FAULTS if a.seconds >= 90 else QUICK_FAULTS)
@@ -478,7 +485,7 @@ class Soak:
             self.stop.wait(max(0.0, self.began + a.seconds - now()))
         finally:
             self.stop.set()
-            for ld in self.loads:
+            for ld in self.loads + list(self.pollers.values()):
                 ld.join(40)
             self.ended = now()
 
@@ -609,6 +616,7 @@ def report(soak, exits, out):
             done = [r.done for r in reqs if r.ok and r.server == server and r.done >= f.end
                     and f.school in (None, r.school)]
             firsts.append(min(done) if done else None)
+        f.per_server = {server: (None if t is None else t - f.end) for server, t in zip(f.servers, firsts)}
         if None not in firsts:
             f.recovery = max(firsts) - f.end
             f.window_end = max(firsts) + 1.0
@@ -627,7 +635,9 @@ def report(soak, exits, out):
         window = [r for r in reqs if f.window_start <= r.done and r.sent <= f.window_end
                   and set([r.server]) & set(f.servers)]
         line(f"| {f.name}: {f.what} | {f.start - soak.began:.1f} s | {f.end - f.start:.2f} s | "
-             f"{'never' if f.recovery is None else f'{f.recovery:.2f} s'} | "
+             f"{'never' if f.recovery is None else f'{f.recovery:.2f} s'}"
+             + (" (" + ", ".join(f"{k} {'never' if v is None else f'{v:.2f}'}" for k, v in f.per_server.items()) + ")"
+                if len(f.servers) > 1 else "") + " | "
              f"{fmt_statuses(collections.Counter(r.status for r in window))} |")
     line()
     for f in soak.faults:
@@ -655,6 +665,17 @@ def report(soak, exits, out):
     line(f"answers inside them: {fmt_statuses(collections.Counter(r.status for r in inside))}")
     line(f"storm clients: {fmt_statuses(collections.Counter(r.status for r in storm_reqs))}")
 
+    for f in soak.faults:
+        if f.down is None:
+            continue
+        for name, poller in soak.pollers.items():
+            during = [(sent, done, st) for sent, done, st in poller.probes if f.down[0] <= sent and done < f.down[1]]
+            slow = max((done - sent for sent, done, _ in during), default=0.0)
+            check(during and all(st == 503 for _, _, st in during) and slow <= 2.5,
+                  f"{name}: /readyz while PostgreSQL was down: {len(during)} probes, answers "
+                  f"{fmt_statuses(collections.Counter(st for _, _, st in during))}, slowest {slow:.2f} s")
+    hung = [r for r in every if r.status == TIMED_OUT]
+    check(not hung, f"requests still unanswered after the client's 15 s: {len(hung)}")
     other5xx = [r for r in every if r.status >= 500 and r.status != 503]
     no_retry_after = [r for r in every if r.status == 503 and not r.retry_after]
     unexpected = [r for r in every if 400 <= r.status < 500 and r.status not in (408, 429)]
