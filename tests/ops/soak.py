@@ -278,7 +278,7 @@ class Soak:
         self.pg_ctl = shlex.split(args.pg_ctl) + ["-D", args.pgdata]
         self.stop = threading.Event()
         self.loads = []
-        self.storms = []
+        self.extra = []  # the clients of storms and cuts
         self.faults = []
         self.pollers = {}
         common = dict(os.environ)
@@ -318,23 +318,42 @@ class Soak:
             time.sleep(0.02)
         raise RuntimeError(f"could not lock {school}'s tables")
 
+    def crowd(self, school, clients):
+        """`clients` more clients of `school` (lists and reads, as fast as they are answered)."""
+        stop = threading.Event()
+        crowd = [Load(1000 + i, school, self.servers, 50.0, stop, ops=["list", "read"], timeout=30)
+                 for i in range(clients)]
+        for c in crowd:
+            c.start()
+        return stop, crowd
+
+    def disperse(self, stop, crowd):
+        stop.set()
+        for c in crowd:
+            c.join(40)
+        self.extra.extend(crowd)
+        return [r for c in crowd for r in c.requests]
+
     def cut(self, reset):
-        school = self.loads[1 % len(self.loads)].school.name
+        school = self.loads[1 % len(self.loads)].school
         locked = now()
-        locker = self.lock(school, 2.0)
-        time.sleep(0.5)
+        locker = self.lock(school.name, 2.0)
+        stop, crowd = self.crowd(school, self.args.cut_clients)
+        time.sleep(1.0)
         lines = count_lines(self.args.proxy_log)
         t = now()
         os.kill(self.args.proxy_pid, signal.SIGUSR1 if reset else signal.SIGUSR2)
         cut = wait_line(self.args.proxy_log, lines, r"cut (\d+) connections")
         locker.wait(10)
-        in_flight = [r for load in self.loads for r in load.requests if r.sent < t < r.done]
-        answers = collections.Counter(r.status for r in in_flight)
+        self.disperse(stop, crowd)
+        in_flight = [r for load in self.loads + crowd for r in load.requests if r.sent < t < r.done]
+        answers = collections.Counter((r.status, r.code) for r in in_flight)
         return Fault("cut-reset" if reset else "cut-close",
-                     f"proxy {'resets' if reset else 'closes'} every connection, {school} waiting on a lock",
+                     f"proxy {'resets' if reset else 'closes'} every connection; {school.name} "
+                     f"({len(crowd)} more clients) waiting on a lock",
                      t, t, ["direct", "bouncer"],
                      note=f"{cut or '?'} connections cut; {len(in_flight)} requests in flight, answered "
-                          f"{fmt_statuses(answers)}", window_start=locked)
+                          f"{fmt_answers(answers)}", window_start=locked)
 
     def pg_restart(self):
         start = now()
@@ -381,26 +400,16 @@ class Soak:
         seconds = self.args.storm
         locker = self.lock(school.name, seconds)
         start = now()
-        storm_stop = threading.Event()
-        storm = [Load(1000 + i, school, self.servers, 50.0, storm_stop, ops=["list", "read"], timeout=30)
-                 for i in range(self.args.storm_clients)]
-        for s in storm:
-            s.start()
+        stop, crowd = self.crowd(school, self.args.storm_clients)
         locker.wait(seconds + 10)
         end = now()
-        storm_stop.set()
-        for s in storm:
-            s.join(40)
-        self.storms.extend(storm)
-        reqs = [r for s in storm for r in s.requests]
+        reqs = self.disperse(stop, crowd)
         answers = collections.Counter((r.status, r.code) for r in reqs)
-        timeouts = sum(n for (st, code), n in answers.items() if code == "database_timeout")
         others = [r for ld in self.loads if ld is not load for r in ld.requests if start <= r.sent < end and r.ok]
         p99 = percentile([r.done - r.sent for r in others], 0.99)
-        return Fault("storm", f"{school.name}'s tables locked {seconds:g} s; {len(storm)} more clients of it "
+        return Fault("storm", f"{school.name}'s tables locked {seconds:g} s; {len(crowd)} more clients of it "
                               f"plus its own load", start, end, ["direct", "bouncer"], school=school.name,
-                     note=f"{len(reqs)} storm requests: {timeouts} answered 503 database_timeout, "
-                          f"answers {fmt_statuses(collections.Counter(r.status for r in reqs))}; "
+                     note=f"{len(reqs)} storm requests answered {fmt_answers(answers)}; "
                           f"other schools meanwhile: {len(others)} answered 2xx, p99 {ms(p99)}")
 
     def fault(self, name):
@@ -528,6 +537,13 @@ def ms(seconds):
     return "-" if seconds is None else f"{seconds * 1000:.0f} ms"
 
 
+def fmt_answers(counter):
+    """{(status, code): n} as text."""
+    names = {CONNECTION_FAILED: "connection failed", TIMED_OUT: "client timeout"}
+    return ", ".join(f"{names.get(st, st)}{' ' + code if code else ''}: {n}"
+                     for (st, code), n in sorted(counter.items(), key=lambda kv: (kv[0][0], kv[0][1] or ""))) or "none"
+
+
 def fmt_statuses(counter):
     names = {CONNECTION_FAILED: "connection failed", TIMED_OUT: "client timeout"}
     return ", ".join(f"{names.get(k, k)}: {v}" for k, v in sorted(counter.items())) or "none"
@@ -606,8 +622,8 @@ def report(soak, exits, out):
             failures.append(message)
 
     reqs = [r for ld in soak.loads for r in ld.requests]
-    storm_reqs = [r for s in soak.storms for r in s.requests]
-    every = reqs + storm_reqs
+    extra_reqs = [r for s in soak.extra for r in s.requests]
+    every = reqs + extra_reqs
     # Recovery: from each fault's end to the first 2xx of every affected server (for the
     # storm, to that school); the fault's window lasts until then, plus a second.
     for f in soak.faults:
@@ -663,7 +679,7 @@ def report(soak, exits, out):
         line(f"      outside: {r.op} to {r.server} for {r.school}, sent at {r.sent - soak.began:.2f} s, "
              f"answered {r.status} {r.code or ''} after {r.done - r.sent:.2f} s")
     line(f"answers inside them: {fmt_statuses(collections.Counter(r.status for r in inside))}")
-    line(f"storm clients: {fmt_statuses(collections.Counter(r.status for r in storm_reqs))}")
+    line(f"the storm's and cuts' extra clients: {fmt_statuses(collections.Counter(r.status for r in extra_reqs))}")
 
     for f in soak.faults:
         if f.down is None:
@@ -736,7 +752,8 @@ def main():
     p.add_argument("--pgbouncer-dir", required=True, help="its run directory (pgbouncer.ini, pgbouncer.pid)")
     p.add_argument("--down", type=float, default=4.0, help="seconds PostgreSQL stays down in pg-stop")
     p.add_argument("--storm", type=float, default=8.0, help="seconds the storm's locks are held")
-    p.add_argument("--storm-clients", type=int, default=12)
+    p.add_argument("--storm-clients", type=int, default=32)
+    p.add_argument("--cut-clients", type=int, default=8, help="clients of the locked school during a cut")
     p.add_argument("--statement-timeout-ms", type=int, default=2000)
     p.add_argument("--report", help="also write the report here")
     p.add_argument("--dump", help="write every request (school, operation, server, times, status) here")
@@ -766,7 +783,7 @@ def main():
     if args.dump:
         with open(args.dump, "w") as f:
             f.write("school\top\tserver\tsent\tdone\tstatus\tcode\n")
-            for r in sorted((r for ld in soak.loads + soak.storms for r in ld.requests), key=lambda r: r.sent):
+            for r in sorted((r for ld in soak.loads + soak.extra for r in ld.requests), key=lambda r: r.sent):
                 f.write(f"{r.school}\t{r.op}\t{r.server}\t{r.sent - soak.began:.3f}\t{r.done - soak.began:.3f}\t"
                         f"{r.status}\t{r.code or ''}\n")
     return 1 if failures else 0
