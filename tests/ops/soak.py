@@ -40,7 +40,7 @@ import time
 from opsload import API, CONNECTION_FAILED, TIMED_OUT, Client, ReadyPoller, Write, decide, percentile, psql
 
 RECOVERY_WAIT = 20.0  # a fault whose servers do not answer 2xx again within this fails
-STUDENTS = 20
+STUDENTS = 12
 EXAMS = 3
 DEPARTMENTS = 2
 # One school's cycle of operations; each school starts at its own place in it.
