@@ -44,7 +44,7 @@ scripts/client-check.sh
 # The set-up: from a clone in a `mktemp -d` directory (a few seconds), a private
 # PostgreSQL restarted under writes behind PgBouncer (about 20 s), and 20 s of `make soak`
 # with three of its faults (a proxy cut mid-query, a PostgreSQL restart, a server
-# SIGKILLed; about 45 s with its set-up). Each cleans up after itself; timeout bounds them.
+# SIGKILLed; about 40 s with its set-up). Each cleans up after itself; timeout bounds them.
 timeout 120 tests/ops/fresh-clone.sh
 timeout 180 tests/ops/pgbouncer-restart.sh
 SOAK_SECONDS=20 timeout 150 tests/ops/soak.sh
