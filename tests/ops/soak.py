@@ -16,8 +16,8 @@ the database must hold afterwards is decidable: for each key, the value of the l
 answered 2xx, or of a later write that was not answered 2xx. Every row a school writes and
 every row a read answers carries the school's name, so a row of another school is seen.
 
-Faults, on a schedule over the run (each waits for the load to succeed again before the
-next): see FAULTS. Afterwards, from the database directly: every acknowledged write present
+Faults, spread evenly over the run after a warm-up (each waits for the load to succeed
+again before the next): see ALL_FAULTS. Afterwards, from the database directly: every acknowledged write present
 with its value, no duplicate where uniqueness is promised (one live mark per exam and
 student, one active session per school, one session per created name), no row of another
 school; from the answers: nothing 5xx but 503, every 503 with Retry-After, no unexpected
@@ -281,6 +281,7 @@ class Soak:
         self.extra = []  # the clients of storms and cuts
         self.faults = []
         self.pollers = {}
+        self.load_average = [0.0]
         common = dict(os.environ)
         common.update({
             "JWT_SECRET": os.environ.get("JWT_SECRET", "soak-test-secret-soak-test-secret-0123456"),
@@ -476,6 +477,7 @@ class Soak:
         self.loads = [Load(i, made[n], self.servers, a.rate, self.stop) for i, n in enumerate(names)]
         self.pollers = {s.name: ReadyPoller(s.port, self.stop, every=0.5) for s in self.servers}
         self.began = now()
+        self.load_average = [os.getloadavg()[0]]
         for ld in self.loads + list(self.pollers.values()):
             ld.start()
         faults = a.faults.split(",") if a.faults else (
@@ -489,7 +491,7 @@ class Soak:
                 fault = self.fault(name)
                 self.faults.append(fault)
                 recovered = self.wait_recovered(fault)
-                print(f"  {now() - self.began:6.1f} s  {fault.name}: {fault.what}"
+                print(f"  {fault.start - self.began:6.1f} s  {fault.name}: {fault.what}"
                       f"{'' if recovered else ' - NOT RECOVERED'}", flush=True)
             self.stop.wait(max(0.0, self.began + a.seconds - now()))
         finally:
@@ -497,15 +499,26 @@ class Soak:
             for ld in self.loads + list(self.pollers.values()):
                 ld.join(40)
             self.ended = now()
+            self.load_average.append(os.getloadavg()[0])
 
     def shutdown(self):
         """SIGTERM both servers; their exit statuses."""
         return {s.name: s.stop() for s in self.servers}
 
 
+# cut-reset, cut-close  one school's tables locked (its requests, and 8 more clients', wait
+#                      in queries), then the proxy resets (RST) or closes (FIN) every
+#                      connection between the servers, PgBouncer and PostgreSQL
+# pg-restart           pg_ctl restart -m fast
+# storm                one school's tables locked for --storm seconds while 32 more clients
+#                      of it send lists and reads: its requests run into
+#                      DB_STATEMENT_TIMEOUT_MS (2 s here) or wait for its share of the pool
+# kill-direct, kill-bouncer  SIGKILL one server process and start it again at once
+# pgbouncer-restart    PgBouncer stopped (SIGTERM, its immediate shutdown) and started
+# pg-stop              pg_ctl stop -m immediate, --down seconds without PostgreSQL, start
 ALL_FAULTS = ["cut-reset", "pg-restart", "storm", "kill-direct", "pgbouncer-restart", "pg-stop",
               "cut-close", "kill-bouncer"]
-QUICK_FAULTS = ["cut-reset", "pg-restart", "kill-direct"]
+QUICK_FAULTS = ["cut-reset", "pg-restart", "kill-direct"]  # SOAK_SECONDS under 90
 
 
 def free_port():
@@ -643,7 +656,9 @@ def report(soak, exits, out):
         return any(f.window_start <= r.done and r.sent <= f.window_end for f in soak.faults)
 
     line(f"soak: {len(soak.loads)} schools, {a.rate:g} requests/s each, {soak.ended - soak.began:.0f} s, "
-         f"servers: direct (session mode, through the proxy), bouncer (transaction mode, through PgBouncer)")
+         f"servers: direct (session mode, through the proxy), bouncer (transaction mode, through PgBouncer); "
+         f"machine load average (1 min) {soak.load_average[0]:.1f} at the start, {soak.load_average[-1]:.1f} "
+         f"at the end, on {os.cpu_count()} cores")
     line()
     line("| fault | at | took | first 2xx after its end | answers in its window |")
     line("|---|---:|---:|---:|---|")
