@@ -191,13 +191,15 @@ struct Version {
 /// The latest tenant migration of this binary, as diesel numbers it.
 fn latest_version() -> String {
     use diesel::migration::MigrationSource;
-    MigrationSource::<diesel::pg::Pg>::migrations(&school_service::db::migrations::TENANT_MIGRATIONS)
-        .expect("migrations")
-        .last()
-        .expect("a migration")
-        .name()
-        .version()
-        .to_string()
+    MigrationSource::<diesel::pg::Pg>::migrations(
+        &school_service::db::migrations::TENANT_MIGRATIONS,
+    )
+    .expect("migrations")
+    .last()
+    .expect("a migration")
+    .name()
+    .version()
+    .to_string()
 }
 
 #[derive(diesel::QueryableByName)]
