@@ -1,10 +1,12 @@
 //! The `school-service` command line: serve, migrate, provision schools and users.
-//! `seed` holds the commands that generate data: `demo` and `tenant create-many`.
+//! `seed` holds the commands that generate data (`demo`, `tenant create-many`); `fleet` the
+//! ones over every school's schema version (`migrate`, `tenant status`).
 
 mod archive;
+mod fleet;
 mod seed;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use actix_web::web;
 use clap::{Args, Parser, Subcommand};
@@ -13,7 +15,7 @@ use crate::{
     api::system::users::{CliUser, create_user_from_cli},
     auth::AppState,
     config::Config,
-    db::{migrations::migrate_public, models::TenantRow},
+    db::models::TenantRow,
     error::ApiError,
     startup::Application,
     tenancy::{
@@ -37,8 +39,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the HTTP API on BIND_ADDR.
     Serve,
-    /// Migrate the public schema, then every school schema.
-    Migrate,
+    /// Migrate the public schema, then the school schemas, each school in one transaction.
+    Migrate(fleet::MigrateArgs),
     /// Manage schools.
     #[command(subcommand)]
     Tenant(TenantCommand),
@@ -74,9 +76,18 @@ pub enum TenantCommand {
         domain_suffix: String,
         #[arg(long)]
         teacher_password: Option<String>,
+        /// Schools created at the same time, each in its own transaction and connection.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+        jobs: u32,
     },
     /// List schools.
     List,
+    /// Every school's latest applied migration and how many it has not applied.
+    Status {
+        /// Only the schools with migrations still to apply.
+        #[arg(long)]
+        pending: bool,
+    },
     /// Deactivate a school, or with --drop-schema delete it and all its data.
     Delete {
         #[arg(long)]
@@ -144,7 +155,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
             let state = web::Data::new(AppState::new(config));
             match command {
-                Command::Migrate => migrate(&state).await,
+                Command::Migrate(args) => fleet::migrate(&state.config, args).await,
                 Command::Tenant(command) => tenant(&state, command).await,
                 Command::User(command) => user(&state, command).await,
                 Command::Demo => seed::demo(&state).await,
@@ -176,35 +187,6 @@ pub(super) async fn blocking<T: Send + 'static>(
     Ok(web::block(work).await.map_err(ApiError::from)??)
 }
 
-async fn migrate(state: &AppState) -> anyhow::Result<()> {
-    let url = state.config.database_url.clone();
-    let mode = state.config.db_pool_mode;
-    let applied = blocking(move || migrate_public(&url, mode)).await?;
-    println!("public schema: {} migration(s) applied", applied.len());
-    let db = state.db.clone();
-    let tenants = blocking(move || provision::all_tenants(&db)).await?;
-    let total = tenants.len();
-    let show_progress = std::io::stderr().is_terminal();
-    let mut applied_total = 0;
-    for (index, tenant) in tenants.into_iter().enumerate() {
-        let db = state.db.clone();
-        let schema = tenant.schema_name.clone();
-        applied_total += blocking(move || {
-            provision::migrate_one(&db, &tenant, crate::auth::roles::seed_defaults)
-        })
-        .await
-        .map_err(|err| anyhow::anyhow!("school '{schema}': {err}"))?;
-        if show_progress {
-            eprint!("\rmigrating schools: {}/{total}", index + 1);
-        }
-    }
-    if show_progress && total > 0 {
-        eprintln!();
-    }
-    println!("{total} school schema(s) up to date; {applied_total} migration(s) applied");
-    Ok(())
-}
-
 async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> {
     let db = state.db.clone();
     match command {
@@ -228,9 +210,17 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             count,
             domain_suffix,
             teacher_password,
+            jobs,
         } => {
-            seed::create_many(state, &prefix, count, &domain_suffix, teacher_password).await?;
+            let many = seed::ManySchools {
+                prefix,
+                count,
+                domain_suffix,
+                jobs,
+            };
+            seed::create_many(state, many, teacher_password).await?;
         }
+        TenantCommand::Status { pending } => fleet::status(&state.config, pending).await?,
         TenantCommand::List => {
             let (rows, nodes) = blocking(move || {
                 db.with_conn(|conn| Ok((TenantRow::all(conn)?, provision::schema_nodes(conn)?)))

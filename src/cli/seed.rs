@@ -1,6 +1,9 @@
 //! Commands that generate data: the demo schools, and many schools for load tests.
 
-use std::io::IsTerminal;
+use std::{
+    io::IsTerminal,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+};
 
 use actix_web::web;
 
@@ -8,16 +11,25 @@ use super::blocking;
 use crate::{
     api::system::users::{CliUser, create_user_from_cli},
     auth::AppState,
-    db::models::TenantRow,
+    db::{Db, models::TenantRow},
     error::ApiError,
-    tenancy::provision::{self, NewTenant},
+    tenancy::{
+        fleet::in_parallel,
+        provision::{self, NewTenant},
+    },
 };
+
+/// `tenant create-many`: schools `<prefix>1..<prefix><count>`, `jobs` at a time.
+pub(super) struct ManySchools {
+    pub prefix: String,
+    pub count: u32,
+    pub domain_suffix: String,
+    pub jobs: u32,
+}
 
 pub(super) async fn create_many(
     state: &AppState,
-    prefix: &str,
-    count: u32,
-    domain_suffix: &str,
+    many: ManySchools,
     teacher_password: Option<String>,
 ) -> anyhow::Result<()> {
     // One hash serves every generated teacher: bcrypt embeds its salt, so it verifies.
@@ -30,37 +42,56 @@ pub(super) async fn create_many(
         }
         None => None,
     };
+    let schools = (1..=many.count)
+        .map(|i| {
+            let schema = format!("{}{i}", many.prefix);
+            let domain = format!("{schema}.{}", many.domain_suffix);
+            NewTenant::parse(&schema, &format!("School {schema}"), &[domain])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Exactly `jobs` connections: one per school being created.
+    let db = Db::with_mode(
+        &state.config.database_url,
+        many.jobs,
+        state.config.db_pool_timeout,
+        state.config.db_pool_mode,
+    );
     let show_progress = std::io::stderr().is_terminal();
+    let (done, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
     let started = std::time::Instant::now();
-    let mut created = 0u32;
-    for i in 1..=count {
-        let schema = format!("{prefix}{i}");
-        let new = NewTenant::parse(
-            &schema,
-            &format!("School {schema}"),
-            &[format!("{schema}.{domain_suffix}")],
-        )?;
-        let db = state.db.clone();
-        let hash = password_hash.clone();
-        let made = blocking(move || {
-            let row = match provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults) {
+    let results = blocking(move || {
+        let create = |new: &NewTenant| -> Result<bool, ApiError> {
+            let row = match provision::create_tenant(&db, new, crate::auth::roles::seed_defaults) {
                 Ok(row) => row,
                 Err(ApiError::Conflict(_)) => return Ok(false),
                 Err(err) => return Err(err),
             };
-            if let Some(hash) = hash {
-                add_generated_teacher(&db, &row, hash)?;
+            if let Some(hash) = &password_hash {
+                add_generated_teacher(&db, &row, hash.clone())?;
             }
             Ok(true)
-        })
-        .await?;
-        created += u32::from(made);
-        if show_progress {
-            eprint!("\rprovisioning schools: {i}/{count}");
-        }
-    }
+        };
+        Ok(in_parallel(schools.len(), many.jobs as usize, |index| {
+            // After a failure, the schools not yet started are left alone.
+            if failed.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            let result = create(&schools[index]);
+            failed.fetch_or(result.is_err(), Ordering::Relaxed);
+            let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if show_progress {
+                eprint!("\rprovisioning schools: {done}/{}", schools.len());
+            }
+            result
+        }))
+    })
+    .await?;
     if show_progress {
         eprintln!();
+    }
+    let mut created = 0u32;
+    for result in results {
+        created += u32::from(result?);
     }
     let elapsed = started.elapsed();
     let per_school = elapsed.as_secs_f64() * 1000.0 / f64::from(created.max(1));
@@ -72,11 +103,7 @@ pub(super) async fn create_many(
 }
 
 /// `teacher@<schema>.test` with the teacher role and a teacher profile.
-fn add_generated_teacher(
-    db: &crate::db::Db,
-    row: &TenantRow,
-    password_hash: String,
-) -> Result<(), ApiError> {
+fn add_generated_teacher(db: &Db, row: &TenantRow, password_hash: String) -> Result<(), ApiError> {
     let tenant =
         std::sync::Arc::new(crate::tenancy::Tenant::try_from(row).map_err(ApiError::internal)?);
     db.with_tenant(&tenant, |conn| {

@@ -1,7 +1,8 @@
 //! Embedded migrations: `migrations/` for the public schema, `tenant_migrations/` for every
 //! school schema. Each school schema has its own `__diesel_schema_migrations` table (the
 //! connection's search_path is that schema), so schools can be at different versions and
-//! `migrate` brings each one up to date.
+//! `migrate` brings each one up to date. New schools start from `TENANT_BASELINE`, the
+//! current school schema in one script, instead of replaying the history.
 
 use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
@@ -9,7 +10,7 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use crate::{
     db::{
         pool::{PoolMode, connect},
-        sql_migrations::{SqlMigrations, sql_migration},
+        sql_migrations::{SqlMigrations, TenantBaseline, sql_migration},
     },
     error::ApiError,
 };
@@ -24,6 +25,15 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-22-000004_role_assignment_audit"),
     sql_migration!("2026-11-23-000001_search_trgm"),
 ]);
+
+/// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
+/// migrations above make through `through`. A new migration goes into its folder (for the
+/// schools that exist) and into the baseline (for new ones), and `through` moves to it;
+/// `tests/api/baseline.rs` fails until both give the same catalog.
+pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
+    sql: include_str!("../../tenant_migrations/baseline.sql"),
+    through: "2026-11-22-000004_role_assignment_audit",
+};
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
 /// its own, and one transaction whose `search_path` is local to it, so no setting outlives

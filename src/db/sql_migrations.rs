@@ -1,118 +1,97 @@
-//! School-schema migrations that run statement by statement.
+//! School-schema migrations as embedded SQL, run statement by statement.
 //!
-//! diesel's embedded migrations send a whole `up.sql` as one multi-statement string. Citus
-//! refuses that for distributed schemas (it forwards DDL to the worker as a prepared
-//! statement: "cannot insert multiple commands into a prepared statement"), so the tenant
-//! migrations are split into single statements here and run one after the other, in the
-//! migration's transaction as before. Versions are those diesel derives from the folder
-//! names, so schools migrated before keep their history.
-
-use std::fmt;
-
-use diesel::{
-    backend::Backend,
-    connection::BoxableConnection,
-    migration::{
-        self, Migration, MigrationMetadata, MigrationName, MigrationSource, MigrationVersion,
-    },
-    pg::Pg,
-};
+//! Each folder of `tenant_migrations/` is one migration; its version is the one diesel
+//! derives from the folder name (`2026-11-21-000001_school` → `20261121000001`) and is
+//! recorded in the school's own `__diesel_schema_migrations`, so schools migrated by
+//! diesel's harness before keep their history. `tenancy::school_migrations` runs them.
+//!
+//! Statements are split here and sent one at a time: Citus refuses a multi-statement string
+//! on a distributed schema (it forwards DDL to the worker as a prepared statement: "cannot
+//! insert multiple commands into a prepared statement").
 
 /// One migration folder: its name and SQL, embedded at build time.
 pub struct SqlMigration {
     folder: &'static str,
     up: &'static str,
-    down: &'static str,
 }
 
-/// `sql_migration!("2026-11-21-000001_school")` embeds `tenant_migrations/<folder>/`.
+/// `sql_migration!("2026-11-21-000001_school")` embeds `tenant_migrations/<folder>/up.sql`
+/// (its `down.sql` stays beside it for people: `migrate` only moves forward).
 macro_rules! sql_migration {
     ($folder:literal) => {
         $crate::db::sql_migrations::SqlMigration::new(
             $folder,
             include_str!(concat!("../../tenant_migrations/", $folder, "/up.sql")),
-            include_str!(concat!("../../tenant_migrations/", $folder, "/down.sql")),
         )
     };
 }
 pub(crate) use sql_migration;
 
 impl SqlMigration {
-    pub const fn new(folder: &'static str, up: &'static str, down: &'static str) -> Self {
-        Self { folder, up, down }
+    pub const fn new(folder: &'static str, up: &'static str) -> Self {
+        Self { folder, up }
     }
 
     pub fn folder(&self) -> &'static str {
         self.folder
     }
+
+    /// The version diesel derives from the folder name: its date and number, digits only.
+    pub fn version(&self) -> String {
+        version_of(self.folder)
+    }
+
+    /// The statements of `up.sql`, in order.
+    pub fn statements(&self) -> Vec<&'static str> {
+        split_statements(self.up)
+    }
+}
+
+fn version_of(folder: &str) -> String {
+    folder.split('_').next().unwrap_or(folder).replace('-', "")
 }
 
 /// A list of migrations, in order.
 #[derive(Clone, Copy)]
 pub struct SqlMigrations(pub &'static [SqlMigration]);
 
-impl MigrationSource<Pg> for SqlMigrations {
-    fn migrations(&self) -> migration::Result<Vec<Box<dyn Migration<Pg>>>> {
-        Ok(self
-            .0
+impl SqlMigrations {
+    pub fn iter(&self) -> impl Iterator<Item = &'static SqlMigration> {
+        self.0.iter()
+    }
+
+    /// The migrations whose versions are not in `applied`, in order.
+    pub fn pending<'a>(
+        &self,
+        applied: &'a [String],
+    ) -> impl Iterator<Item = &'static SqlMigration> + 'a {
+        self.0
             .iter()
-            .map(|m| {
-                Box::new(StepMigration {
-                    sql: m,
-                    name: Name(m.folder),
-                }) as Box<dyn Migration<Pg>>
-            })
-            .collect())
+            .filter(move |m| !applied.iter().any(|v| *v == m.version()))
     }
 }
 
-struct StepMigration {
-    sql: &'static SqlMigration,
-    name: Name,
+/// The current school schema as one script (`tenant_migrations/baseline.sql`), which new
+/// schools are created from: the same schema as replaying every migration through
+/// `through` (a test compares the two catalogs).
+pub struct TenantBaseline {
+    pub sql: &'static str,
+    /// The folder of the last migration the script contains.
+    pub through: &'static str,
 }
 
-/// `2026-11-21-000001_school` → `20261121000001`, as diesel names it.
-struct Name(&'static str);
-
-impl fmt::Display for Name {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl MigrationName for Name {
-    fn version(&self) -> MigrationVersion<'_> {
-        let prefix = self.0.split('_').next().unwrap_or(self.0);
-        MigrationVersion::from(prefix.replace('-', ""))
-    }
-}
-
-struct InTransaction;
-
-impl MigrationMetadata for InTransaction {}
-
-fn run_each<DB: Backend>(conn: &mut dyn BoxableConnection<DB>, sql: &str) -> migration::Result<()> {
-    for statement in split_statements(sql) {
-        conn.batch_execute(statement)?;
-    }
-    Ok(())
-}
-
-impl Migration<Pg> for StepMigration {
-    fn run(&self, conn: &mut dyn BoxableConnection<Pg>) -> migration::Result<()> {
-        run_each(conn, self.sql.up)
-    }
-
-    fn revert(&self, conn: &mut dyn BoxableConnection<Pg>) -> migration::Result<()> {
-        run_each(conn, self.sql.down)
-    }
-
-    fn metadata(&self) -> &dyn MigrationMetadata {
-        &InTransaction
-    }
-
-    fn name(&self) -> &dyn MigrationName {
-        &self.name
+impl TenantBaseline {
+    /// The versions the script stands for: those of `history` up to `through`; `None`
+    /// when `through` names no migration of `history`.
+    pub fn versions(&self, history: &SqlMigrations) -> Option<Vec<String>> {
+        let mut versions = Vec::new();
+        for migration in history.iter() {
+            versions.push(migration.version());
+            if migration.folder() == self.through {
+                return Some(versions);
+            }
+        }
+        None
     }
 }
 
@@ -214,9 +193,6 @@ mod tests {
 
     #[test]
     fn versions_are_diesels() {
-        assert_eq!(
-            Name("2026-11-21-000001_school").version().to_string(),
-            "20261121000001"
-        );
+        assert_eq!(version_of("2026-11-21-000001_school"), "20261121000001");
     }
 }

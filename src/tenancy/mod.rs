@@ -3,16 +3,21 @@
 //! - `directory`: the in-memory map of domains and schema names to schools;
 //! - `conn`: `TenantConn`, a pooled connection bound to one school's schema;
 //! - `host`: the middleware that classifies each request's `Host`;
-//! - `provision`: creating, migrating and dropping school schemas;
+//! - `provision`: creating and dropping schools;
+//! - `school_migrations`: a school's schema version (baseline for new schools, replay for
+//!   existing ones, every school's applied versions);
+//! - `fleet`: migrating many schools, `--jobs` at a time;
 //! - `archive`: one school as a unit: export to an archive, import from one;
 //! - `placement`: the node a school lives on under Citus, and moving it.
 
 pub mod archive;
 pub mod conn;
 pub mod directory;
+pub mod fleet;
 pub mod host;
 pub mod placement;
 pub mod provision;
+pub mod school_migrations;
 
 use std::sync::Arc;
 

@@ -1,6 +1,5 @@
-//! Creating, migrating and dropping school schemas.
+//! Creating and dropping schools.
 
-use diesel_migrations::MigrationHarness;
 use std::sync::Arc;
 
 use diesel::{pg::PgConnection, prelude::*};
@@ -9,17 +8,15 @@ use uuid::Uuid;
 use crate::{
     db::{
         Db,
-        migrations::{TENANT_MIGRATIONS, migration_error},
         models::{DomainRow, TenantRow, tenant::normalize_domain},
         schema_public::tenants,
     },
     error::{ApiError, ApiResult, FieldErrors},
-    tenancy::{SchemaName, Tenant, TenantConn, TenantRef},
+    tenancy::{
+        SchemaName, Tenant, TenantConn, TenantRef,
+        school_migrations::{DdlDelivery, create_school_schema},
+    },
 };
-
-/// The tenant migration that creates `school_roles`: schools that get it also get the
-/// default roles.
-const ROLES_MIGRATION_VERSION: &str = "20261121000001";
 
 /// What a new school's schema gets once its tables exist (the default roles): handed in
 /// by the caller, so provisioning does not depend on the auth layer.
@@ -60,16 +57,28 @@ impl NewTenant {
     }
 }
 
-fn schema_exists(conn: &mut PgConnection, schema: &SchemaName) -> QueryResult<bool> {
-    diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
-        "EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}')",
+#[derive(QueryableByName)]
+struct Target {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    schema_taken: bool,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    on_citus: bool,
+}
+
+/// Whether `schema` exists already, and whether the database is a Citus coordinator (which
+/// takes DDL one statement at a time), in one round trip.
+fn probe(conn: &mut PgConnection, schema: &SchemaName) -> QueryResult<Target> {
+    diesel::sql_query(format!(
+        "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = '{}') AS schema_taken, \
+                EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS on_citus",
         schema.as_str()
-    )))
+    ))
     .get_result(conn)
 }
 
-/// Creates the school: registry row, domains, schema, tables and default roles, in one
-/// transaction, so a failure leaves nothing behind.
+/// Creates the school: registry row, domains, schema at the current version (from the
+/// baseline, see `school_migrations`) and default roles, in one transaction, so a failure
+/// leaves nothing behind.
 pub fn create_tenant(db: &Db, new: &NewTenant, seed: SchoolSeed) -> ApiResult<TenantRow> {
     let tenant: TenantRef = Arc::new(Tenant {
         id: Uuid::new_v4(),
@@ -81,7 +90,8 @@ pub fn create_tenant(db: &Db, new: &NewTenant, seed: SchoolSeed) -> ApiResult<Te
     // stays outside the transaction below, so a rollback cannot undo it behind our back.
     let row = db.with_tenant(&tenant, |conn| {
         conn.transaction(|conn| {
-            if schema_exists(conn.pg(), &tenant.schema_name)? {
+            let target = probe(conn.pg(), &tenant.schema_name)?;
+            if target.schema_taken {
                 return Err(ApiError::Conflict(format!(
                     "schema '{}' already exists",
                     tenant.schema_name
@@ -101,9 +111,12 @@ pub fn create_tenant(db: &Db, new: &NewTenant, seed: SchoolSeed) -> ApiResult<Te
                     conflict_as(err, &format!("domain '{domain}' is already registered"))
                 })?;
             }
-            diesel::sql_query(format!("CREATE SCHEMA {}", tenant.schema_name.quoted()))
-                .execute(conn.pg())?;
-            migrate_tenant(conn)?;
+            let delivery = if target.on_citus {
+                DdlDelivery::EachStatement
+            } else {
+                DdlDelivery::OneQuery
+            };
+            create_school_schema(conn, delivery)?;
             seed(conn)?;
             Ok(row)
         })
@@ -117,22 +130,6 @@ fn conflict_as(err: diesel::result::Error, message: &str) -> ApiError {
         ApiError::Conflict(_) => ApiError::Conflict(message.to_owned()),
         other => other,
     }
-}
-
-/// Brings one school up to date; returns the number of migrations applied.
-pub fn migrate_one(db: &Db, tenant: &TenantRef, seed: SchoolSeed) -> ApiResult<usize> {
-    db.with_tenant(tenant, |conn| {
-        if !tenant_has_pending(conn)? {
-            return Ok(0);
-        }
-        conn.transaction(|conn| {
-            let applied = migrate_tenant(conn)?;
-            if applied.iter().any(|v| v == ROLES_MIGRATION_VERSION) {
-                seed(conn)?;
-            }
-            Ok(applied.len())
-        })
-    })
 }
 
 /// Deletes the school's registry row (domains, users and keys go with it) and drops its
@@ -193,20 +190,4 @@ pub fn schema_nodes(
     )
     .load(conn)?;
     Ok(rows.into_iter().map(|p| (p.schema_name, p.node)).collect())
-}
-
-/// Brings one school schema up to date; returns the versions applied.
-pub fn migrate_tenant(conn: &mut TenantConn) -> Result<Vec<String>, ApiError> {
-    let applied = conn
-        .pg()
-        .run_pending_migrations(TENANT_MIGRATIONS)
-        .map_err(migration_error)?;
-    Ok(applied.iter().map(ToString::to_string).collect())
-}
-
-/// Whether a school schema has migrations still to run.
-pub fn tenant_has_pending(conn: &mut TenantConn) -> Result<bool, ApiError> {
-    conn.pg()
-        .has_pending_migration(TENANT_MIGRATIONS)
-        .map_err(migration_error)
 }

@@ -1,0 +1,263 @@
+-- The school schema as it is today, in one script: what a new school is created from.
+-- Existing schools reach the same schema by replaying tenant_migrations/ (the history);
+-- `TENANT_BASELINE` in src/db/migrations.rs names the last migration this script
+-- contains, and a new school records every version up to it as applied. A test
+-- (tests/api/baseline.rs) compares the catalog this script makes with the one the
+-- history makes, so the two cannot drift: a new tenant migration goes into its folder
+-- AND into this script, and `through` moves to it.
+--
+-- Run with `search_path` set to the new school's schema only, so every name below lands
+-- in it; platform tables are named `public.*`. "Live" means not soft-deleted: uniqueness
+-- rules hold among live records only. `created_at` defaults to clock_timestamp(), not
+-- now(): rows created in one transaction keep their order (lists are ordered by
+-- created_at, then id). User ids (`user_id`, `created_by`, ...) name rows of
+-- public.users, checked by the application, not by foreign keys (a key into public.users
+-- from every school would put thousands of triggers on that one table). No triggers: on
+-- Citus a school's tables are distributed, where triggers are refused.
+
+-- diesel's table of applied migrations, as diesel creates it.
+CREATE TABLE __diesel_schema_migrations (
+    version VARCHAR(50) PRIMARY KEY NOT NULL,
+    run_on  TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
+CREATE TABLE academic_sessions (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name       varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    start_date timestamptz NOT NULL,
+    end_date   timestamptz NOT NULL,
+    is_active  boolean NOT NULL DEFAULT false,
+    is_deleted boolean NOT NULL DEFAULT false,
+    created_by uuid,
+    updated_by uuid,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    CHECK (end_date >= start_date),
+    -- A deleted session is never active.
+    CONSTRAINT academic_sessions_deleted_inactive CHECK (NOT (is_active AND is_deleted))
+);
+-- At most one active session per school.
+CREATE UNIQUE INDEX academic_sessions_one_active ON academic_sessions ((true)) WHERE is_active;
+
+CREATE TABLE exam_sessions (
+    id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    academic_session_id uuid NOT NULL REFERENCES academic_sessions (id),
+    name                varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    term                varchar(50) NOT NULL CHECK (char_length(term) >= 1),
+    start_date          timestamptz,
+    end_date            timestamptz,
+    is_deleted          boolean NOT NULL DEFAULT false,
+    created_by          uuid,
+    updated_by          uuid,
+    created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at          timestamptz NOT NULL DEFAULT now(),
+    CHECK (end_date IS NULL OR start_date IS NULL OR end_date >= start_date)
+);
+CREATE INDEX exam_sessions_academic_session_id ON exam_sessions (academic_session_id);
+
+CREATE TABLE academic_classes (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name       varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    level      integer CHECK (level BETWEEN 0 AND 100),
+    is_deleted boolean NOT NULL DEFAULT false,
+    created_by uuid,
+    updated_by uuid,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX academic_classes_live_name ON academic_classes (name) WHERE NOT is_deleted;
+
+CREATE TABLE teacher_profiles (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    user_id      uuid NOT NULL UNIQUE,
+    staff_number varchar(50),
+    is_deleted   boolean NOT NULL DEFAULT false,
+    created_by   uuid,
+    updated_by   uuid,
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at   timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE departments (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name       varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    hod_id     uuid NOT NULL REFERENCES teacher_profiles (id),
+    subject_id uuid NOT NULL,
+    is_deleted boolean NOT NULL DEFAULT false,
+    created_by uuid,
+    updated_by uuid,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE subjects (
+    id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name          varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    code          varchar(50) NOT NULL CHECK (char_length(code) >= 1),
+    department_id uuid REFERENCES departments (id),
+    is_deleted    boolean NOT NULL DEFAULT false,
+    created_by    uuid,
+    updated_by    uuid,
+    created_at    timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX subjects_live_code ON subjects (code) WHERE NOT is_deleted;
+ALTER TABLE departments
+    ADD CONSTRAINT departments_subject_id_fkey FOREIGN KEY (subject_id) REFERENCES subjects (id);
+
+CREATE TABLE department_teachers (
+    department_id uuid NOT NULL REFERENCES departments (id) ON DELETE CASCADE,
+    teacher_id    uuid NOT NULL REFERENCES teacher_profiles (id),
+    position      integer NOT NULL,
+    PRIMARY KEY (department_id, teacher_id)
+);
+CREATE INDEX department_teachers_teacher_id ON department_teachers (teacher_id);
+
+CREATE TABLE students (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    admission_number  varchar(50) NOT NULL CHECK (char_length(admission_number) >= 1),
+    first_name        varchar(150) NOT NULL CHECK (char_length(first_name) >= 1),
+    last_name         varchar(150) NOT NULL CHECK (char_length(last_name) >= 1),
+    academic_class_id uuid REFERENCES academic_classes (id),
+    user_id           uuid,
+    is_deleted        boolean NOT NULL DEFAULT false,
+    created_by        uuid,
+    updated_by        uuid,
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX students_live_admission_number ON students (admission_number) WHERE NOT is_deleted;
+
+CREATE TABLE teacher_assignments (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    teacher_id        uuid NOT NULL REFERENCES teacher_profiles (id),
+    academic_class_id uuid NOT NULL REFERENCES academic_classes (id),
+    subject_id        uuid NOT NULL REFERENCES subjects (id),
+    is_deleted        boolean NOT NULL DEFAULT false,
+    created_by        uuid,
+    updated_by        uuid,
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX teacher_assignments_live_triple
+    ON teacher_assignments (teacher_id, academic_class_id, subject_id) WHERE NOT is_deleted;
+
+CREATE TABLE exams (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    exam_session_id   uuid NOT NULL REFERENCES exam_sessions (id),
+    name              varchar(255) NOT NULL CHECK (char_length(name) >= 1),
+    subject_id        uuid NOT NULL REFERENCES subjects (id),
+    academic_class_id uuid NOT NULL REFERENCES academic_classes (id),
+    teacher_id        uuid REFERENCES teacher_profiles (id),
+    max_mark          integer NOT NULL DEFAULT 100 CHECK (max_mark BETWEEN 1 AND 1000),
+    is_deleted        boolean NOT NULL DEFAULT false,
+    created_by        uuid,
+    updated_by        uuid,
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at        timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX exams_live_session_subject_class
+    ON exams (exam_session_id, subject_id, academic_class_id) WHERE NOT is_deleted;
+
+CREATE TABLE marks (
+    id                     uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    exam_id                uuid NOT NULL REFERENCES exams (id),
+    studentadmissionnumber text NOT NULL CHECK (char_length(studentadmissionnumber) >= 1),
+    mark                   integer,
+    symbol                 varchar(255),
+    comment                text,
+    is_deleted             boolean NOT NULL DEFAULT false,
+    created_by             uuid,
+    updated_by             uuid,
+    created_at             timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at             timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX marks_live_exam_student ON marks (exam_id, studentadmissionnumber) WHERE NOT is_deleted;
+
+CREATE TABLE teacher_grade_comments (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    teacher_id uuid REFERENCES teacher_profiles (id),
+    grade      varchar(10) NOT NULL CHECK (char_length(grade) >= 1),
+    min_mark   integer NOT NULL,
+    max_mark   integer NOT NULL,
+    comment    text NOT NULL CHECK (char_length(comment) >= 1),
+    is_deleted boolean NOT NULL DEFAULT false,
+    created_by uuid,
+    updated_by uuid,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    CHECK (max_mark >= min_mark)
+);
+
+CREATE TABLE session_setups (
+    id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    session_type        text NOT NULL CHECK (session_type IN ('exam_session', 'academic_session')),
+    academic_session_id uuid REFERENCES academic_sessions (id),
+    exam_session_id     uuid REFERENCES exam_sessions (id),
+    status              text NOT NULL DEFAULT 'not_started'
+        CHECK (status IN ('not_started', 'pending', 'completed')),
+    current_step        integer NOT NULL DEFAULT 0,
+    created_by          uuid,
+    updated_by          uuid,
+    created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at          timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE general_settings (
+    id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    school_name varchar(255) NOT NULL CHECK (char_length(school_name) >= 1),
+    address     text NOT NULL,
+    phone       text NOT NULL,
+    email       varchar(254) NOT NULL CHECK (char_length(email) >= 1),
+    logo        text NOT NULL DEFAULT '',
+    created_by  uuid,
+    updated_by  uuid,
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE academic_settings (
+    id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    pass_mark         integer NOT NULL DEFAULT 50 CHECK (pass_mark BETWEEN 0 AND 1000),
+    max_mark          integer NOT NULL DEFAULT 100 CHECK (max_mark BETWEEN 1 AND 1000),
+    terms_per_session integer NOT NULL DEFAULT 3 CHECK (terms_per_session BETWEEN 1 AND 6),
+    grading_scale     jsonb NOT NULL DEFAULT '[]',
+    created_by        uuid,
+    updated_by        uuid,
+    created_at        timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at        timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per school: the primary key can only be `true`.
+CREATE TABLE report_settings (
+    id                    boolean PRIMARY KEY DEFAULT true CHECK (id),
+    show_position         boolean NOT NULL DEFAULT true,
+    show_class_average    boolean NOT NULL DEFAULT true,
+    show_teacher_comments boolean NOT NULL DEFAULT true,
+    principal_signature   text NOT NULL DEFAULT '',
+    footer_text           text NOT NULL DEFAULT '',
+    updated_by            uuid,
+    updated_at            timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE school_roles (
+    id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name        varchar(100) NOT NULL UNIQUE CHECK (char_length(name) >= 1),
+    permissions text[] NOT NULL DEFAULT '{}',
+    created_by  uuid,
+    updated_by  uuid,
+    created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE user_role_assignments (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    user_id    uuid NOT NULL,
+    role_id    uuid NOT NULL REFERENCES school_roles (id),
+    created_by uuid,
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_by uuid,
+    updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    UNIQUE (user_id, role_id)
+);
+CREATE INDEX user_role_assignments_role_id ON user_role_assignments (role_id);
