@@ -10,9 +10,11 @@ mod hostile;
 
 mod archive;
 mod auth;
+mod baseline;
 mod black_box;
 mod caches;
 mod contract;
+mod fleet;
 mod isolation;
 mod observability;
 mod pgbouncer;

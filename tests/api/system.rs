@@ -292,7 +292,7 @@ async fn the_command_line_provisions_schools_and_users() {
         assert!(!ok);
         let (ok, out, err) = cli(&url, "migrate");
         assert!(
-            ok && out.contains("3 school schema(s) up to date"),
+            ok && out.contains("3 schools: 3 up to date, 0 migrated, 0 failed"),
             "{out}{err}"
         );
     })
