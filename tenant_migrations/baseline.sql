@@ -7,13 +7,15 @@
 -- AND into this script, and `through` moves to it.
 --
 -- Run with `search_path` set to the new school's schema only, so every name below lands
--- in it; platform tables are named `public.*`. "Live" means not soft-deleted: uniqueness
--- rules hold among live records only. `created_at` defaults to clock_timestamp(), not
--- now(): rows created in one transaction keep their order (lists are ordered by
--- created_at, then id). User ids (`user_id`, `created_by`, ...) name rows of
--- public.users, checked by the application, not by foreign keys (a key into public.users
--- from every school would put thousands of triggers on that one table). No triggers: on
--- Citus a school's tables are distributed, where triggers are refused.
+-- in it; platform tables and the trigram operator class are named `public.*`.
+-- "Live" means not soft-deleted: uniqueness rules hold among live records only.
+-- `created_at` defaults to clock_timestamp(), not now(): rows created in one transaction
+-- keep their order (lists are ordered by created_at, then id). User ids (`user_id`,
+-- `created_by`, ...) name rows of public.users, checked by the application, not by
+-- foreign keys (a key into public.users from every school would put thousands of
+-- triggers on that one table). Each `<table>_search` index is a trigram index over
+-- exactly the columns `?search=` matches. No triggers: on Citus a school's tables are
+-- distributed, where triggers are refused.
 
 -- diesel's table of applied migrations, as diesel creates it.
 CREATE TABLE __diesel_schema_migrations (
@@ -38,6 +40,7 @@ CREATE TABLE academic_sessions (
 );
 -- At most one active session per school.
 CREATE UNIQUE INDEX academic_sessions_one_active ON academic_sessions ((true)) WHERE is_active;
+CREATE INDEX academic_sessions_search ON academic_sessions USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE exam_sessions (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -54,6 +57,7 @@ CREATE TABLE exam_sessions (
     CHECK (end_date IS NULL OR start_date IS NULL OR end_date >= start_date)
 );
 CREATE INDEX exam_sessions_academic_session_id ON exam_sessions (academic_session_id);
+CREATE INDEX exam_sessions_search ON exam_sessions USING gin (name public.gin_trgm_ops, term public.gin_trgm_ops);
 
 CREATE TABLE academic_classes (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -66,6 +70,7 @@ CREATE TABLE academic_classes (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX academic_classes_live_name ON academic_classes (name) WHERE NOT is_deleted;
+CREATE INDEX academic_classes_search ON academic_classes USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE teacher_profiles (
     id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -77,6 +82,7 @@ CREATE TABLE teacher_profiles (
     created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX teacher_profiles_search ON teacher_profiles USING gin (staff_number public.gin_trgm_ops);
 
 CREATE TABLE departments (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -89,6 +95,7 @@ CREATE TABLE departments (
     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX departments_search ON departments USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE subjects (
     id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -102,6 +109,7 @@ CREATE TABLE subjects (
     updated_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX subjects_live_code ON subjects (code) WHERE NOT is_deleted;
+CREATE INDEX subjects_search ON subjects USING gin (name public.gin_trgm_ops, code public.gin_trgm_ops);
 ALTER TABLE departments
     ADD CONSTRAINT departments_subject_id_fkey FOREIGN KEY (subject_id) REFERENCES subjects (id);
 
@@ -127,6 +135,10 @@ CREATE TABLE students (
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX students_live_admission_number ON students (admission_number) WHERE NOT is_deleted;
+-- Lists are ordered by (created_at, id): a first page reads 50 index entries.
+CREATE INDEX students_list_order ON students (created_at, id);
+CREATE INDEX students_search ON students
+    USING gin (admission_number public.gin_trgm_ops, first_name public.gin_trgm_ops, last_name public.gin_trgm_ops);
 
 CREATE TABLE teacher_assignments (
     id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -158,6 +170,7 @@ CREATE TABLE exams (
 );
 CREATE UNIQUE INDEX exams_live_session_subject_class
     ON exams (exam_session_id, subject_id, academic_class_id) WHERE NOT is_deleted;
+CREATE INDEX exams_search ON exams USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE marks (
     id                     uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -173,6 +186,7 @@ CREATE TABLE marks (
     updated_at             timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX marks_live_exam_student ON marks (exam_id, studentadmissionnumber) WHERE NOT is_deleted;
+CREATE INDEX marks_search ON marks USING gin (studentadmissionnumber public.gin_trgm_ops);
 
 CREATE TABLE teacher_grade_comments (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -188,6 +202,8 @@ CREATE TABLE teacher_grade_comments (
     updated_at timestamptz NOT NULL DEFAULT now(),
     CHECK (max_mark >= min_mark)
 );
+CREATE INDEX teacher_grade_comments_search ON teacher_grade_comments
+    USING gin (grade public.gin_trgm_ops, comment public.gin_trgm_ops);
 
 CREATE TABLE session_setups (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -249,6 +265,7 @@ CREATE TABLE school_roles (
     created_at  timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at  timestamptz NOT NULL DEFAULT now()
 );
+CREATE INDEX school_roles_search ON school_roles USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE user_role_assignments (
     id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),

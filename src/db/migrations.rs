@@ -32,7 +32,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-22-000004_role_assignment_audit",
+    through: "2026-11-23-000001_search_trgm",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
