@@ -13,6 +13,7 @@ help:
 	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
 	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
+	@echo "make bench-provision  provisioning against PostgreSQL's floor, fleet migrate timings"
 	@echo "make bench-fairness  one school with 50,000 students searched by 64 connections beside five quiet schools"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
 	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
@@ -40,6 +41,9 @@ client-check:
 
 bench:
 	@scripts/bench.sh
+
+bench-provision:
+	@scripts/bench-provision.sh
 
 metrics-demo:
 	@scripts/metrics-demo.sh

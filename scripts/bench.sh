@@ -3,6 +3,8 @@
 # real HTTP load from wrk (installed from Debian's packages when missing). Prints one line
 # per scenario (req/s, p50, p99, errors), pgbench -S as the one-query ceiling, the
 # server's peak RSS, and provisioning / migrate timings. Nothing here asserts a number.
+# First it runs scripts/bench-provision.sh (provisioning against PostgreSQL's floor, fleet
+# migrate; BENCH_PROVISION=0 skips it).
 #
 # BENCH_VIA=pgbouncer: then the server is restarted with DB_POOL_MODE=transaction behind a
 # PgBouncer in transaction pooling mode (scripts/pgbouncer.sh), the same scenarios run
@@ -26,6 +28,7 @@ pgbench_bin="$(command -v pgbench || echo "$(pg_bin_dir)/pgbench")"
 
 cargo build --release --quiet
 bin="$PWD/target/release/school-service"
+[ "${BENCH_PROVISION:-1}" = 1 ] && scripts/bench-provision.sh
 
 db="school_bench_$$"
 pgb="school_pgbench_$$"

@@ -3,11 +3,14 @@
 # workers, schema-based sharding on). Not part of `make test`: CI has no Citus. Needs
 # ../shared/scripts/citus-build.sh to have run once on this machine.
 #
-#  1. the CLI against one database: migrate, 20 schools, spread over both workers (checked),
+#  1. the CLI against one database: migrate, 20 schools (`--jobs 2`), spread over both
+#     workers (checked), `migrate --jobs 2 --canary 2`, `tenant status --pending` empty,
 #     `tenant list` naming each school's node, a teacher and a drop;
 #  2. the integration tests of tenancy, resources, special operations and access control,
-#     school archives (export, import, refusals) and `tenant move` (a school moved between
-#     the workers while it is read), each on its own distributed database.
+#     school archives (export, import, refusals), `tenant move` (a school moved between
+#     the workers while it is read) and fleet migration (a failing school left unchanged,
+#     canary), each on its own distributed database.
+# The cluster is set up as docs/scale-out.md says, with no unsafe Citus setting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/citus.sh
@@ -32,9 +35,10 @@ export DATABASE_URL="$CITUS_COORD_URL/$db" BCRYPT_COST=4 RUST_LOG=warn
 
 echo "== CLI on Citus ($CITUS_COORD_URL, workers $CITUS_WORKERS)"
 "$bin" migrate
-"$bin" tenant create-many --prefix citus --count 20 >/dev/null
+"$bin" tenant create-many --prefix citus --count 20 --jobs 2 >/dev/null
 "$bin" user create --tenant citus1 --email teacher@citus1.test --password password-123 --role teacher --teacher >/dev/null
-"$bin" migrate
+"$bin" migrate --jobs 2 --canary 2
+[ -z "$("$bin" tenant status --pending)" ] || { echo "schools behind after migrate" >&2; exit 1; }
 list="$("$bin" tenant list)"
 echo "$list" | head -n 5
 nodes="$(citus_psql 0 "$db" -c "SELECT count(DISTINCT nodeport) FROM citus_shards WHERE citus_table_type = 'schema'")"
@@ -49,4 +53,4 @@ echo "$list" | grep -q "127.0.0.1:" || { echo "tenant list does not name the nod
 echo "== integration tests on Citus"
 export TEST_PG_URL="$CITUS_COORD_URL" TEST_CITUS_WORKERS="$CITUS_WORKERS" TEST_RUN_ID="citus$$"
 cargo nextest run --test api --no-fail-fast --test-threads "${TEST_THREADS:-4}" \
-  -E 'test(/^(tenancy|resources|sessions|exams|settings|access|isolation|placement|archive::(round_trip|refusals))::/)'
+  -E 'test(/^(tenancy|resources|sessions|exams|settings|access|isolation|placement|fleet|archive::(round_trip|refusals))::/)'
