@@ -11,6 +11,7 @@
 #    before tenant migrations 2026-11-22-000004 (two columns) and 2026-11-23-000001
 #    (twelve indexes) by their down.sql, and migrate applies both again.
 # 3. `tenant status` and a no-op `migrate` over every school.
+# 4. What provisioning is made of (scripts/bench/provision_breakdown.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -91,3 +92,8 @@ echo "tenant status over $total schools: $(( ($(date +%s%N) - start) / 1000000 )
 start=$(date +%s%N)
 "$bin" migrate >/dev/null
 echo "migrate over $total up-to-date schools: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+
+echo "== what provisioning a school is made of, on PostgreSQL alone (scripts/bench/provision_breakdown.py,"
+echo "   one connection, at this catalog size)"
+.venv/bin/python scripts/bench/provision_breakdown.py "$DATABASE_URL" tenant_migrations/baseline.sql \
+  "${BENCH_BREAKDOWN_SCHOOLS:-50}"
