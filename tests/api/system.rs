@@ -386,13 +386,16 @@ async fn migrate_brings_each_school_to_the_latest_version() {
                 .execute(&mut conn)
                 .expect(statement);
         }
-        cli(&url, "migrate")
+        let migrated = cli(&url, "migrate");
+        let (_, behind, _) = cli(&url, "tenant status --pending");
+        assert_eq!(behind, "", "every school is up to date");
+        migrated
     })
     .await
     .expect("migrate");
     assert!(ok, "{err}");
     assert!(
-        out.contains("2 school schema(s) up to date; 5 migration(s) applied"),
+        out.contains("2 schools: 1 up to date, 1 migrated, 0 failed"),
         "{out}"
     );
 }
