@@ -5,7 +5,8 @@
 # 1. Provisioning against PostgreSQL's floor (scripts/bench/provision_floor.py: the
 #    baseline script alone, one query per school, on the same number of connections), in
 #    the first and the third thousand of schools, with --jobs 1 and --jobs 4. Service and
-#    floor alternate in blocks of $BLOCK schools, the floor's schemas dropped after each
+#    floor alternate in blocks of $BLOCK schools (25: the finer, the less a shared
+#    machine's load favours one side), the floor's schemas dropped after each
 #    block, so both see the same catalog and the same machine load.
 # 2. `migrate` over 1,000 schools with --jobs 1 and --jobs 4: the schools are put back
 #    before tenant migrations 2026-11-22-000004 (two columns) and 2026-11-23-000001
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 pg_ensure
 
-BLOCK="${BENCH_PROVISION_BLOCK:-100}"
+BLOCK="${BENCH_PROVISION_BLOCK:-25}"
 ROUNDS=$((500 / BLOCK)) # 500 schools per (thousand, jobs) pair: 1,000 per thousand
 
 cargo build --release --quiet
