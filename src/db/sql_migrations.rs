@@ -3,33 +3,48 @@
 //! Each folder of `tenant_migrations/` is one migration; its version is the one diesel
 //! derives from the folder name (`2026-11-21-000001_school` → `20261121000001`) and is
 //! recorded in the school's own `__diesel_schema_migrations`, so schools migrated by
-//! diesel's harness before keep their history. `tenancy::school_migrations` runs them.
+//! diesel's harness before keep their history. `tenancy::school_migrations` runs them for
+//! `migrate` (one transaction per school, the failing version reported); they are also a
+//! diesel `MigrationSource` (for `tenancy::archive`, which restores a school at an older
+//! version step by step).
 //!
 //! Statements are split here and sent one at a time: Citus refuses a multi-statement string
 //! on a distributed schema (it forwards DDL to the worker as a prepared statement: "cannot
 //! insert multiple commands into a prepared statement").
 
+use std::fmt;
+
+use diesel::{
+    backend::Backend,
+    connection::BoxableConnection,
+    migration::{
+        self, Migration, MigrationMetadata, MigrationName, MigrationSource, MigrationVersion,
+    },
+    pg::Pg,
+};
+
 /// One migration folder: its name and SQL, embedded at build time.
 pub struct SqlMigration {
     folder: &'static str,
     up: &'static str,
+    down: &'static str,
 }
 
-/// `sql_migration!("2026-11-21-000001_school")` embeds `tenant_migrations/<folder>/up.sql`
-/// (its `down.sql` stays beside it for people: `migrate` only moves forward).
+/// `sql_migration!("2026-11-21-000001_school")` embeds `tenant_migrations/<folder>/`.
 macro_rules! sql_migration {
     ($folder:literal) => {
         $crate::db::sql_migrations::SqlMigration::new(
             $folder,
             include_str!(concat!("../../tenant_migrations/", $folder, "/up.sql")),
+            include_str!(concat!("../../tenant_migrations/", $folder, "/down.sql")),
         )
     };
 }
 pub(crate) use sql_migration;
 
 impl SqlMigration {
-    pub const fn new(folder: &'static str, up: &'static str) -> Self {
-        Self { folder, up }
+    pub const fn new(folder: &'static str, up: &'static str, down: &'static str) -> Self {
+        Self { folder, up, down }
     }
 
     pub fn folder(&self) -> &'static str {
@@ -92,6 +107,70 @@ impl TenantBaseline {
             }
         }
         None
+    }
+}
+
+impl MigrationSource<Pg> for SqlMigrations {
+    fn migrations(&self) -> migration::Result<Vec<Box<dyn Migration<Pg>>>> {
+        Ok(self
+            .0
+            .iter()
+            .map(|m| {
+                Box::new(StepMigration {
+                    sql: m,
+                    name: Name(m.folder),
+                }) as Box<dyn Migration<Pg>>
+            })
+            .collect())
+    }
+}
+
+struct StepMigration {
+    sql: &'static SqlMigration,
+    name: Name,
+}
+
+/// `2026-11-21-000001_school` → `20261121000001`, as diesel names it.
+struct Name(&'static str);
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl MigrationName for Name {
+    fn version(&self) -> MigrationVersion<'_> {
+        MigrationVersion::from(version_of(self.0))
+    }
+}
+
+struct InTransaction;
+
+impl MigrationMetadata for InTransaction {}
+
+fn run_each<DB: Backend>(conn: &mut dyn BoxableConnection<DB>, sql: &str) -> migration::Result<()> {
+    for statement in split_statements(sql) {
+        conn.batch_execute(statement)?;
+    }
+    Ok(())
+}
+
+impl Migration<Pg> for StepMigration {
+    fn run(&self, conn: &mut dyn BoxableConnection<Pg>) -> migration::Result<()> {
+        run_each(conn, self.sql.up)
+    }
+
+    fn revert(&self, conn: &mut dyn BoxableConnection<Pg>) -> migration::Result<()> {
+        run_each(conn, self.sql.down)
+    }
+
+    fn metadata(&self) -> &dyn MigrationMetadata {
+        &InTransaction
+    }
+
+    fn name(&self) -> &dyn MigrationName {
+        &self.name
     }
 }
 
