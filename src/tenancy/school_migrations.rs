@@ -55,14 +55,7 @@ impl DdlDelivery {
 /// the baseline script, the versions it stands for recorded as applied, then any migration
 /// newer than the baseline. Runs in the caller's transaction; creates no trigger.
 pub fn create_school_schema(conn: &mut TenantConn, delivery: DdlDelivery) -> ApiResult<()> {
-    let versions = TENANT_BASELINE
-        .versions(&TENANT_MIGRATIONS)
-        .ok_or_else(|| {
-            ApiError::internal(anyhow::anyhow!(
-                "TENANT_BASELINE.through ({}) names no tenant migration",
-                TENANT_BASELINE.through
-            ))
-        })?;
+    let versions = baseline_versions()?;
     // The `;` after the baseline ends its last statement even if the file did not.
     let script = format!(
         "CREATE SCHEMA {};\n{}\n;\n{}",
@@ -75,6 +68,54 @@ pub fn create_school_schema(conn: &mut TenantConn, delivery: DdlDelivery) -> Api
         apply(conn.pg(), migration).map_err(ApiError::internal)?;
     }
     Ok(())
+}
+
+/// Tenant migrations that cancel out: 2026-11-22-000001 creates the role triggers and
+/// 000003 drops them. A school built to 000003 or later records both without running
+/// them, so no trigger is ever created (Citus refuses triggers on distributed tables).
+const TRIGGER_PAIR: [&str; 2] = ["20261122000001", "20261122000003"];
+
+/// Builds the bound school's schema, which exists and is empty, up to `version` and no
+/// further (restoring an archive made at that version): from the baseline when `version`
+/// is the baseline's or later, else by replaying the history. Statement by statement, so
+/// it runs on Citus too; in the caller's transaction.
+pub fn build_school_schema_to(conn: &mut TenantConn, version: &str) -> ApiResult<()> {
+    let baseline = baseline_versions()?;
+    let mut recorded: Vec<String> = Vec::new();
+    if baseline.last().is_some_and(|last| last.as_str() <= version) {
+        let script = format!(
+            "{}\n;\n{}",
+            TENANT_BASELINE.sql,
+            record_versions_sql(&baseline)
+        );
+        DdlDelivery::EachStatement.run(conn.pg(), &script)?;
+        recorded = baseline;
+    } else {
+        conn.pg().batch_execute(CREATE_MIGRATIONS_TABLE)?;
+    }
+    let skip_pair = version >= TRIGGER_PAIR[1];
+    let wanted: Vec<&SqlMigration> = TENANT_MIGRATIONS
+        .pending(&recorded)
+        .filter(|m| m.version().as_str() <= version)
+        .collect();
+    for migration in wanted {
+        if skip_pair && TRIGGER_PAIR.contains(&migration.version().as_str()) {
+            conn.pg()
+                .batch_execute(&record_versions_sql(&[migration.version()]))?;
+        } else {
+            apply(conn.pg(), migration).map_err(ApiError::internal)?;
+        }
+    }
+    Ok(())
+}
+
+fn baseline_versions() -> ApiResult<Vec<String>> {
+    TENANT_BASELINE.versions(&TENANT_MIGRATIONS).ok_or_else(|| {
+        ApiError::internal(anyhow::anyhow!(
+            "TENANT_BASELINE.through ({}) names no tenant migration",
+            TENANT_BASELINE.through
+        ))
+    })
 }
 
 /// `INSERT` of applied versions (digits only: derived from folder names at build time).

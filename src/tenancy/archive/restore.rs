@@ -25,7 +25,7 @@ use crate::{
         migrations::{TENANT_MIGRATIONS, migration_error},
         schema_public::{domains, tenants},
     },
-    tenancy::TenantConn,
+    tenancy::{TenantConn, school_migrations::build_school_schema_to},
 };
 
 pub(super) struct Restore<'a> {
@@ -168,21 +168,9 @@ impl Restore<'_> {
         Ok(())
     }
 
-    /// Applies the tenant migrations up to `version`, and no further.
+    /// Builds the (empty) schema at the archive's `version`, and no further.
     fn migrate_to(&self, conn: &mut TenantConn, version: &str) -> Result<(), ArchiveError> {
-        let pending = conn
-            .pg()
-            .pending_migrations(TENANT_MIGRATIONS)
-            .map_err(migration_error)?;
-        for migration in pending {
-            if migration.name().version().to_string().as_str() > version {
-                break;
-            }
-            conn.pg()
-                .run_migration(&*migration)
-                .map_err(migration_error)?;
-        }
-        Ok(())
+        Ok(build_school_schema_to(conn, version)?)
     }
 
     /// The schema at the archive's version has the archive's tables, column for column.
