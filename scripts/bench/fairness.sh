@@ -112,7 +112,7 @@ side_by_side() { # label noisy-lua connections
 }
 
 run_mode() { # mode
-  echo "== $1: DB_POOL_SIZE=$DB_POOL_SIZE DB_POOL_PER_SCHOOL=$DB_POOL_PER_SCHOOL DB_STATEMENT_TIMEOUT_MS=$DB_STATEMENT_TIMEOUT_MS"
+  echo "== $1: DB_POOL_SIZE=$DB_POOL_SIZE DB_POOL_PER_SCHOOL=$DB_POOL_PER_SCHOOL DB_STATEMENT_TIMEOUT_MS=$DB_STATEMENT_TIMEOUT_MS SCHOOL_RATE_PER_SECOND=${SCHOOL_RATE_PER_SECOND:-}"
   "$bin" serve &
   server_pid=$!
   wait_ready "http://127.0.0.1:$PORT"
@@ -120,6 +120,13 @@ run_mode() { # mode
   measure warm-up quiet 5 3 >/dev/null
   psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
   printf '%-16s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+  if [ "$1" = rate-limited ]; then
+    # Only the case the rate limit is for: cheap requests at 20 times the quiet load.
+    measure quiet-alone quiet 5
+    side_by_side cheap cheap 100
+    stop_server
+    return
+  fi
   measure search-alone search 1 5
   measure first-page first-page 1 5
   measure quiet-alone quiet 5
@@ -154,14 +161,18 @@ DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$pool_size DB_STATEMENT_TIMEOUT_MS=0 
 indexes create
 DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$(( (pool_size + 1) / 2 )) DB_STATEMENT_TIMEOUT_MS=5000 \
   run_mode after | tee "$work/after.txt"
+# The same with each school's rate capped well above a quiet school's (about 100 req/s
+# here) and far below what 100 connections of cheap reads send.
+DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$(( (pool_size + 1) / 2 )) DB_STATEMENT_TIMEOUT_MS=5000 \
+  SCHOOL_RATE_PER_SECOND="${BENCH_SCHOOL_RATE:-300}" run_mode rate-limited | tee "$work/rate.txt"
 
-python3 - "$work/before.txt" "$work/after.txt" <<'PY'
+python3 - "$work/before.txt" "$work/after.txt" "$work/rate.txt" <<'PY'
 import sys
 def rows(path):
     return {l.split()[0]: l.split() for l in open(path) if l.split() and l.split()[0][0].isalpha() and len(l.split()) == 5 and l.split()[1][0].isdigit()}
-before, after = rows(sys.argv[1]), rows(sys.argv[2])
+before, after, rate = rows(sys.argv[1]), rows(sys.argv[2]), rows(sys.argv[3])
 print("== quiet schools beside a noisy one (p99 and throughput relative to quiet-alone of the same mode)")
-for mode, r in (("before", before), ("after", after)):
+for mode, r in (("before", before), ("after", after), ("rate", rate)):
     alone = r["quiet-alone"]
     for noisy in ("search", "cheap", "slow"):
         if f"quiet+{noisy}" not in r:
