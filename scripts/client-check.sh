@@ -25,14 +25,8 @@ fi
 cargo build --quiet --bin school-service
 bin="$PWD/target/debug/school-service"
 out="$PWD/target/client-check"
-db="school_client_$$"
 port="$(free_port)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
+server_database school_client
 rm -rf "$out" && mkdir -p "$out"
 "$bin" openapi >"$out/openapi.json"
 
@@ -52,15 +46,12 @@ if grep -qi "warning" <<<"$generated"; then
   exit 1
 fi
 
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" JWT_SECRET="client-check-secret-client-check-secret-1" \
+export JWT_SECRET="client-check-secret-client-check-secret-1" \
   BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port"
 "$bin" migrate >/dev/null
 "$bin" tenant create --schema clientcheck --name "Client Check School" >/dev/null
 "$bin" user create --tenant clientcheck --email admin@clientcheck.test --password client-pass-123 --role admin >/dev/null
-"$bin" serve &
-server_pid=$!
-wait_ready "http://127.0.0.1:$port"
+serve_in_background "$bin"
 CLIENT_CHECK_URL="http://127.0.0.1:$port" CLIENT_CHECK_SCHOOL=clientcheck \
   CLIENT_CHECK_USER=admin@clientcheck.test CLIENT_CHECK_PASSWORD=client-pass-123 \
   PYTHONPATH="$out/python" .venv/bin/python tests/client/smoke.py

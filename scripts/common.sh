@@ -29,3 +29,28 @@ wait_ready() {
   echo "the server at $1 did not become ready" >&2
   return 1
 }
+
+# A test server on a database of its own, for the scripts that drive the real binary:
+#
+#   server_database PREFIX   creates database PREFIX_<pid> ($db, exported as DATABASE_URL) and
+#                            sets an EXIT trap that stops the server and drops the database
+#   serve_in_background BIN  starts `BIN serve` (BIND_ADDR must be set) and waits until ready
+server_database() {
+  db="$1_$$"
+  server_pid=""
+  trap 'server_cleanup' EXIT
+  psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+  DATABASE_URL="$(pg_url_for "$db")"
+  export DATABASE_URL
+}
+
+server_cleanup() {
+  [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+}
+
+serve_in_background() {
+  "$1" serve &
+  server_pid=$!
+  wait_ready "http://${BIND_ADDR}"
+}

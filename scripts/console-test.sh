@@ -20,17 +20,10 @@ fi
 
 cargo build --quiet --bin school-service
 bin="$PWD/target/debug/school-service"
-db="school_console_$$"
 port="$(free_port)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+server_database school_console
 
-export DATABASE_URL="$(pg_url_for "$db")" JWT_SECRET="console-test-secret-console-test-secret-01" \
+export JWT_SECRET="console-test-secret-console-test-secret-01" \
   BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
 export CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_PASSWORD="console-pass-123"
 "$bin" migrate >/dev/null
@@ -42,9 +35,7 @@ if [ "$mode" = shots ]; then
     "$bin" tenant create --schema "school$i" --name "School number $i" --domain "school$i.localhost" >/dev/null
   done
 fi
-"$bin" serve &
-server_pid=$!
-wait_ready "$CONSOLE_URL"
+serve_in_background "$bin"
 
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/console/shots.py target/console-shots
