@@ -17,6 +17,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::academic_settings as t,
     table::{school_forms, school_table},
 };
@@ -42,8 +43,15 @@ school_forms!(t: NewAcademicSettings, AcademicSettingsChanges {
     grading_scale: GradingScale,
 });
 
-school_table!(AcademicSettings in t, new: NewAcademicSettings, changes: AcademicSettingsChanges,
+/// The school's academic settings records.
+pub struct Academic;
+
+school_table!(Academic: AcademicSettings in t, new: NewAcademicSettings, changes: AcademicSettingsChanges,
     search: []);
+
+impl Store for Academic {
+    type Record = AcademicSettings;
+}
 
 /// One band of a grading scale: marks from `min` to `max` (inclusive) earn `symbol`.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, utoipa::ToSchema)]

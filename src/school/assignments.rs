@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::teacher_assignments as t,
     table::{school_forms, school_table},
 };
@@ -35,5 +36,12 @@ school_forms!(t: NewAssignment, AssignmentChanges {
     is_deleted: bool,
 });
 
-school_table!(TeacherAssignment in t, new: NewAssignment, changes: AssignmentChanges,
+/// Teacher assignments.
+pub struct Assignments;
+
+school_table!(Assignments: TeacherAssignment in t, new: NewAssignment, changes: AssignmentChanges,
     search: [], soft_delete: is_deleted);
+
+impl Store for Assignments {
+    type Record = TeacherAssignment;
+}

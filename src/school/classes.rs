@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::academic_classes as t,
     table::{school_forms, school_table},
 };
@@ -29,5 +30,12 @@ school_forms!(t: NewClass, ClassChanges {
     is_deleted: bool,
 });
 
-school_table!(AcademicClass in t, new: NewClass, changes: ClassChanges, search: [name],
+/// Academic classes.
+pub struct Classes;
+
+school_table!(Classes: AcademicClass in t, new: NewClass, changes: ClassChanges, search: [name],
     soft_delete: is_deleted);
+
+impl Store for Classes {
+    type Record = AcademicClass;
+}

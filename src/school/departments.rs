@@ -9,7 +9,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Table,
+    FromRows, Store,
     schema::{department_teachers as dt, departments as t},
     table::{Incomplete, given, school_table},
 };
@@ -80,12 +80,15 @@ impl TryFrom<DepartmentChanges> for NewDepartment {
     }
 }
 
-school_table!(DepartmentRow in t, new: NewDepartment, changes: DepartmentChanges,
+/// Departments, answered with their ordered teachers.
+pub struct Departments;
+
+school_table!(Departments: DepartmentRow in t, new: NewDepartment, changes: DepartmentChanges,
     search: [name], soft_delete: is_deleted);
 
-impl Department {
+impl FromRows<DepartmentRow> for Department {
     /// The departments of `rows` with their teachers (one query for all of them).
-    fn of_rows(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Self>> {
+    fn from_rows(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Self>> {
         let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
         let mut by_department: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
         let links: Vec<(Uuid, Uuid)> = dt::table
@@ -134,51 +137,33 @@ fn set_teachers(conn: &mut TenantConn, department: Uuid, teachers: &[Uuid]) -> A
     Ok(())
 }
 
-/// Departments with their ordered teachers.
-pub struct Departments;
-
-impl super::Collection for Departments {
-    type Rows = DepartmentRow;
+impl Store for Departments {
     type Record = Department;
 
-    fn records(conn: &mut TenantConn, rows: Vec<DepartmentRow>) -> ApiResult<Vec<Department>> {
-        Department::of_rows(conn, rows)
+    fn after_create(
+        conn: &mut TenantConn,
+        row: &DepartmentRow,
+        new: &NewDepartment,
+    ) -> ApiResult<()> {
+        set_teachers(conn, row.id, &new.teachers)
     }
 
-    fn create(
+    fn after_replace(
         conn: &mut TenantConn,
-        _: (),
-        new: NewDepartment,
-        actor: Actor,
-    ) -> ApiResult<Department> {
-        let row = DepartmentRow::insert(conn, (), &new, actor)?;
-        set_teachers(conn, row.id, &new.teachers)?;
-        Self::record(conn, row)
+        row: &DepartmentRow,
+        new: &NewDepartment,
+    ) -> ApiResult<()> {
+        set_teachers(conn, row.id, &new.teachers)
     }
 
-    fn replace(
+    fn after_update(
         conn: &mut TenantConn,
-        _: (),
-        id: Uuid,
-        new: NewDepartment,
-        actor: Actor,
-    ) -> ApiResult<Department> {
-        let row = DepartmentRow::overwrite(conn, id, &new, actor)?;
-        set_teachers(conn, id, &new.teachers)?;
-        Self::record(conn, row)
-    }
-
-    fn update(
-        conn: &mut TenantConn,
-        _: (),
-        id: Uuid,
-        changes: DepartmentChanges,
-        actor: Actor,
-    ) -> ApiResult<Department> {
-        let row = DepartmentRow::change(conn, id, &changes, actor)?;
-        if let Some(teachers) = &changes.teachers {
-            set_teachers(conn, id, teachers)?;
+        row: &DepartmentRow,
+        changes: &DepartmentChanges,
+    ) -> ApiResult<()> {
+        match &changes.teachers {
+            Some(teachers) => set_teachers(conn, row.id, teachers),
+            None => Ok(()),
         }
-        Self::record(conn, row)
     }
 }

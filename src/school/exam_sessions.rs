@@ -6,8 +6,9 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::exam_sessions as t,
-    sessions::AcademicSession,
+    sessions::Sessions,
     table::{school_forms, school_table},
 };
 
@@ -36,6 +37,13 @@ school_forms!(t: NewExamSession, ExamSessionChanges {
     is_deleted: bool,
 });
 
-school_table!(ExamSession in t, new: NewExamSession, changes: ExamSessionChanges,
+/// Exam sessions, under an academic session.
+pub struct ExamSessions;
+
+school_table!(ExamSessions: ExamSession in t, new: NewExamSession, changes: ExamSessionChanges,
     search: [name, term], soft_delete: is_deleted,
-    parent: academic_session_id in AcademicSession);
+    parent: academic_session_id in Sessions);
+
+impl Store for ExamSessions {
+    type Record = ExamSession;
+}

@@ -7,7 +7,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    exam_sessions::ExamSession,
+    Store,
+    exam_sessions::ExamSessions,
     schema::{academic_classes, exams as t, subjects, teacher_assignments},
     table::{school_forms, school_table},
 };
@@ -43,8 +44,15 @@ school_forms!(t: NewExam, ExamChanges {
     is_deleted: bool,
 });
 
-school_table!(Exam in t, new: NewExam, changes: ExamChanges, search: [name],
-    soft_delete: is_deleted, parent: exam_session_id in ExamSession);
+/// Exams, under an exam session.
+pub struct Exams;
+
+school_table!(Exams: Exam in t, new: NewExam, changes: ExamChanges, search: [name],
+    soft_delete: is_deleted, parent: exam_session_id in ExamSessions);
+
+impl Store for Exams {
+    type Record = Exam;
+}
 
 /// One live assignment of a teacher, with the display fields of its subject and class.
 pub struct TaughtClass {
@@ -89,7 +97,7 @@ impl TaughtClass {
     }
 }
 
-impl Exam {
+impl Exams {
     /// The id and creator of the live exam for (exam session, subject, class).
     pub fn live_for(
         conn: &mut TenantConn,

@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::general_settings as t,
     table::{school_forms, school_table},
 };
@@ -34,5 +35,12 @@ school_forms!(t: NewGeneralSettings, GeneralSettingsChanges {
     logo: String,
 });
 
-school_table!(GeneralSettings in t, new: NewGeneralSettings, changes: GeneralSettingsChanges,
+/// The school's general settings records.
+pub struct General;
+
+school_table!(General: GeneralSettings in t, new: NewGeneralSettings, changes: GeneralSettingsChanges,
     search: [school_name]);
+
+impl Store for General {
+    type Record = GeneralSettings;
+}

@@ -6,7 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Table,
+    Actor, Store, Target,
     schema::teacher_grade_comments as t,
     table::{school_forms, school_table},
 };
@@ -41,19 +41,31 @@ school_forms!(t: NewGradeComment, GradeCommentChanges {
     is_deleted: bool,
 });
 
-school_table!(GradeComment in t, new: NewGradeComment, changes: GradeCommentChanges,
+/// Teachers' comments for grade bands.
+pub struct GradeComments;
+
+school_table!(GradeComments: GradeComment in t, new: NewGradeComment, changes: GradeCommentChanges,
     search: [grade, comment], soft_delete: is_deleted);
 
-impl GradeComment {
+impl Store for GradeComments {
+    type Record = GradeComment;
+}
+
+impl GradeComments {
     /// Marks the comment deleted (idempotent); 404 only when it does not exist at all.
     pub fn soft_delete(conn: &mut TenantConn, id: Uuid, actor: Actor) -> ApiResult<()> {
-        let comment = Self::get(conn, (), id, true)?.ok_or_else(ApiError::not_found)?;
+        let target = Target {
+            parent: (),
+            id,
+            include_deleted: true,
+        };
+        let comment = Self::find(conn, target)?.ok_or_else(ApiError::not_found)?;
         if !comment.is_deleted {
             let changes = GradeCommentChanges {
                 is_deleted: Some(true),
                 ..Default::default()
             };
-            Self::change(conn, id, &changes, actor)?;
+            Self::update(conn, target, changes, actor)?;
         }
         Ok(())
     }

@@ -6,8 +6,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Table,
-    exams::Exam,
+    Actor, Store, Target,
+    exams::Exams,
     schema::marks as t,
     table::{school_forms, school_table},
 };
@@ -41,10 +41,17 @@ school_forms!(t: NewMark, MarkChanges {
     is_deleted: bool,
 });
 
-school_table!(Mark in t, new: NewMark, changes: MarkChanges, search: [studentadmissionnumber],
-    soft_delete: is_deleted, parent: exam_id in Exam);
+/// Marks, under an exam.
+pub struct Marks;
 
-impl Mark {
+school_table!(Marks: Mark in t, new: NewMark, changes: MarkChanges, search: [studentadmissionnumber],
+    soft_delete: is_deleted, parent: exam_id in Exams);
+
+impl Store for Marks {
+    type Record = Mark;
+}
+
+impl Marks {
     /// Creates or updates the live mark of `number` for `exam` (confirm-students): only
     /// the given fields change on an update, fields not given are created empty.
     /// Concurrent calls for one student meet at the live unique index: the loser of the
@@ -55,15 +62,8 @@ impl Mark {
         number: &str,
         mut changes: MarkChanges,
         actor: Actor,
-    ) -> ApiResult<Self> {
+    ) -> ApiResult<Mark> {
         changes.studentadmissionnumber = None;
-        let new = NewMark {
-            studentadmissionnumber: number.to_owned(),
-            mark: changes.mark.flatten(),
-            symbol: changes.symbol.clone().flatten(),
-            comment: changes.comment.clone().flatten(),
-            is_deleted: changes.is_deleted.unwrap_or(false),
-        };
         for _ in 0..3 {
             let live: Option<Uuid> = t::table
                 .filter(t::exam_id.eq(exam))
@@ -74,9 +74,21 @@ impl Mark {
                 .first(conn.pg())
                 .optional()?;
             if let Some(id) = live {
-                return Self::change(conn, id, &changes, actor);
+                let target = Target {
+                    parent: exam,
+                    id,
+                    include_deleted: false,
+                };
+                return Self::update(conn, target, changes, actor);
             }
-            if let Some(mark) = Self::insert_unless_present(conn, exam, &new, actor)? {
+            let new = NewMark {
+                studentadmissionnumber: number.to_owned(),
+                mark: changes.mark.flatten(),
+                symbol: changes.symbol.clone().flatten(),
+                comment: changes.comment.clone().flatten(),
+                is_deleted: changes.is_deleted.unwrap_or(false),
+            };
+            if let Some(mark) = Self::create_unless_present(conn, exam, new, actor)? {
                 return Ok(mark);
             }
         }

@@ -6,18 +6,18 @@
 //! cannot be named anywhere else, so no code can query one over a connection that is not
 //! bound to a school.
 //!
-//! - `table`: the `Table` trait (the queries every school table has) and `school_table!`,
-//!   which implements it for a record type;
-//! - `collection`: the `Collection` trait the generic CRUD handlers work on; every `Table`
-//!   is one, and the resources with more to them (departments, sessions, teachers, roles)
-//!   implement it themselves.
+//! - `store`: the `Store` trait, one implementation per resource (a unit type such as
+//!   `classes::Classes`): its scoped reads and writes, as default methods, and the hooks
+//!   where a resource differs;
+//! - `table`: the statements a store is made of (`Table`), implemented by `school_table!`
+//!   from a description of the table's columns, and `school_forms!`, which declares a
+//!   table's `NewX` and `XChanges` from one field list.
 
 mod schema;
 
 pub mod academic_settings;
 pub mod assignments;
 pub mod classes;
-pub mod collection;
 pub mod departments;
 pub mod exam_sessions;
 pub mod exams;
@@ -28,13 +28,14 @@ pub mod report_settings;
 pub mod roles;
 pub mod session_setup;
 pub mod sessions;
+pub mod store;
 pub mod students;
 pub mod subjects;
 pub mod table;
 pub mod teachers;
 
-pub use collection::Collection;
-pub use table::{Actor, Incomplete, Table};
+pub use store::{FromRows, Store};
+pub use table::{Actor, Incomplete, Table, Target};
 
 use uuid::Uuid;
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    FromRows, Store,
     schema::{school_roles as t, user_role_assignments as a},
     table::{school_forms, school_table},
 };
@@ -52,16 +53,17 @@ school_forms!(t: NewRole, RoleChanges {
     permissions: Vec<Option<String>>,
 });
 
-school_table!(RoleRow in t, new: NewRole, changes: RoleChanges, search: [name]);
-
 /// Roles, answered with their codenames as plain strings.
 pub struct Roles;
 
-impl super::Collection for Roles {
-    type Rows = RoleRow;
-    type Record = Role;
+school_table!(Roles: RoleRow in t, new: NewRole, changes: RoleChanges, search: [name]);
 
-    fn records(_: &mut TenantConn, rows: Vec<RoleRow>) -> ApiResult<Vec<Role>> {
+impl Store for Roles {
+    type Record = Role;
+}
+
+impl FromRows<RoleRow> for Role {
+    fn from_rows(_: &mut TenantConn, rows: Vec<RoleRow>) -> ApiResult<Vec<Role>> {
         Ok(rows.into_iter().map(Role::from).collect())
     }
 }
@@ -83,8 +85,15 @@ school_forms!(a: NewRoleAssignment, RoleAssignmentChanges {
     role_id: Uuid,
 });
 
-school_table!(RoleAssignment in a, new: NewRoleAssignment, changes: RoleAssignmentChanges,
-    search: []);
+/// Who has which role.
+pub struct RoleAssignments;
+
+school_table!(RoleAssignments: RoleAssignment in a, new: NewRoleAssignment,
+    changes: RoleAssignmentChanges, search: []);
+
+impl Store for RoleAssignments {
+    type Record = RoleAssignment;
+}
 
 /// The names and codenames of `user_id`'s roles, by name, in one query.
 pub fn roles_of_user(

@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::session_setups as t,
     table::{school_forms, school_table},
 };
@@ -35,4 +36,11 @@ school_forms!(t: NewSessionSetup, SessionSetupChanges {
     current_step: i32,
 });
 
-school_table!(SessionSetup in t, new: NewSessionSetup, changes: SessionSetupChanges, search: []);
+/// Session set-up progress records.
+pub struct SessionSetups;
+
+school_table!(SessionSetups: SessionSetup in t, new: NewSessionSetup, changes: SessionSetupChanges, search: []);
+
+impl Store for SessionSetups {
+    type Record = SessionSetup;
+}

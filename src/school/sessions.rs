@@ -8,7 +8,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Table,
+    Store, Target,
     schema::academic_sessions as t,
     table::{Incomplete, given, school_table},
 };
@@ -65,7 +65,10 @@ impl TryFrom<SessionChanges> for NewSession {
     }
 }
 
-school_table!(AcademicSession in t, new: NewSession, changes: SessionChanges, search: [name],
+/// Academic sessions, with their activation rules.
+pub struct Sessions;
+
+school_table!(Sessions: AcademicSession in t, new: NewSession, changes: SessionChanges, search: [name],
     soft_delete: is_deleted);
 
 /// Makes `keep` (when given) the only active session: locks the table against concurrent
@@ -100,51 +103,32 @@ fn settle_activation(
     Ok(())
 }
 
-/// Academic sessions with their activation rules.
-pub struct Sessions;
-
-impl super::Collection for Sessions {
-    type Rows = AcademicSession;
+impl Store for Sessions {
     type Record = AcademicSession;
-
-    fn records(_: &mut TenantConn, rows: Vec<AcademicSession>) -> ApiResult<Vec<AcademicSession>> {
-        Ok(rows)
-    }
 
     /// A new session becomes the active one, unless it is created deleted: then it is
     /// inactive and the others stay as they are.
-    fn create(
-        conn: &mut TenantConn,
-        _: (),
-        mut new: NewSession,
-        actor: Actor,
-    ) -> ApiResult<AcademicSession> {
+    fn before_create(conn: &mut TenantConn, _: (), new: &mut NewSession) -> ApiResult<()> {
         new.is_active = Some(!new.is_deleted);
         if !new.is_deleted {
             deactivate_others(conn, None)?;
         }
-        AcademicSession::insert(conn, (), &new, actor)
+        Ok(())
     }
 
-    fn replace(
+    fn before_replace(
         conn: &mut TenantConn,
-        _: (),
-        id: Uuid,
-        mut new: NewSession,
-        actor: Actor,
-    ) -> ApiResult<AcademicSession> {
-        settle_activation(conn, id, Some(new.is_deleted), &mut new.is_active)?;
-        AcademicSession::overwrite(conn, id, &new, actor)
+        target: Target<()>,
+        new: &mut NewSession,
+    ) -> ApiResult<()> {
+        settle_activation(conn, target.id, Some(new.is_deleted), &mut new.is_active)
     }
 
-    fn update(
+    fn before_update(
         conn: &mut TenantConn,
-        _: (),
-        id: Uuid,
-        mut changes: SessionChanges,
-        actor: Actor,
-    ) -> ApiResult<AcademicSession> {
-        settle_activation(conn, id, changes.is_deleted, &mut changes.is_active)?;
-        AcademicSession::change(conn, id, &changes, actor)
+        target: Target<()>,
+        changes: &mut SessionChanges,
+    ) -> ApiResult<()> {
+        settle_activation(conn, target.id, changes.is_deleted, &mut changes.is_active)
     }
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
+    Store,
     schema::students as t,
     table::{school_forms, school_table},
 };
@@ -38,10 +39,17 @@ school_forms!(t: NewStudent, StudentChanges {
     is_deleted: bool,
 });
 
-school_table!(Student in t, new: NewStudent, changes: StudentChanges,
+/// Students.
+pub struct Students;
+
+school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
     search: [admission_number, first_name, last_name], soft_delete: is_deleted);
 
-impl Student {
+impl Store for Students {
+    type Record = Student;
+}
+
+impl Students {
     /// Whether a live student has this admission number (marks must name one).
     pub fn admission_number_is_live(conn: &mut TenantConn, number: &str) -> ApiResult<bool> {
         Ok(diesel::select(diesel::dsl::exists(

@@ -6,7 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor,
+    Actor, Store,
     schema::subjects as t,
     table::{school_forms, school_table},
 };
@@ -34,10 +34,17 @@ school_forms!(t: NewSubject, SubjectChanges {
     is_deleted: bool,
 });
 
-school_table!(Subject in t, new: NewSubject, changes: SubjectChanges, search: [name, code],
+/// Subjects.
+pub struct Subjects;
+
+school_table!(Subjects: Subject in t, new: NewSubject, changes: SubjectChanges, search: [name, code],
     soft_delete: is_deleted);
 
-impl Subject {
+impl Store for Subjects {
+    type Record = Subject;
+}
+
+impl Subjects {
     /// Marks the live subjects among `ids` deleted; answers how many changed.
     pub fn soft_delete_many(conn: &mut TenantConn, ids: &[Uuid], actor: Actor) -> ApiResult<usize> {
         Ok(diesel::update(

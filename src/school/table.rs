@@ -1,11 +1,20 @@
-//! `Table`: the queries every school table has, and `school_table!`, which implements them
-//! for a record type from a short description of its table.
+//! `Table`: the few statements over one school table that [`Store`](super::Store)'s
+//! default methods are made of, and `school_table!`, which implements them from a
+//! description of the table's columns (parent, soft-delete flag, search columns).
+//!
+//! Every statement keeps to the rows a store may touch: the parent's rows, and live ones
+//! unless soft-deleted ones were asked for. Each takes a [`Sealed`], which only the
+//! default methods of `Store` can make, so nothing reads or writes a school's records
+//! past its store (and past its hooks, such as sessions' activation).
 
 use std::collections::HashSet;
 
+use diesel::QueryResult;
 use uuid::Uuid;
 
-use crate::{error::ApiResult, school::ListQuery, tenancy::TenantConn};
+use crate::{error::ApiResult, tenancy::TenantConn};
+
+pub use super::store::Sealed;
 
 /// Who writes: the user recorded in `created_by` / `updated_by` (`None` for an API key).
 pub type Actor = Option<Uuid>;
@@ -21,85 +30,93 @@ pub fn given<T>(value: Option<T>, field: &'static str) -> Result<T, Incomplete> 
     value.ok_or(Incomplete(field))
 }
 
-/// A record of a school table with the usual columns (`id`, `created_by`, `updated_by`,
-/// `created_at`, `updated_at`, optionally `is_deleted` and a parent id).
+/// The record a read or write addresses: `id` under `parent`, a soft-deleted one only
+/// with `include_deleted`.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<P> {
+    pub parent: P,
+    pub id: Uuid,
+    pub include_deleted: bool,
+}
+
+/// The statements over one school table (see the module's documentation).
 pub trait Table: Sized + Send + 'static {
-    /// What the record lives under: `()` for a top-level table, the parent's id for a
-    /// nested one.
+    /// A row as selected.
+    type Row: Send + 'static;
+    /// What the rows live under: `()` for a top-level table, the parent's id for a nested
+    /// one.
     type Parent: Copy + Send + Sync + 'static;
     /// Every writable field, as create and replace set them; made from a complete set of
     /// changes.
     type New: TryFrom<Self::Changes, Error = Incomplete> + Send + 'static;
     /// The fields a patch sets (`None`: unchanged).
     type Changes: Send + 'static;
-    /// The boxed query lists are built on, for narrowing them further.
+    /// A boxed select of the table, for narrowing a list further (`Store::narrowing`).
     type Query;
 
     /// Resolves the ids of a path's parents (outermost first) to the parent: 404 when one
     /// is missing, soft-deleted or under another parent.
-    fn parent_scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Parent>;
+    fn resolve_parent(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Parent>;
 
-    /// One page (order `created_at, id`) and the count of all matches: soft-deleted rows
-    /// only when asked for, `search` over the name-like columns, then `narrow`.
-    fn page_where(
+    /// The rows under `parent`; soft-deleted ones only with `include_deleted`.
+    fn select(_: Sealed, parent: Self::Parent, include_deleted: bool) -> Self::Query;
+
+    /// `rows` narrowed to those whose search columns contain `pattern` (an `ILIKE`
+    /// pattern); `rows` unchanged when the table has no search columns.
+    fn search(_: Sealed, rows: Self::Query, pattern: &str) -> Self::Query;
+
+    /// `rows` narrowed to the row `id`.
+    fn with_id(_: Sealed, rows: Self::Query, id: Uuid) -> Self::Query;
+
+    fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64>;
+
+    /// `limit` rows of `rows` from `offset`, in list order (`created_at, id`).
+    fn load(
+        _: Sealed,
         conn: &mut TenantConn,
-        parent: Self::Parent,
-        query: &ListQuery,
-        narrow: impl Fn(Self::Query) -> Self::Query,
-    ) -> ApiResult<(i64, Vec<Self>)>;
+        rows: Self::Query,
+        offset: i64,
+        limit: i64,
+    ) -> QueryResult<Vec<Self::Row>>;
 
-    fn page(
-        conn: &mut TenantConn,
-        parent: Self::Parent,
-        query: &ListQuery,
-    ) -> ApiResult<(i64, Vec<Self>)> {
-        Self::page_where(conn, parent, query, |q| q)
-    }
-
-    /// The record `id` under `parent`; a soft-deleted one only with `include_deleted`.
-    fn get(
-        conn: &mut TenantConn,
-        parent: Self::Parent,
-        id: Uuid,
-        include_deleted: bool,
-    ) -> ApiResult<Option<Self>>;
-
-    /// Whether a live (not soft-deleted) record has this id: the rule for references.
-    fn live_exists(conn: &mut TenantConn, id: Uuid) -> ApiResult<bool>;
-
-    /// Which of `ids` name live records: one `= ANY($1)` query, however many ids.
-    fn live_ids(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashSet<Uuid>>;
-
+    /// Inserts a row under `parent`. With `unless_present`, a conflict on a unique index
+    /// inserts nothing (`None`).
     fn insert(
+        _: Sealed,
         conn: &mut TenantConn,
         parent: Self::Parent,
         new: &Self::New,
         actor: Actor,
-    ) -> ApiResult<Self>;
+        unless_present: bool,
+    ) -> QueryResult<Option<Self::Row>>;
 
-    /// Inserts unless a live record conflicts on a unique index: `None` then (the
-    /// concurrent-safe "create if missing").
-    fn insert_unless_present(
+    /// Sets every writable field of the row `target` names (`None`: there is none).
+    fn update_all(
+        _: Sealed,
         conn: &mut TenantConn,
-        parent: Self::Parent,
+        target: Target<Self::Parent>,
         new: &Self::New,
         actor: Actor,
-    ) -> ApiResult<Option<Self>>;
+    ) -> QueryResult<Option<Self::Row>>;
 
-    /// Sets every writable field (PUT).
-    fn overwrite(conn: &mut TenantConn, id: Uuid, new: &Self::New, actor: Actor)
-    -> ApiResult<Self>;
-
-    /// Sets the given fields (PATCH).
-    fn change(
+    /// Sets the given fields of the row `target` names (`None`: there is none).
+    fn update_given(
+        _: Sealed,
         conn: &mut TenantConn,
-        id: Uuid,
+        target: Target<Self::Parent>,
         changes: &Self::Changes,
         actor: Actor,
-    ) -> ApiResult<Self>;
+    ) -> QueryResult<Option<Self::Row>>;
 
-    /// A real delete: 404 when there is no such row, 409 while others reference it.
-    fn remove(conn: &mut TenantConn, id: Uuid) -> ApiResult<()>;
+    /// Deletes the row `target` names; how many were deleted.
+    fn delete_rows(
+        _: Sealed,
+        conn: &mut TenantConn,
+        target: Target<Self::Parent>,
+    ) -> QueryResult<usize>;
+
+    /// Which of `ids` name live rows (any parent): one `= ANY($1)` query.
+    fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<HashSet<Uuid>>;
 }
 
 /// Declares the two forms of a school table from one list of its writable fields: `NewX`
@@ -140,205 +157,205 @@ macro_rules! school_forms {
 }
 pub(crate) use school_forms;
 
-/// Implements [`Table`] for a record type:
+/// Implements [`Table`] for a store from a description of its table:
 ///
 /// ```ignore
-/// school_table!(Exam in exams, new: NewExam, changes: ExamChanges, search: [name],
-///     soft_delete: is_deleted, parent: exam_session_id in ExamSession);
+/// school_table!(Exams: Exam in exams, new: NewExam, changes: ExamChanges,
+///     search: [name], soft_delete: is_deleted, parent: exam_session_id in ExamSessions);
 /// ```
 ///
-/// `search` names the text columns `?search=` looks in; `soft_delete` the flag that hides
-/// rows; `parent` the column that holds the parent's id and the parent's record type.
+/// `search`: the text columns `?search=` looks in; `soft_delete`: the flag that hides rows
+/// (none: rows are never hidden); `parent`: the column holding the parent's id, and the
+/// parent's store (none: a top-level table). The table has `id`, `created_by`,
+/// `updated_by`, `created_at` and `updated_at`. Every method is a single statement.
 macro_rules! school_table {
     (
-        $row:ident in $table:ident, new: $new:ty, changes: $changes:ty, search: [$($column:ident),*]
-        $(, soft_delete: $live:ident)? $(, parent: $parent_column:ident in $parent:ident)? $(,)?
+        $store:ident: $row:ident in $t:ident, new: $new:ty, changes: $changes:ty,
+        search: [$($column:ident),*] $(, soft_delete: $live:ident)?
+        $(, parent: $parent_column:ident in $parent:ident)? $(,)?
     ) => {
-        impl $crate::school::Table for $row {
+        impl $crate::school::Table for $store {
+            type Row = $row;
             type Parent = $crate::school::table::school_table!(@parent_type $($parent)?);
             type New = $new;
             type Changes = $changes;
-            type Query = $table::BoxedQuery<'static, diesel::pg::Pg>;
+            type Query = $t::BoxedQuery<'static, diesel::pg::Pg>;
 
-            fn parent_scope(
+            fn resolve_parent(
                 conn: &mut $crate::tenancy::TenantConn,
                 parents: &[uuid::Uuid],
             ) -> $crate::error::ApiResult<Self::Parent> {
-                $crate::school::table::school_table!(@scope conn, parents $(, $parent)?)
+                $crate::school::table::school_table!(@resolve conn, parents $(, $parent)?)
             }
 
-            fn page_where(
+            fn select(
+                _: $crate::school::table::Sealed,
+                parent: Self::Parent,
+                include_deleted: bool,
+            ) -> Self::Query {
+                use diesel::prelude::*;
+                let _ = (parent, include_deleted);
+                #[allow(unused_mut)]
+                let mut rows = $t::table.into_boxed();
+                $(rows = rows.filter($t::$parent_column.eq(parent));)?
+                $(if !include_deleted {
+                    rows = rows.filter($t::$live.eq(false));
+                })?
+                rows
+            }
+
+            fn search(
+                _: $crate::school::table::Sealed,
+                rows: Self::Query,
+                pattern: &str,
+            ) -> Self::Query {
+                $crate::school::table::school_table!(@search rows, $t, pattern, [$($column),*])
+            }
+
+            fn with_id(
+                _: $crate::school::table::Sealed,
+                rows: Self::Query,
+                id: uuid::Uuid,
+            ) -> Self::Query {
+                use diesel::prelude::*;
+                rows.filter($t::id.eq(id))
+            }
+
+            fn count(
+                _: $crate::school::table::Sealed,
+                conn: &mut $crate::tenancy::TenantConn,
+                rows: Self::Query,
+            ) -> diesel::QueryResult<i64> {
+                use diesel::prelude::*;
+                rows.count().get_result(conn.pg())
+            }
+
+            fn load(
+                _: $crate::school::table::Sealed,
+                conn: &mut $crate::tenancy::TenantConn,
+                rows: Self::Query,
+                offset: i64,
+                limit: i64,
+            ) -> diesel::QueryResult<Vec<$row>> {
+                use diesel::prelude::*;
+                rows.order(($t::created_at, $t::id))
+                    .offset(offset)
+                    .limit(limit)
+                    .select(<$row>::as_select())
+                    .load(conn.pg())
+            }
+
+            fn insert(
+                _: $crate::school::table::Sealed,
                 conn: &mut $crate::tenancy::TenantConn,
                 parent: Self::Parent,
-                query: &$crate::school::ListQuery,
-                narrow: impl Fn(Self::Query) -> Self::Query,
-            ) -> $crate::error::ApiResult<(i64, Vec<Self>)> {
+                new: &$new,
+                actor: $crate::school::Actor,
+                unless_present: bool,
+            ) -> diesel::QueryResult<Option<$row>> {
                 use diesel::prelude::*;
                 let _ = parent;
-                let filtered = || {
-                    #[allow(unused_mut)]
-                    let mut q = $table::table.into_boxed();
-                    $(q = q.filter($table::$parent_column.eq(parent));)?
-                    $(if !query.include_deleted {
-                        q = q.filter($table::$live.eq(false));
-                    })?
-                    if let Some(search) = &query.search {
-                        q = $crate::school::table::school_table!(@search q, $table, search, [$($column),*]);
-                    }
-                    narrow(q)
-                };
-                let count = filtered().count().get_result(conn.pg())?;
-                let rows = filtered()
-                    .order(($table::created_at, $table::id))
-                    .offset(query.offset())
-                    .limit(query.page_size)
-                    .select(<$row>::as_select())
-                    .load(conn.pg())?;
-                Ok((count, rows))
+                let insert = diesel::insert_into($t::table).values((
+                    new,
+                    $t::id.eq(uuid::Uuid::new_v4()),
+                    $t::created_by.eq(actor),
+                    $t::updated_by.eq(actor),
+                    $($t::$parent_column.eq(parent),)?
+                ));
+                match unless_present {
+                    false => insert.returning(<$row>::as_returning()).get_result(conn.pg()).map(Some),
+                    true => insert
+                        .on_conflict_do_nothing()
+                        .returning(<$row>::as_returning())
+                        .get_result(conn.pg())
+                        .optional(),
+                }
             }
 
-            fn get(
+            fn update_all(
+                _: $crate::school::table::Sealed,
                 conn: &mut $crate::tenancy::TenantConn,
-                parent: Self::Parent,
-                id: uuid::Uuid,
-                include_deleted: bool,
-            ) -> $crate::error::ApiResult<Option<Self>> {
+                target: $crate::school::Target<Self::Parent>,
+                new: &$new,
+                actor: $crate::school::Actor,
+            ) -> diesel::QueryResult<Option<$row>> {
                 use diesel::prelude::*;
-                let (_, _) = (parent, include_deleted);
-                #[allow(unused_mut)]
-                let mut q = $table::table.filter($table::id.eq(id)).into_boxed();
-                $(q = q.filter($table::$parent_column.eq(parent));)?
-                $(if !include_deleted {
-                    q = q.filter($table::$live.eq(false));
-                })?
-                Ok(q.select(<$row>::as_select()).first(conn.pg()).optional()?)
+                $crate::school::table::school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                    .set((new, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                    .returning(<$row>::as_returning())
+                    .get_result(conn.pg())
+                    .optional()
             }
 
-            fn live_exists(
+            fn update_given(
+                _: $crate::school::table::Sealed,
                 conn: &mut $crate::tenancy::TenantConn,
-                id: uuid::Uuid,
-            ) -> $crate::error::ApiResult<bool> {
+                target: $crate::school::Target<Self::Parent>,
+                changes: &$changes,
+                actor: $crate::school::Actor,
+            ) -> diesel::QueryResult<Option<$row>> {
                 use diesel::prelude::*;
-                Ok(diesel::select(diesel::dsl::exists(
-                    $table::table.find(id)$(.filter($table::$live.eq(false)))?,
-                ))
-                .get_result(conn.pg())?)
+                $crate::school::table::school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                    .set((changes, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                    .returning(<$row>::as_returning())
+                    .get_result(conn.pg())
+                    .optional()
             }
 
-            fn live_ids(
+            fn delete_rows(
+                _: $crate::school::table::Sealed,
+                conn: &mut $crate::tenancy::TenantConn,
+                target: $crate::school::Target<Self::Parent>,
+            ) -> diesel::QueryResult<usize> {
+                use diesel::prelude::*;
+                $crate::school::table::school_table!(@target diesel::delete($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                    .execute(conn.pg())
+            }
+
+            fn live_rows(
+                _: $crate::school::table::Sealed,
                 conn: &mut $crate::tenancy::TenantConn,
                 ids: &[uuid::Uuid],
-            ) -> $crate::error::ApiResult<std::collections::HashSet<uuid::Uuid>> {
+            ) -> diesel::QueryResult<std::collections::HashSet<uuid::Uuid>> {
                 use diesel::prelude::*;
-                Ok($table::table
-                    .filter($table::id.eq_any(ids))
-                    $(.filter($table::$live.eq(false)))?
-                    .select($table::id)
+                Ok($t::table
+                    .filter($t::id.eq_any(ids))
+                    $(.filter($t::$live.eq(false)))?
+                    .select($t::id)
                     .load::<uuid::Uuid>(conn.pg())?
                     .into_iter()
                     .collect())
             }
-
-            fn insert(
-                conn: &mut $crate::tenancy::TenantConn,
-                parent: Self::Parent,
-                new: &$new,
-                actor: $crate::school::Actor,
-            ) -> $crate::error::ApiResult<Self> {
-                $crate::school::table::school_table!(@insert $row, $table, conn, parent, new, actor $(, $parent_column)?)
-                    .get_result(conn.pg())
-                    .map_err(Into::into)
-            }
-
-            fn insert_unless_present(
-                conn: &mut $crate::tenancy::TenantConn,
-                parent: Self::Parent,
-                new: &$new,
-                actor: $crate::school::Actor,
-            ) -> $crate::error::ApiResult<Option<Self>> {
-                use diesel::prelude::*;
-                $crate::school::table::school_table!(@insert $row, $table, conn, parent, new, actor $(, $parent_column)?)
-                    .on_conflict_do_nothing()
-                    .get_result(conn.pg())
-                    .optional()
-                    .map_err(Into::into)
-            }
-
-            fn overwrite(
-                conn: &mut $crate::tenancy::TenantConn,
-                id: uuid::Uuid,
-                new: &$new,
-                actor: $crate::school::Actor,
-            ) -> $crate::error::ApiResult<Self> {
-                use diesel::prelude::*;
-                Ok(diesel::update($table::table.find(id))
-                    .set((new, $table::updated_by.eq(actor), $table::updated_at.eq(chrono::Utc::now())))
-                    .returning(<$row>::as_returning())
-                    .get_result(conn.pg())?)
-            }
-
-            fn change(
-                conn: &mut $crate::tenancy::TenantConn,
-                id: uuid::Uuid,
-                changes: &$changes,
-                actor: $crate::school::Actor,
-            ) -> $crate::error::ApiResult<Self> {
-                use diesel::prelude::*;
-                Ok(diesel::update($table::table.find(id))
-                    .set((changes, $table::updated_by.eq(actor), $table::updated_at.eq(chrono::Utc::now())))
-                    .returning(<$row>::as_returning())
-                    .get_result(conn.pg())?)
-            }
-
-            fn remove(
-                conn: &mut $crate::tenancy::TenantConn,
-                id: uuid::Uuid,
-            ) -> $crate::error::ApiResult<()> {
-                use diesel::prelude::*;
-                match diesel::delete($table::table.find(id)).execute(conn.pg())? {
-                    0 => Err($crate::error::ApiError::not_found()),
-                    _ => Ok(()),
-                }
-            }
         }
     };
-    (@insert $row:ident, $table:ident, $conn:ident, $parent:ident, $new:ident, $actor:ident $(, $parent_column:ident)?) => {{
+    // An update or delete of the one row `target` names, under its parent, live unless
+    // `include_deleted`.
+    (@target $statement:expr, $t:ident, $target:ident $(, $live:ident)? $(; $parent_column:ident)?) => {{
+        #[allow(unused_mut)]
+        let mut statement = $statement.filter($t::id.eq($target.id)).into_boxed();
+        $(statement = statement.filter($t::$parent_column.eq($target.parent));)?
+        $(if !$target.include_deleted {
+            statement = statement.filter($t::$live.eq(false));
+        })?
+        statement
+    }};
+    (@search $rows:ident, $t:ident, $pattern:ident, []) => {{
+        let _ = $pattern;
+        $rows
+    }};
+    (@search $rows:ident, $t:ident, $pattern:ident, [$($column:ident),+]) => {{
         use diesel::prelude::*;
-        let _ = $parent;
-        diesel::insert_into($table::table)
-            .values((
-                $new,
-                $table::id.eq(uuid::Uuid::new_v4()),
-                $table::created_by.eq($actor),
-                $table::updated_by.eq($actor),
-                $($table::$parent_column.eq($parent),)?
-            ))
-            .returning(<$row>::as_returning())
+        let any_column = diesel::dsl::sql::<diesel::sql_types::Bool>("false");
+        $rows.filter(any_column $(.or($t::$column.ilike($pattern.to_owned())))+)
     }};
     (@parent_type) => { () };
     (@parent_type $parent:ident) => { uuid::Uuid };
-    (@scope $conn:ident, $parents:ident) => {{
-        let _ = $conn;
-        match $parents {
-            [] => Ok(()),
-            _ => Err($crate::error::ApiError::not_found()),
-        }
-    }};
-    (@scope $conn:ident, $parents:ident, $parent:ident) => {{
-        let (&id, outer) = $parents.split_last().ok_or_else($crate::error::ApiError::not_found)?;
-        let grandparent = <$parent as $crate::school::Table>::parent_scope($conn, outer)?;
-        <$parent as $crate::school::Table>::get($conn, grandparent, id, false)?
-            .map(|_| id)
-            .ok_or_else($crate::error::ApiError::not_found)
-    }};
-    (@search $q:ident, $table:ident, $search:ident, []) => {{
-        let _ = $search;
-        $q
-    }};
-    (@search $q:ident, $table:ident, $search:ident, [$($column:ident),+]) => {{
-        let pattern = $crate::db::like_pattern($search);
-        $q.filter(diesel::dsl::sql::<diesel::sql_types::Bool>("false") $(.or($table::$column.ilike(pattern.clone())))+)
-    }};
+    (@resolve $conn:ident, $parents:ident) => {
+        $crate::school::store::top_level($conn, $parents)
+    };
+    (@resolve $conn:ident, $parents:ident, $parent:ident) => {
+        $crate::school::store::nested_in::<$parent>($conn, $parents)
+    };
 }
 pub(crate) use school_table;
 

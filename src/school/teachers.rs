@@ -7,8 +7,9 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, ListQuery, Table,
+    Actor, FromRows, ListQuery, Store,
     schema::teacher_profiles as t,
+    store::Narrowing,
     table::{school_forms, school_table},
 };
 use crate::{
@@ -50,7 +51,10 @@ school_forms!(t: NewTeacher, TeacherChanges {
     is_deleted: bool,
 });
 
-school_table!(TeacherProfile in t, new: NewTeacher, changes: TeacherChanges, search: [],
+/// Teacher profiles, answered with their users' names.
+pub struct Teachers;
+
+school_table!(Teachers: TeacherProfile in t, new: NewTeacher, changes: TeacherChanges, search: [],
     soft_delete: is_deleted);
 
 impl TeacherProfile {
@@ -77,7 +81,9 @@ impl TeacherProfile {
             .first(conn.pg())
             .optional()?)
     }
+}
 
+impl TeacherView {
     /// Makes `user_id` a teacher of this school (no staff number).
     pub fn create_for_user(conn: &mut TenantConn, user_id: Uuid, actor: Actor) -> ApiResult<Self> {
         let new = NewTeacher {
@@ -85,18 +91,18 @@ impl TeacherProfile {
             staff_number: None,
             is_deleted: false,
         };
-        Self::insert(conn, (), &new, actor)
+        Teachers::create(conn, (), new, actor)
     }
-}
 
-impl TeacherView {
     /// The live teacher profile of `user`, as the API shows it.
     pub fn of_user(conn: &mut TenantConn, user: &User) -> ApiResult<Option<Self>> {
         Ok(TeacherProfile::live_of_user(conn, user.id)?.map(|p| p.view(user.display_name())))
     }
+}
 
+impl FromRows<TeacherProfile> for TeacherView {
     /// The views of `rows`, with their users' names (one query).
-    fn of_rows(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<Self>> {
+    fn from_rows(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<Self>> {
         let ids: Vec<Uuid> = rows.iter().map(|r| r.user_id).collect();
         let names = User::display_names(conn.pg(), &ids)?;
         Ok(rows
@@ -109,41 +115,30 @@ impl TeacherView {
     }
 }
 
-/// Teacher profiles answered as [`TeacherView`]s; `?search=` looks in the users' names and
-/// e-mail and in the staff number.
-pub struct Teachers;
-
-impl super::Collection for Teachers {
-    type Rows = TeacherProfile;
+/// `?search=` looks in the users' names and e-mail and in the staff number.
+impl Store for Teachers {
     type Record = TeacherView;
 
-    fn records(conn: &mut TenantConn, rows: Vec<TeacherProfile>) -> ApiResult<Vec<TeacherView>> {
-        TeacherView::of_rows(conn, rows)
-    }
-
-    fn list(conn: &mut TenantConn, _: (), query: &ListQuery) -> ApiResult<(i64, Vec<TeacherView>)> {
-        let search = query.search.as_deref().map(crate::db::like_pattern);
-        let matching_users: Vec<Uuid> = match &search {
-            Some(pattern) => users::table
-                .filter(users::client_id.eq(conn.tenant().id))
-                .filter(
-                    users::first_name
-                        .ilike(pattern.clone())
-                        .or(users::last_name.ilike(pattern.clone()))
-                        .or(users::email.ilike(pattern.clone())),
-                )
-                .select(users::id)
-                .load(conn.pg())?,
-            None => Vec::new(),
+    fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Narrowing<Self>> {
+        let Some(pattern) = query.search.as_deref().map(crate::db::like_pattern) else {
+            return Ok(Box::new(|rows| rows));
         };
-        let (count, rows) = TeacherProfile::page_where(conn, (), query, move |q| match &search {
-            Some(pattern) => q.filter(
+        let matching_users: Vec<Uuid> = users::table
+            .filter(users::client_id.eq(conn.tenant().id))
+            .filter(
+                users::first_name
+                    .ilike(pattern.clone())
+                    .or(users::last_name.ilike(pattern.clone()))
+                    .or(users::email.ilike(pattern.clone())),
+            )
+            .select(users::id)
+            .load(conn.pg())?;
+        Ok(Box::new(move |rows| {
+            rows.filter(
                 t::user_id
                     .eq_any(matching_users.clone())
                     .or(t::staff_number.ilike(pattern.clone()).assume_not_null()),
-            ),
-            None => q,
-        })?;
-        Ok((count, TeacherView::of_rows(conn, rows)?))
+            )
+        }))
     }
 }

@@ -367,3 +367,54 @@ async fn plain_mark_writes_follow_the_same_rules() {
         1
     );
 }
+
+/// A nested record is written only under its own parent: PUT, PATCH and DELETE of an exam
+/// through another exam session's path answer 404 and leave the exam as it was.
+#[tokio::test]
+async fn an_exam_cannot_be_written_under_another_exam_session() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let (exams, ids) = exam_setup(&app, &admin).await;
+    let body =
+        json!({"name": "Mock", "subject": ids["subjects"][0], "academic_class": ids["class"]});
+    let exam = app.post(&exams, &admin, body.clone()).await;
+    exam.assert(201, None);
+    let id = exam.body["id"].as_str().expect("id");
+    let exam_sessions = exams
+        .rsplit_once(ids["exam_session"].as_str().expect("exam session"))
+        .expect("exam sessions path")
+        .0
+        .to_owned();
+    let other = app
+        .post(
+            &exam_sessions,
+            &admin,
+            json!({"name": "Mocks", "term": "Term 1"}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("other exam session")
+        .to_owned();
+    let wrong = format!("{exam_sessions}{other}/exams/{id}/");
+    let renamed =
+        json!({"name": "Moved", "subject": ids["subjects"][0], "academic_class": ids["class"]});
+    app.request(reqwest::Method::PUT, &wrong, &admin, Some(renamed))
+        .await
+        .assert(404, Some("not_found"));
+    app.patch(&wrong, &admin, json!({"name": "Moved"}))
+        .await
+        .assert(404, Some("not_found"));
+    app.delete(&wrong, &admin)
+        .await
+        .assert(404, Some("not_found"));
+    let unchanged = app.get(&format!("{exams}{id}/"), &admin).await;
+    unchanged.assert(200, None);
+    assert_eq!(unchanged.body, exam.body);
+    assert_eq!(
+        app.get(&format!("{exam_sessions}{other}/exams/"), &admin)
+            .await
+            .body["count"],
+        0
+    );
+}

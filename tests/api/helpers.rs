@@ -22,7 +22,7 @@ use school_service::{
         models::{NewUser, User},
         pool::PoolMode,
     },
-    school::teachers::TeacherProfile,
+    school::teachers::TeacherView,
     startup::Application,
     tenancy::{
         TenantDirectory,
@@ -134,7 +134,7 @@ fn seed(url: &str) {
                 ),
             )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
-            TeacherProfile::create_for_user(conn, teacher.id, None)?;
+            TeacherView::create_for_user(conn, teacher.id, None)?;
             User::insert(
                 conn.pg(),
                 &user(&format!("norole@{school}.test"), Some(row.id), false, false),

@@ -9,9 +9,7 @@ use crate::{
         school::crud::{self, SchoolResource},
     },
     auth::permissions::Resource,
-    school::academic_settings::{
-        AcademicSettings, AcademicSettingsChanges, GradeBand, GradingScale,
-    },
+    school::academic_settings::{Academic, AcademicSettingsChanges, GradeBand, GradingScale},
 };
 
 /// A grading scale as a request gives it: a list of `{symbol, min, max}` objects with no
@@ -46,12 +44,9 @@ impl FieldType for GradingScale {
     }
 }
 
-pub struct Academic;
-
 impl SchoolResource for Academic {
     const PERMISSION: Resource = Resource::AcademicSettings;
     const PATH: &'static str = "/api/v1/school/academic-settings/";
-    type Store = AcademicSettings;
 
     fn parse(f: &mut Fields<'_>) -> AcademicSettingsChanges {
         AcademicSettingsChanges {

@@ -9,15 +9,13 @@ use crate::{
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::{
-        assignments::{AssignmentChanges, TeacherAssignment},
-        classes::AcademicClass,
-        subjects::Subject,
-        teachers::TeacherProfile,
+        assignments::{AssignmentChanges, Assignments, TeacherAssignment},
+        classes::Classes,
+        subjects::Subjects,
+        teachers::Teachers,
     },
     tenancy::TenantConn,
 };
-
-pub struct Assignments;
 
 impl SchoolResource for Assignments {
     const PERMISSION: Resource = Resource::TeacherAssignment;
@@ -25,7 +23,6 @@ impl SchoolResource for Assignments {
     const CREATE_RULES: Option<&'static str> = Some(
         "The (teacher, academic class, subject) triple is unique among live assignments (409 `conflict`).",
     );
-    type Store = TeacherAssignment;
 
     fn parse(f: &mut Fields<'_>) -> AssignmentChanges {
         AssignmentChanges {
@@ -44,10 +41,10 @@ impl SchoolResource for Assignments {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         let teacher = changes.teacher_id;
-        check_ref::<TeacherProfile>(conn, errors, "teacher", teacher, "teacher profile")?;
+        check_ref::<Teachers>(conn, errors, "teacher", teacher, "teacher profile")?;
         let class = changes.academic_class_id;
-        check_ref::<AcademicClass>(conn, errors, "academic_class", class, "class")?;
-        check_ref::<Subject>(conn, errors, "subject", changes.subject_id, "subject")
+        check_ref::<Classes>(conn, errors, "academic_class", class, "class")?;
+        check_ref::<Subjects>(conn, errors, "subject", changes.subject_id, "subject")
     }
 }
 

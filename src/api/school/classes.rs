@@ -7,17 +7,14 @@ use crate::{
         school::crud::{self, SchoolResource},
     },
     auth::permissions::Resource,
-    school::classes::{AcademicClass, ClassChanges},
+    school::classes::{ClassChanges, Classes},
 };
-
-pub struct Classes;
 
 impl SchoolResource for Classes {
     const PERMISSION: Resource = Resource::AcademicClass;
     const PATH: &'static str = "/api/v1/school/classes/";
     const CREATE_RULES: Option<&'static str> =
         Some("`name` is unique among live classes (409 `conflict`).");
-    type Store = AcademicClass;
 
     fn parse(f: &mut Fields<'_>) -> ClassChanges {
         ClassChanges {

@@ -9,10 +9,10 @@ use crate::{
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::{
-        Table,
-        departments::{Department, DepartmentChanges, Departments as Store},
-        subjects::Subject,
-        teachers::TeacherProfile,
+        Store,
+        departments::{Department, DepartmentChanges, Departments},
+        subjects::Subjects,
+        teachers::Teachers,
     },
     tenancy::TenantConn,
 };
@@ -20,12 +20,9 @@ use crate::{
 /// The most teachers one department lists: bounds the work one request can ask for.
 pub const MAX_TEACHERS: usize = 200;
 
-pub struct Departments;
-
 impl SchoolResource for Departments {
     const PERMISSION: Resource = Resource::Department;
     const PATH: &'static str = "/api/v1/school/departments/";
-    type Store = Store;
 
     fn parse(f: &mut Fields<'_>) -> DepartmentChanges {
         DepartmentChanges {
@@ -44,10 +41,10 @@ impl SchoolResource for Departments {
         _: Option<&Department>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        check_ref::<TeacherProfile>(conn, errors, "hod", changes.hod_id, "teacher profile")?;
-        check_ref::<Subject>(conn, errors, "subject", changes.subject_id, "subject")?;
+        check_ref::<Teachers>(conn, errors, "hod", changes.hod_id, "teacher profile")?;
+        check_ref::<Subjects>(conn, errors, "subject", changes.subject_id, "subject")?;
         if let Some(listed) = changes.teachers.as_deref().filter(|ids| !ids.is_empty()) {
-            let live = TeacherProfile::live_ids(conn, listed)?;
+            let live = Teachers::live_ids(conn, listed)?;
             for teacher in listed.iter().filter(|id| !live.contains(id)) {
                 errors.add(
                     "teachers",

@@ -11,16 +11,13 @@ use crate::{
     },
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
-    school::exam_sessions::{ExamSession, ExamSessionChanges},
+    school::exam_sessions::{ExamSession, ExamSessionChanges, ExamSessions},
     tenancy::TenantConn,
 };
-
-pub struct ExamSessions;
 
 impl SchoolResource for ExamSessions {
     const PERMISSION: Resource = Resource::ExamSession;
     const PATH: &'static str = "/api/v1/school/sessions/{session_pk}/exam-sessions/";
-    type Store = ExamSession;
 
     fn parse(f: &mut Fields<'_>) -> ExamSessionChanges {
         ExamSessionChanges {

@@ -21,17 +21,15 @@ use crate::{
     db::models::User,
     error::{ApiError, ApiResult, FieldErrors},
     school::{
-        Actor, Table,
-        classes::AcademicClass,
-        exam_sessions::ExamSession,
-        exams::{Exam, ExamChanges, NewExam, TaughtClass},
-        subjects::Subject,
-        teachers::TeacherProfile,
+        Actor, Store, Target,
+        classes::Classes,
+        exam_sessions::{ExamSession, ExamSessions},
+        exams::{Exam, ExamChanges, Exams, NewExam, TaughtClass},
+        subjects::Subjects,
+        teachers::{TeacherProfile, Teachers},
     },
     tenancy::TenantConn,
 };
-
-pub struct Exams;
 
 impl SchoolResource for Exams {
     const PERMISSION: Resource = Resource::Exam;
@@ -40,7 +38,6 @@ impl SchoolResource for Exams {
     const CREATE_RULES: Option<&'static str> = Some(
         "At most one live exam per (exam session, subject, academic class): creating a second answers 409 `conflict` (soft-deleted exams do not count). `auto-create-teacher-exams` relies on the same rule.",
     );
-    type Store = Exam;
 
     fn parse(f: &mut Fields<'_>) -> ExamChanges {
         ExamChanges {
@@ -60,11 +57,11 @@ impl SchoolResource for Exams {
         _: Option<&Exam>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
-        check_ref::<Subject>(conn, errors, "subject", changes.subject_id, "subject")?;
+        check_ref::<Subjects>(conn, errors, "subject", changes.subject_id, "subject")?;
         let class = changes.academic_class_id;
-        check_ref::<AcademicClass>(conn, errors, "academic_class", class, "class")?;
+        check_ref::<Classes>(conn, errors, "academic_class", class, "class")?;
         let teacher = changes.teacher_id.flatten();
-        check_ref::<TeacherProfile>(conn, errors, "teacher", teacher, "teacher profile")
+        check_ref::<Teachers>(conn, errors, "teacher", teacher, "teacher profile")
     }
 }
 
@@ -88,10 +85,14 @@ async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult
             let profile =
                 TeacherProfile::live_of_user(conn, user.id)?.ok_or(ApiError::NotATeacher)?;
             let parents = path.parse()?;
-            let exam_session_id = Exam::parent_scope(conn, &parents)?;
+            let exam_session_id = Exams::scope(conn, &parents)?;
             let session = *parents.first().ok_or_else(ApiError::not_found)?;
-            let exam_session = ExamSession::get(conn, session, exam_session_id, false)?
-                .ok_or_else(ApiError::not_found)?;
+            let target = Target {
+                parent: session,
+                id: exam_session_id,
+                include_deleted: false,
+            };
+            let exam_session = ExamSessions::find(conn, target)?.ok_or_else(ApiError::not_found)?;
             body?;
             conn.transaction(|conn| create_missing(conn, &exam_session, &profile, &user))
         })
@@ -192,14 +193,14 @@ fn create_missing(
             academic_class: a.class.clone(),
         };
         // The unique index on live (exam session, subject, class) settles races.
-        match Exam::insert_unless_present(conn, exam_session.id, &new, actor)? {
+        match Exams::create_unless_present(conn, exam_session.id, new, actor)? {
             Some(exam) => created.push(CreatedExam {
                 exam: assigned(exam.id),
                 created: true,
             }),
             None => {
                 let (id, creator) =
-                    Exam::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;
+                    Exams::live_for(conn, exam_session.id, a.subject_id, a.class_id)?;
                 existing.push((creator, assigned(id)));
             }
         }

@@ -7,15 +7,12 @@ use crate::{
         school::crud::{self, SchoolResource},
     },
     auth::permissions::Resource,
-    school::general_settings::{GeneralSettings, GeneralSettingsChanges},
+    school::general_settings::{General, GeneralSettingsChanges},
 };
-
-pub struct General;
 
 impl SchoolResource for General {
     const PERMISSION: Resource = Resource::GeneralSettings;
     const PATH: &'static str = "/api/v1/school/general-settings/";
-    type Store = GeneralSettings;
 
     fn parse(f: &mut Fields<'_>) -> GeneralSettingsChanges {
         GeneralSettingsChanges {

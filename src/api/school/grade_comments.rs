@@ -21,18 +21,15 @@ use crate::{
     },
     error::{ApiResult, FieldErrors},
     school::{
-        grade_comments::{GradeComment, GradeCommentChanges},
-        teachers::TeacherProfile,
+        grade_comments::{GradeComment, GradeCommentChanges, GradeComments},
+        teachers::Teachers,
     },
     tenancy::TenantConn,
 };
 
-pub struct GradeComments;
-
 impl SchoolResource for GradeComments {
     const PERMISSION: Resource = Resource::TeacherGradeComment;
     const PATH: &'static str = "/api/v1/school/teacher-grade-comments/";
-    type Store = GradeComment;
 
     fn parse(f: &mut Fields<'_>) -> GradeCommentChanges {
         GradeCommentChanges {
@@ -53,7 +50,7 @@ impl SchoolResource for GradeComments {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         let teacher = changes.teacher_id.flatten();
-        check_ref::<TeacherProfile>(conn, errors, "teacher", teacher, "teacher profile")?;
+        check_ref::<Teachers>(conn, errors, "teacher", teacher, "teacher profile")?;
         let min = changes.min_mark.or(current.map(|c| c.min_mark));
         let max = changes.max_mark.or(current.map(|c| c.max_mark));
         if let (Some(min), Some(max)) = (min, max) {
@@ -89,7 +86,7 @@ const DELETE_COMMENT: &[Permission] = &[Permission::new(
 async fn soft_delete(request: SchoolRequest, path: PathIds) -> ApiResult<HttpResponse> {
     request
         .run(Need::All(DELETE_COMMENT), move |conn, caller| {
-            GradeComment::soft_delete(conn, path.last()?, caller.user_id())
+            GradeComments::soft_delete(conn, path.last()?, caller.user_id())
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true})))

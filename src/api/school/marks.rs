@@ -18,14 +18,12 @@ use crate::{
     },
     error::{ApiError, ApiResult, FieldErrors},
     school::{
-        Table,
-        marks::{Mark, MarkChanges},
-        students::Student,
+        Store,
+        marks::{Mark, MarkChanges, Marks},
+        students::Students,
     },
     tenancy::TenantConn,
 };
-
-pub struct Marks;
 
 impl SchoolResource for Marks {
     const PERMISSION: Resource = Resource::Mark;
@@ -33,7 +31,6 @@ impl SchoolResource for Marks {
     const CREATE_RULES: Option<&'static str> = Some(
         "One live mark per (exam, studentadmissionnumber) (409 `conflict`); `confirm-students` creates or updates it instead.",
     );
-    type Store = Mark;
 
     fn parse(f: &mut Fields<'_>) -> MarkChanges {
         MarkChanges {
@@ -63,7 +60,7 @@ fn check_student(
     errors: &mut FieldErrors,
 ) -> ApiResult<()> {
     if let Some(number) = &changes.studentadmissionnumber {
-        if !Student::admission_number_is_live(conn, number)? {
+        if !Students::admission_number_is_live(conn, number)? {
             errors.add(
                 "studentadmissionnumber",
                 "no live student has this admission number",
@@ -104,7 +101,7 @@ async fn confirm_students(
     let body = read_object(request.http(), payload).await;
     let mark = request
         .run(Need::All(CONFIRM), move |conn, caller| {
-            let exam = Mark::parent_scope(conn, &path.parse()?)?;
+            let exam = Marks::scope(conn, &path.parse()?)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);
             let changes = Marks::parse(&mut fields);
@@ -117,7 +114,7 @@ async fn confirm_students(
             let number = (changes.studentadmissionnumber.take()).ok_or_else(|| {
                 ApiError::validation("studentadmissionnumber", "this field is required")
             })?;
-            conn.transaction(|conn| Mark::upsert(conn, exam, &number, changes, caller.user_id()))
+            conn.transaction(|conn| Marks::upsert(conn, exam, &number, changes, caller.user_id()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(mark))

@@ -17,8 +17,8 @@ use crate::{
     },
     error::{ApiError, ApiResult, FieldErrors},
     school::roles::{
-        self as role_rows, RoleAssignment, RoleAssignmentChanges, RoleChanges, RoleRow,
-        Roles as Store,
+        self as role_rows, RoleAssignment, RoleAssignmentChanges, RoleAssignments, RoleChanges,
+        Roles,
     },
     tenancy::{Tenant, TenantConn},
 };
@@ -105,13 +105,10 @@ fn forget_roles(state: &AppState, school: &Tenant) {
         .invalidate_school(school.schema_name.as_str());
 }
 
-pub struct Roles;
-
 impl SchoolResource for Roles {
     const PERMISSION: Resource = Resource::SchoolRole;
     const PATH: &'static str = "/api/v1/school/roles/";
     const WRITE_RULES: Option<&'static str> = Some(ROLE_RULES);
-    type Store = Store;
 
     /// Codenames are stored sorted and without repeats.
     fn parse(f: &mut Fields<'_>) -> RoleChanges {
@@ -178,13 +175,10 @@ impl SchoolResource for Roles {
     }
 }
 
-pub struct RoleAssignments;
-
 impl SchoolResource for RoleAssignments {
     const PERMISSION: Resource = Resource::UserRoleAssignment;
     const PATH: &'static str = "/api/v1/school/role-assignments/";
     const WRITE_RULES: Option<&'static str> = Some(ROLE_RULES);
-    type Store = RoleAssignment;
 
     fn parse(f: &mut Fields<'_>) -> RoleAssignmentChanges {
         RoleAssignmentChanges {
@@ -201,7 +195,7 @@ impl SchoolResource for RoleAssignments {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         check_school_user(conn, "user", changes.user_id, errors)?;
-        check_ref::<RoleRow>(conn, errors, "role", changes.role_id, "role")
+        check_ref::<Roles>(conn, errors, "role", changes.role_id, "role")
     }
 
     fn authorize(

@@ -9,19 +9,16 @@ use crate::{
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::{
-        exam_sessions::ExamSession,
-        session_setup::{SessionSetup, SessionSetupChanges},
-        sessions::AcademicSession,
+        exam_sessions::ExamSessions,
+        session_setup::{SessionSetup, SessionSetupChanges, SessionSetups},
+        sessions::Sessions,
     },
     tenancy::TenantConn,
 };
 
-pub struct SessionSetups;
-
 impl SchoolResource for SessionSetups {
     const PERMISSION: Resource = Resource::SessionSetup;
     const PATH: &'static str = "/api/v1/school/session-setup/";
-    type Store = SessionSetup;
 
     fn parse(f: &mut Fields<'_>) -> SessionSetupChanges {
         SessionSetupChanges {
@@ -48,7 +45,7 @@ impl SchoolResource for SessionSetups {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         let academic = changes.academic_session_id.flatten();
-        check_ref::<AcademicSession>(
+        check_ref::<Sessions>(
             conn,
             errors,
             "academic_session",
@@ -56,7 +53,7 @@ impl SchoolResource for SessionSetups {
             "academic session",
         )?;
         let exam = changes.exam_session_id.flatten();
-        check_ref::<ExamSession>(conn, errors, "exam_session", exam, "exam session")
+        check_ref::<ExamSessions>(conn, errors, "exam_session", exam, "exam session")
     }
 }
 

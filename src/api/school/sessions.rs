@@ -16,16 +16,13 @@ use crate::{
     },
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
-    school::sessions::{AcademicSession, SessionChanges, Sessions as Store},
+    school::sessions::{AcademicSession, SessionChanges, Sessions},
     tenancy::TenantConn,
 };
-
-pub struct Sessions;
 
 impl SchoolResource for Sessions {
     const PERMISSION: Resource = Resource::AcademicSession;
     const PATH: &'static str = "/api/v1/school/sessions/";
-    type Store = Store;
 
     fn parse(f: &mut Fields<'_>) -> SessionChanges {
         SessionChanges {

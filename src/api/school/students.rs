@@ -9,20 +9,17 @@ use crate::{
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::{
-        classes::AcademicClass,
-        students::{Student, StudentChanges},
+        classes::Classes,
+        students::{Student, StudentChanges, Students},
     },
     tenancy::TenantConn,
 };
-
-pub struct Students;
 
 impl SchoolResource for Students {
     const PERMISSION: Resource = Resource::Student;
     const PATH: &'static str = "/api/v1/school/students/";
     const CREATE_RULES: Option<&'static str> =
         Some("`admission_number` is unique among live students (409 `conflict`).");
-    type Store = Student;
 
     fn parse(f: &mut Fields<'_>) -> StudentChanges {
         StudentChanges {
@@ -43,7 +40,7 @@ impl SchoolResource for Students {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         let class = changes.academic_class_id.flatten();
-        check_ref::<AcademicClass>(conn, errors, "academic_class", class, "class")?;
+        check_ref::<Classes>(conn, errors, "academic_class", class, "class")?;
         check_school_user(conn, "user", changes.user_id.flatten(), errors)
     }
 }

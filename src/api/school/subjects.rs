@@ -10,7 +10,7 @@ use crate::{
         openapi::{ApiDoc, Auth, Op, schema::string},
         pagination::query_map,
         routes::Mount,
-        school::crud::{self, SchoolResource, Scope, check_ref},
+        school::crud::{self, SchoolResource, check_ref},
     },
     auth::{
         Need, SchoolRequest,
@@ -18,20 +18,17 @@ use crate::{
     },
     error::{ApiError, ApiResult, FieldErrors},
     school::{
-        departments::DepartmentRow,
-        subjects::{Subject, SubjectChanges},
+        departments::Departments,
+        subjects::{Subject, SubjectChanges, Subjects},
     },
     tenancy::TenantConn,
 };
-
-pub struct Subjects;
 
 impl SchoolResource for Subjects {
     const PERMISSION: Resource = Resource::Subject;
     const PATH: &'static str = "/api/v1/school/subjects/";
     const CREATE_RULES: Option<&'static str> =
         Some("`code` is unique among live subjects (409 `conflict`).");
-    type Store = Subject;
 
     fn parse(f: &mut Fields<'_>) -> SubjectChanges {
         SubjectChanges {
@@ -44,13 +41,13 @@ impl SchoolResource for Subjects {
 
     fn validate(
         conn: &mut TenantConn,
-        _: &Scope<Self>,
+        _: &(),
         changes: &SubjectChanges,
         _: Option<&Subject>,
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         let department = changes.department_id.flatten();
-        check_ref::<DepartmentRow>(conn, errors, "department", department, "department")
+        check_ref::<Departments>(conn, errors, "department", department, "department")
     }
 }
 
@@ -105,7 +102,7 @@ async fn bulk_soft_delete(
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {
             let bulk = bulk_ids(body?, query_ids?)?;
-            Subject::soft_delete_many(conn, &bulk.ids, caller.user_id())
+            Subjects::soft_delete_many(conn, &bulk.ids, caller.user_id())
         })
         .await?;
     Ok(HttpResponse::Ok().json(BulkSoftDeleted {

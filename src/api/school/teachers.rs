@@ -8,16 +8,13 @@ use crate::{
     },
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
-    school::teachers::{TeacherChanges, TeacherView, Teachers as Store},
+    school::teachers::{TeacherChanges, TeacherView, Teachers},
     tenancy::TenantConn,
 };
-
-pub struct Teachers;
 
 impl SchoolResource for Teachers {
     const PERMISSION: Resource = Resource::TeacherProfile;
     const PATH: &'static str = "/api/v1/school/teachers/";
-    type Store = Store;
 
     fn parse(f: &mut Fields<'_>) -> TeacherChanges {
         TeacherChanges {

@@ -1,9 +1,10 @@
 //! The one generic path for school resources with the usual shape: list, create, retrieve,
 //! replace (PUT), patch and delete, nested under parents or not.
 //!
-//! A resource says what it is (`SchoolResource`: path, permission, its `Collection` in
-//! `crate::school`, and how a body is parsed and checked); the handlers here do the rest the
-//! same way for every resource: permission from the HTTP method, path ids (400
+//! A resource is its school store (`crate::school::Store`: the records and their scoped
+//! reads and writes) that also says what it is over HTTP (`SchoolResource`: path,
+//! permission, how a body is parsed and checked, documentation); the handlers here do the
+//! rest the same way for every resource: permission from the HTTP method, path ids (400
 //! `invalid_id`), parents and record (404), then the body, validation and the write, all in
 //! one blocking task on one connection bound to the school. `mount` registers and describes
 //! the resource's two endpoints.
@@ -28,16 +29,13 @@ use crate::{
     auth::AppState,
     auth::{Caller, Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult, FieldErrors},
-    school::{Collection, Table, collection, is_school_user},
+    school::{Store, Target, is_school_user},
     tenancy::{Tenant, TenantConn},
 };
 
-pub type Scope<R> = collection::Scope<<R as SchoolResource>::Store>;
-pub type Record<R> = <<R as SchoolResource>::Store as Collection>::Record;
-pub type New<R> = collection::New<<R as SchoolResource>::Store>;
-pub type Changes<R> = collection::Changes<<R as SchoolResource>::Store>;
-
-pub trait SchoolResource: Sized + Send + 'static {
+/// What a school store is over HTTP. Implemented on the store itself (`impl SchoolResource
+/// for school::classes::Classes`), so a resource reads and writes through its own store.
+pub trait SchoolResource: Store<Record: Serialize + utoipa::ToSchema> {
     /// The resource permissions are checked on.
     const PERMISSION: Resource;
     /// The collection path, e.g. `/api/v1/school/sessions/{session_pk}/exam-sessions/`.
@@ -49,20 +47,17 @@ pub trait SchoolResource: Sized + Send + 'static {
     /// method, for the OpenAPI document (see `authorize`).
     const WRITE_RULES: Option<&'static str> = None;
 
-    /// Where the records live and how they are read and written.
-    type Store: Collection<Record: Serialize + utoipa::ToSchema>;
-
     /// Reads a body: on create and replace every field is set (required ones given,
     /// optional ones defaulted), on patch only the given ones.
-    fn parse(fields: &mut Fields<'_>) -> Changes<Self>;
+    fn parse(fields: &mut Fields<'_>) -> Self::Changes;
 
     /// Checks that need the database or the current record (references, cross-field
     /// rules on the merged result). Records problems in `errors`.
     fn validate(
         _conn: &mut TenantConn,
-        _scope: &Scope<Self>,
-        _changes: &Changes<Self>,
-        _current: Option<&Record<Self>>,
+        _parent: &Self::Parent,
+        _changes: &Self::Changes,
+        _current: Option<&Self::Record>,
         _errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         Ok(())
@@ -81,13 +76,13 @@ pub trait SchoolResource: Sized + Send + 'static {
     }
 
     /// The body of a 201 answer; the record itself unless the resource says otherwise.
-    fn created_body(record: Record<Self>) -> ApiResult<serde_json::Value> {
+    fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
         serde_json::to_value(record).map_err(ApiError::internal)
     }
 
     /// The schema of the 201 body (see `created_body`).
     fn created_schema(doc: &mut ApiDoc) -> RefOr<Schema> {
-        doc.schema::<Record<Self>>()
+        doc.schema::<Self::Record>()
     }
 
     /// Runs in the unit of work of every create, update and delete of this resource, after
@@ -104,15 +99,15 @@ pub trait SchoolResource: Sized + Send + 'static {
 /// A write as `SchoolResource::authorize` sees it: the record as it is, and what the
 /// request would make of it.
 pub enum Proposed<'a, R: SchoolResource> {
-    Create(&'a New<R>),
-    Replace(&'a Record<R>, &'a New<R>),
-    Patch(&'a Record<R>, &'a Changes<R>),
-    Delete(&'a Record<R>),
+    Create(&'a R::New),
+    Replace(&'a R::Record, &'a R::New),
+    Patch(&'a R::Record, &'a R::Changes),
+    Delete(&'a R::Record),
 }
 
-/// The rule for references: the id must name a live record of `T` in this school. Records
+/// The rule for references: the id must name a live record of `S` in this school. Records
 /// a message on `field` otherwise (`id` of `None`: nothing to check).
-pub fn check_ref<T: Table>(
+pub fn check_ref<S: Store>(
     conn: &mut TenantConn,
     errors: &mut FieldErrors,
     field: &str,
@@ -120,7 +115,7 @@ pub fn check_ref<T: Table>(
     what: &str,
 ) -> ApiResult<()> {
     if let Some(id) = id {
-        if !T::live_exists(conn, id)? {
+        if !S::live_exists(conn, id)? {
             errors.add(field, format!("no live {what} has the id {id}"));
         }
     }
@@ -147,51 +142,54 @@ fn include_deleted(req: &HttpRequest) -> ApiResult<bool> {
     flag(&query_map(req)?, "include_deleted")
 }
 
-/// Resolves scope and the addressed record (404 when missing or hidden).
-fn scope_and_record<R: SchoolResource>(
+/// Resolves the addressed record (404 when it, or a parent, is missing or hidden).
+fn target_and_record<R: SchoolResource>(
     conn: &mut TenantConn,
     path: &PathIds,
     include_deleted: ApiResult<bool>,
-) -> ApiResult<(Scope<R>, Uuid, Record<R>)> {
+) -> ApiResult<(Target<R::Parent>, R::Record)> {
     // Item paths end with the record's `{id}`; the ids before it name its parents.
     let mut parents = path.parse()?;
     let id = parents.pop().ok_or_else(ApiError::not_found)?;
-    let scope = R::Store::scope(conn, &parents)?;
-    let record =
-        R::Store::find(conn, scope, id, include_deleted?)?.ok_or_else(ApiError::not_found)?;
-    Ok((scope, id, record))
+    let target = Target {
+        parent: R::scope(conn, &parents)?,
+        id,
+        include_deleted: include_deleted?,
+    };
+    let record = R::find(conn, target)?.ok_or_else(ApiError::not_found)?;
+    Ok((target, record))
 }
 
 /// Parses and validates `body` in `mode`: every problem of the body at once.
 fn parse_changes<R: SchoolResource>(
     conn: &mut TenantConn,
-    scope: &Scope<R>,
+    parent: &R::Parent,
     body: &JsonObject,
     mode: Mode,
-    current: Option<&Record<R>>,
-) -> ApiResult<Changes<R>> {
+    current: Option<&R::Record>,
+) -> ApiResult<R::Changes> {
     let mut fields = Fields::new(body, mode);
     let changes = R::parse(&mut fields);
-    validated::<R>(conn, scope, fields, changes, current)
+    validated::<R>(conn, parent, fields, changes, current)
 }
 
 /// `changes` read by `fields`, once `R::validate` has had its say: every problem at once.
 pub fn validated<R: SchoolResource>(
     conn: &mut TenantConn,
-    scope: &Scope<R>,
+    parent: &R::Parent,
     mut fields: Fields<'_>,
-    changes: Changes<R>,
-    current: Option<&Record<R>>,
-) -> ApiResult<Changes<R>> {
+    changes: R::Changes,
+    current: Option<&R::Record>,
+) -> ApiResult<R::Changes> {
     let mut errors = FieldErrors::new();
-    R::validate(conn, scope, &changes, current, &mut errors)?;
+    R::validate(conn, parent, &changes, current, &mut errors)?;
     fields.merge(errors);
     fields.finish(changes)
 }
 
 /// A complete form from changes parsed in create or replace mode.
-fn complete<R: SchoolResource>(changes: Changes<R>) -> ApiResult<New<R>> {
-    New::<R>::try_from(changes).map_err(ApiError::internal)
+fn complete<R: SchoolResource>(changes: R::Changes) -> ApiResult<R::New> {
+    R::New::try_from(changes).map_err(ApiError::internal)
 }
 
 pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
@@ -202,9 +200,9 @@ pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpRe
     let (count, rows) = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {
             let parents = path.parse()?;
-            let scope = R::Store::scope(conn, &parents)?;
+            let parent = R::scope(conn, &parents)?;
             let query = query?;
-            let (count, rows) = R::Store::list(conn, scope, &query)?;
+            let (count, rows) = R::list(conn, parent, &query)?;
             query.check_page(count)?;
             Ok((count, rows))
         })
@@ -242,11 +240,11 @@ pub async fn create<R: SchoolResource>(
     let path = PathIds::of(request.http());
     let body = read_object(request.http(), payload).await;
     let record = write::<R, _, _>(request, move |conn, caller| {
-        let scope = R::Store::scope(conn, &path.parse()?)?;
-        let changes = parse_changes::<R>(conn, &scope, &body?, Mode::Create, None)?;
+        let parent = R::scope(conn, &path.parse()?)?;
+        let changes = parse_changes::<R>(conn, &parent, &body?, Mode::Create, None)?;
         let new = complete::<R>(changes)?;
         R::authorize(conn, caller, Proposed::Create(&new))?;
-        R::Store::create(conn, scope, new, caller.user_id())
+        R::create(conn, parent, new, caller.user_id())
     })
     .await?;
     Ok(HttpResponse::Created().json(R::created_body(record)?))
@@ -257,7 +255,7 @@ pub async fn retrieve<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Ht
     let include_deleted = include_deleted(request.http());
     let record = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {
-            Ok(scope_and_record::<R>(conn, &path, include_deleted)?.2)
+            Ok(target_and_record::<R>(conn, &path, include_deleted)?.1)
         })
         .await?;
     Ok(HttpResponse::Ok().json(record))
@@ -273,18 +271,18 @@ async fn change<R: SchoolResource>(
     let include_deleted = include_deleted(request.http());
     let body = read_object(request.http(), payload).await;
     let record = write::<R, _, _>(request, move |conn, caller| {
-        let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
-        let changes = parse_changes::<R>(conn, &scope, &body?, mode, Some(&current))?;
+        let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
+        let changes = parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
         let actor = caller.user_id();
         match mode {
             Mode::Patch => {
                 R::authorize(conn, caller, Proposed::Patch(&current, &changes))?;
-                R::Store::update(conn, scope, id, changes, actor)
+                R::update(conn, target, changes, actor)
             }
             _ => {
                 let new = complete::<R>(changes)?;
                 R::authorize(conn, caller, Proposed::Replace(&current, &new))?;
-                R::Store::replace(conn, scope, id, new, actor)
+                R::replace(conn, target, new, actor)
             }
         }
     })
@@ -310,9 +308,9 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
     let path = PathIds::of(request.http());
     let include_deleted = include_deleted(request.http());
     write::<R, _, _>(request, move |conn, caller| {
-        let (scope, id, current) = scope_and_record::<R>(conn, &path, include_deleted)?;
+        let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
         R::authorize(conn, caller, Proposed::Delete(&current))?;
-        R::Store::delete(conn, scope, id)
+        R::delete(conn, target)
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())
@@ -342,10 +340,10 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         .to_owned();
     let fields = fields_of::<R>();
     let doc = m.doc();
-    let record = doc.schema::<Record<R>>();
+    let record = doc.schema::<R::Record>();
     doc.constrain_record(&record, &fields);
     let created = R::created_schema(doc);
-    let page_name = format!("{}Page", <Record<R> as utoipa::ToSchema>::name());
+    let page_name = format!("{}Page", <R::Record as utoipa::ToSchema>::name());
     let page = page_of(doc, &page_name, record.clone());
     let op = |summary: &str| {
         Op::new(

@@ -1,0 +1,254 @@
+//! `Store`: the one trait of a school resource. It reads and writes the resource's records
+//! under their parent, never past it, and keeps soft-deleted records hidden unless asked
+//! for: every method below does that through its table's statements ([`Table`], described
+//! by `school_table!`). A store writes only what it does differently, in the hooks
+//! (sessions' activation, departments' teachers, teachers' names and search); the
+//! operations themselves are the default methods here, one body for every resource.
+//!
+//! A store is a unit type of its own (`Classes`, `Sessions`), not the row type: the row
+//! has no methods that write, and the API's resource is the store itself
+//! (`api::school::crud::SchoolResource: Store`), so it cannot be paired with another.
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
+
+use super::{Actor, ListQuery, Table, Target};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+/// The key to a table's statements: only this module makes one (the field is private), so
+/// only the methods of [`Store`] run them.
+#[derive(Clone, Copy)]
+pub struct Sealed(());
+
+const SEALED: Sealed = Sealed(());
+
+/// How a store's records are made from its rows: as they are (every row type answers
+/// itself), or with what other tables add (one query for all the rows, in order).
+pub trait FromRows<Row>: Sized {
+    fn from_rows(conn: &mut TenantConn, rows: Vec<Row>) -> ApiResult<Vec<Self>>;
+}
+
+impl<T> FromRows<T> for T {
+    fn from_rows(_: &mut TenantConn, rows: Vec<T>) -> ApiResult<Vec<T>> {
+        Ok(rows)
+    }
+}
+
+/// A list's narrowing beyond the table's search columns (see [`Store::narrowing`]).
+pub type Narrowing<S> = Box<dyn Fn(<S as Table>::Query) -> <S as Table>::Query>;
+
+pub trait Store: Table {
+    /// The record as answered.
+    type Record: FromRows<Self::Row> + Send + 'static;
+
+    // The hooks: where a resource differs. Each does nothing unless a store says otherwise.
+
+    /// Narrows a list further, after `?search=` over the table's search columns (teachers
+    /// search their users' names).
+    fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Narrowing<Self>> {
+        Ok(Box::new(|rows| rows))
+    }
+
+    /// Before a create is written, in its transaction.
+    fn before_create(
+        _conn: &mut TenantConn,
+        _parent: Self::Parent,
+        _new: &mut Self::New,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// Before a replace (PUT) of `target` is written.
+    fn before_replace(
+        _conn: &mut TenantConn,
+        _target: Target<Self::Parent>,
+        _new: &mut Self::New,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// Before an update (PATCH) of `target` is written.
+    fn before_update(
+        _conn: &mut TenantConn,
+        _target: Target<Self::Parent>,
+        _changes: &mut Self::Changes,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// After `row` was created from `new` (rows of other tables that go with it).
+    fn after_create(_conn: &mut TenantConn, _row: &Self::Row, _new: &Self::New) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// After `row` was replaced with `new`.
+    fn after_replace(_conn: &mut TenantConn, _row: &Self::Row, _new: &Self::New) -> ApiResult<()> {
+        Ok(())
+    }
+
+    /// After `row` was updated with `changes`.
+    fn after_update(
+        _conn: &mut TenantConn,
+        _row: &Self::Row,
+        _changes: &Self::Changes,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
+    // The operations. No store overrides them: its hooks run inside.
+
+    /// Resolves a path's parent ids (outermost first): 404 when one is missing,
+    /// soft-deleted or under another parent.
+    fn scope(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Self::Parent> {
+        Self::resolve_parent(conn, parents)
+    }
+
+    /// One page of the records under `parent` (order `created_at, id`) and the count of
+    /// all that match: soft-deleted ones only when asked for, `?search=` over the search
+    /// columns, then the store's `narrowing`.
+    fn list(
+        conn: &mut TenantConn,
+        parent: Self::Parent,
+        query: &ListQuery,
+    ) -> ApiResult<(i64, Vec<Self::Record>)> {
+        let pattern = query.search.as_deref().map(crate::db::like_pattern);
+        let narrowing = Self::narrowing(conn, query)?;
+        let matching = || {
+            let mut rows = Self::select(SEALED, parent, query.include_deleted);
+            if let Some(pattern) = &pattern {
+                rows = Self::search(SEALED, rows, pattern);
+            }
+            narrowing(rows)
+        };
+        let count = Self::count(SEALED, conn, matching())?;
+        let rows = Self::load(SEALED, conn, matching(), query.offset(), query.page_size)?;
+        Ok((count, Self::Record::from_rows(conn, rows)?))
+    }
+
+    /// The record `target` names, if there is one.
+    fn find(
+        conn: &mut TenantConn,
+        target: Target<Self::Parent>,
+    ) -> ApiResult<Option<Self::Record>> {
+        let rows = Self::select(SEALED, target.parent, target.include_deleted);
+        let mut found = Self::load(SEALED, conn, Self::with_id(SEALED, rows, target.id), 0, 1)?;
+        found
+            .pop()
+            .map(|row| record_of::<Self>(conn, row))
+            .transpose()
+    }
+
+    fn create(
+        conn: &mut TenantConn,
+        parent: Self::Parent,
+        new: Self::New,
+        actor: Actor,
+    ) -> ApiResult<Self::Record> {
+        create_with::<Self>(conn, parent, new, actor, false)?.ok_or_else(ApiError::not_found)
+    }
+
+    /// Creates the record unless a live one conflicts on a unique index: `None` then (the
+    /// concurrent-safe "create if missing").
+    fn create_unless_present(
+        conn: &mut TenantConn,
+        parent: Self::Parent,
+        new: Self::New,
+        actor: Actor,
+    ) -> ApiResult<Option<Self::Record>> {
+        create_with::<Self>(conn, parent, new, actor, true)
+    }
+
+    /// Sets every writable field (PUT); 404 when `target` names no record.
+    fn replace(
+        conn: &mut TenantConn,
+        target: Target<Self::Parent>,
+        mut new: Self::New,
+        actor: Actor,
+    ) -> ApiResult<Self::Record> {
+        Self::before_replace(conn, target, &mut new)?;
+        let row =
+            Self::update_all(SEALED, conn, target, &new, actor)?.ok_or_else(ApiError::not_found)?;
+        Self::after_replace(conn, &row, &new)?;
+        record_of::<Self>(conn, row)
+    }
+
+    /// Sets the given fields (PATCH); 404 when `target` names no record.
+    fn update(
+        conn: &mut TenantConn,
+        target: Target<Self::Parent>,
+        mut changes: Self::Changes,
+        actor: Actor,
+    ) -> ApiResult<Self::Record> {
+        Self::before_update(conn, target, &mut changes)?;
+        let row = Self::update_given(SEALED, conn, target, &changes, actor)?
+            .ok_or_else(ApiError::not_found)?;
+        Self::after_update(conn, &row, &changes)?;
+        record_of::<Self>(conn, row)
+    }
+
+    /// A real delete: 404 when `target` names no record, 409 while others reference it.
+    fn delete(conn: &mut TenantConn, target: Target<Self::Parent>) -> ApiResult<()> {
+        match Self::delete_rows(SEALED, conn, target)? {
+            0 => Err(ApiError::not_found()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a live record has this id, under any parent: the rule for references.
+    fn live_exists(conn: &mut TenantConn, id: Uuid) -> ApiResult<bool> {
+        Ok(Self::live_ids(conn, &[id])?.contains(&id))
+    }
+
+    /// Which of `ids` name live records: one query, however many ids.
+    fn live_ids(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashSet<Uuid>> {
+        Ok(Self::live_rows(SEALED, conn, ids)?)
+    }
+}
+
+/// A create, with the store's hooks around the insert (see `Table::insert` for
+/// `unless_present`).
+fn create_with<S: Store>(
+    conn: &mut TenantConn,
+    parent: S::Parent,
+    mut new: S::New,
+    actor: Actor,
+    unless_present: bool,
+) -> ApiResult<Option<S::Record>> {
+    S::before_create(conn, parent, &mut new)?;
+    let Some(row) = S::insert(SEALED, conn, parent, &new, actor, unless_present)? else {
+        return Ok(None);
+    };
+    S::after_create(conn, &row, &new)?;
+    record_of::<S>(conn, row).map(Some)
+}
+
+/// The record of one row.
+fn record_of<S: Store>(conn: &mut TenantConn, row: S::Row) -> ApiResult<S::Record> {
+    S::Record::from_rows(conn, vec![row])?
+        .pop()
+        .ok_or_else(ApiError::not_found)
+}
+
+/// The parent of a top-level store: a path with no parent ids.
+pub fn top_level(_: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+    match parents {
+        [] => Ok(()),
+        _ => Err(ApiError::not_found()),
+    }
+}
+
+/// The parent of a store nested in `P`: the last of `parents` must name a live record of
+/// `P` under the ones before it.
+pub fn nested_in<P: Store>(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
+    let (&id, outer) = parents.split_last().ok_or_else(ApiError::not_found)?;
+    let grandparent = P::scope(conn, outer)?;
+    let rows = P::with_id(SEALED, P::select(SEALED, grandparent, false), id);
+    match P::count(SEALED, conn, rows)? {
+        0 => Err(ApiError::not_found()),
+        _ => Ok(id),
+    }
+}
