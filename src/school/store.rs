@@ -205,7 +205,7 @@ pub trait Store: Table {
 
     /// Which of `ids` name live records: one query, however many ids.
     fn live_ids(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<HashSet<Uuid>> {
-        Ok(Self::live_rows(SEALED, conn, ids)?)
+        Ok(Self::live_rows(SEALED, conn, ids)?.into_iter().collect())
     }
 }
 

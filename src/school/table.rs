@@ -7,8 +7,6 @@
 //! default methods of `Store` can make, so nothing reads or writes a school's records
 //! past its store (and past its hooks, such as sessions' activation).
 
-use std::collections::HashSet;
-
 use diesel::QueryResult;
 use uuid::Uuid;
 
@@ -116,7 +114,7 @@ pub trait Table: Sized + Send + 'static {
     ) -> QueryResult<usize>;
 
     /// Which of `ids` name live rows (any parent): one `= ANY($1)` query.
-    fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<HashSet<Uuid>>;
+    fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<Vec<Uuid>>;
 }
 
 /// Declares the two forms of a school table from one list of its writable fields: `NewX`
@@ -166,177 +164,113 @@ pub(crate) use school_forms;
 ///
 /// `search`: the text columns `?search=` looks in; `soft_delete`: the flag that hides rows
 /// (none: rows are never hidden); `parent`: the column holding the parent's id, and the
-/// parent's store (none: a top-level table). The table has `id`, `created_by`,
-/// `updated_by`, `created_at` and `updated_at`. Every method is a single statement.
+/// parent's store (none: a top-level table). The table also has `id`, `created_by`,
+/// `updated_by`, `created_at` and `updated_at`. Each method is one statement.
 macro_rules! school_table {
     (
         $store:ident: $row:ident in $t:ident, new: $new:ty, changes: $changes:ty,
         search: [$($column:ident),*] $(, soft_delete: $live:ident)?
         $(, parent: $parent_column:ident in $parent:ident)? $(,)?
     ) => {
-        impl $crate::school::Table for $store {
-            type Row = $row;
-            type Parent = $crate::school::table::school_table!(@parent_type $($parent)?);
-            type New = $new;
-            type Changes = $changes;
-            type Query = $t::BoxedQuery<'static, diesel::pg::Pg>;
+        const _: () = {
+            use diesel::{QueryResult, pg::Pg, prelude::*};
+            use uuid::Uuid;
+            use $crate::{
+                error::ApiResult,
+                school::{Actor, table::{Sealed, Table, Target, school_table}},
+                tenancy::TenantConn,
+            };
 
-            fn resolve_parent(
-                conn: &mut $crate::tenancy::TenantConn,
-                parents: &[uuid::Uuid],
-            ) -> $crate::error::ApiResult<Self::Parent> {
-                $crate::school::table::school_table!(@resolve conn, parents $(, $parent)?)
-            }
+            impl Table for $store {
+                type Row = $row;
+                type Parent = school_table!(@parent_type $($parent)?);
+                type New = $new;
+                type Changes = $changes;
+                type Query = $t::BoxedQuery<'static, Pg>;
 
-            fn select(
-                _: $crate::school::table::Sealed,
-                parent: Self::Parent,
-                include_deleted: bool,
-            ) -> Self::Query {
-                use diesel::prelude::*;
-                let _ = (parent, include_deleted);
-                #[allow(unused_mut)]
-                let mut rows = $t::table.into_boxed();
-                $(rows = rows.filter($t::$parent_column.eq(parent));)?
-                $(if !include_deleted {
-                    rows = rows.filter($t::$live.eq(false));
-                })?
-                rows
-            }
+                fn resolve_parent(conn: &mut TenantConn, parents: &[Uuid])
+                -> ApiResult<Self::Parent> {
+                    school_table!(@resolve conn, parents $(, $parent)?)
+                }
 
-            fn search(
-                _: $crate::school::table::Sealed,
-                rows: Self::Query,
-                pattern: &str,
-            ) -> Self::Query {
-                $crate::school::table::school_table!(@search rows, $t, pattern, [$($column),*])
-            }
+                fn select(_: Sealed, parent: Self::Parent, include_deleted: bool) -> Self::Query {
+                    let _ = (parent, include_deleted);
+                    #[allow(unused_mut)]
+                    let mut rows = $t::table.into_boxed();
+                    $(rows = rows.filter($t::$parent_column.eq(parent));)?
+                    $(if !include_deleted { rows = rows.filter($t::$live.eq(false)); })?
+                    rows
+                }
 
-            fn with_id(
-                _: $crate::school::table::Sealed,
-                rows: Self::Query,
-                id: uuid::Uuid,
-            ) -> Self::Query {
-                use diesel::prelude::*;
-                rows.filter($t::id.eq(id))
-            }
+                fn search(_: Sealed, rows: Self::Query, pattern: &str) -> Self::Query {
+                    school_table!(@search rows, $t, pattern, [$($column),*])
+                }
 
-            fn count(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                rows: Self::Query,
-            ) -> diesel::QueryResult<i64> {
-                use diesel::prelude::*;
-                rows.count().get_result(conn.pg())
-            }
+                fn with_id(_: Sealed, rows: Self::Query, id: Uuid) -> Self::Query {
+                    rows.filter($t::id.eq(id))
+                }
 
-            fn load(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                rows: Self::Query,
-                offset: i64,
-                limit: i64,
-            ) -> diesel::QueryResult<Vec<$row>> {
-                use diesel::prelude::*;
-                rows.order(($t::created_at, $t::id))
-                    .offset(offset)
-                    .limit(limit)
-                    .select(<$row>::as_select())
-                    .load(conn.pg())
-            }
+                fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64> {
+                    rows.count().get_result(conn.pg())
+                }
 
-            fn insert(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                parent: Self::Parent,
-                new: &$new,
-                actor: $crate::school::Actor,
-                unless_present: bool,
-            ) -> diesel::QueryResult<Option<$row>> {
-                use diesel::prelude::*;
-                let _ = parent;
-                let insert = diesel::insert_into($t::table).values((
-                    new,
-                    $t::id.eq(uuid::Uuid::new_v4()),
-                    $t::created_by.eq(actor),
-                    $t::updated_by.eq(actor),
-                    $($t::$parent_column.eq(parent),)?
-                ));
-                match unless_present {
-                    false => insert.returning(<$row>::as_returning()).get_result(conn.pg()).map(Some),
-                    true => insert
-                        .on_conflict_do_nothing()
-                        .returning(<$row>::as_returning())
-                        .get_result(conn.pg())
-                        .optional(),
+                fn load(_: Sealed, conn: &mut TenantConn, rows: Self::Query, offset: i64, limit: i64)
+                -> QueryResult<Vec<$row>> {
+                    let page = rows.order(($t::created_at, $t::id)).offset(offset).limit(limit);
+                    page.select(<$row>::as_select()).load(conn.pg())
+                }
+
+                fn insert(_: Sealed, conn: &mut TenantConn, parent: Self::Parent, new: &$new,
+                    actor: Actor, unless_present: bool) -> QueryResult<Option<$row>> {
+                    let _ = parent;
+                    let insert = diesel::insert_into($t::table).values((
+                        new,
+                        $t::id.eq(Uuid::new_v4()),
+                        $t::created_by.eq(actor),
+                        $t::updated_by.eq(actor),
+                        $($t::$parent_column.eq(parent),)?
+                    ));
+                    let returning = <$row>::as_returning();
+                    match unless_present {
+                        false => insert.returning(returning).get_result(conn.pg()).map(Some),
+                        true => insert.on_conflict_do_nothing().returning(returning)
+                            .get_result(conn.pg()).optional(),
+                    }
+                }
+
+                fn update_all(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>,
+                    new: &$new, actor: Actor) -> QueryResult<Option<$row>> {
+                    school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                        .set((new, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                        .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
+                }
+
+                fn update_given(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>,
+                    changes: &$changes, actor: Actor) -> QueryResult<Option<$row>> {
+                    school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                        .set((changes, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                        .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
+                }
+
+                fn delete_rows(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>)
+                -> QueryResult<usize> {
+                    school_table!(@target diesel::delete($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                        .execute(conn.pg())
+                }
+
+                fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<Vec<Uuid>> {
+                    let rows = $t::table.filter($t::id.eq_any(ids))$(.filter($t::$live.eq(false)))?;
+                    rows.select($t::id).load(conn.pg())
                 }
             }
-
-            fn update_all(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                target: $crate::school::Target<Self::Parent>,
-                new: &$new,
-                actor: $crate::school::Actor,
-            ) -> diesel::QueryResult<Option<$row>> {
-                use diesel::prelude::*;
-                $crate::school::table::school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
-                    .set((new, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
-                    .returning(<$row>::as_returning())
-                    .get_result(conn.pg())
-                    .optional()
-            }
-
-            fn update_given(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                target: $crate::school::Target<Self::Parent>,
-                changes: &$changes,
-                actor: $crate::school::Actor,
-            ) -> diesel::QueryResult<Option<$row>> {
-                use diesel::prelude::*;
-                $crate::school::table::school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
-                    .set((changes, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
-                    .returning(<$row>::as_returning())
-                    .get_result(conn.pg())
-                    .optional()
-            }
-
-            fn delete_rows(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                target: $crate::school::Target<Self::Parent>,
-            ) -> diesel::QueryResult<usize> {
-                use diesel::prelude::*;
-                $crate::school::table::school_table!(@target diesel::delete($t::table), $t, target $(, $live)? $(; $parent_column)?)
-                    .execute(conn.pg())
-            }
-
-            fn live_rows(
-                _: $crate::school::table::Sealed,
-                conn: &mut $crate::tenancy::TenantConn,
-                ids: &[uuid::Uuid],
-            ) -> diesel::QueryResult<std::collections::HashSet<uuid::Uuid>> {
-                use diesel::prelude::*;
-                Ok($t::table
-                    .filter($t::id.eq_any(ids))
-                    $(.filter($t::$live.eq(false)))?
-                    .select($t::id)
-                    .load::<uuid::Uuid>(conn.pg())?
-                    .into_iter()
-                    .collect())
-            }
-        }
+        };
     };
-    // An update or delete of the one row `target` names, under its parent, live unless
-    // `include_deleted`.
+    // The one row `target` names, under its parent, live unless `include_deleted`.
     (@target $statement:expr, $t:ident, $target:ident $(, $live:ident)? $(; $parent_column:ident)?) => {{
         #[allow(unused_mut)]
         let mut statement = $statement.filter($t::id.eq($target.id)).into_boxed();
         $(statement = statement.filter($t::$parent_column.eq($target.parent));)?
-        $(if !$target.include_deleted {
-            statement = statement.filter($t::$live.eq(false));
-        })?
+        $(if !$target.include_deleted { statement = statement.filter($t::$live.eq(false)); })?
         statement
     }};
     (@search $rows:ident, $t:ident, $pattern:ident, []) => {{
@@ -344,15 +278,12 @@ macro_rules! school_table {
         $rows
     }};
     (@search $rows:ident, $t:ident, $pattern:ident, [$($column:ident),+]) => {{
-        use diesel::prelude::*;
         let any_column = diesel::dsl::sql::<diesel::sql_types::Bool>("false");
         $rows.filter(any_column $(.or($t::$column.ilike($pattern.to_owned())))+)
     }};
     (@parent_type) => { () };
-    (@parent_type $parent:ident) => { uuid::Uuid };
-    (@resolve $conn:ident, $parents:ident) => {
-        $crate::school::store::top_level($conn, $parents)
-    };
+    (@parent_type $parent:ident) => { Uuid };
+    (@resolve $conn:ident, $parents:ident) => { $crate::school::store::top_level($conn, $parents) };
     (@resolve $conn:ident, $parents:ident, $parent:ident) => {
         $crate::school::store::nested_in::<$parent>($conn, $parents)
     };
