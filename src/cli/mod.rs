@@ -15,7 +15,7 @@ use crate::{
     api::system::users::{CliUser, create_user_from_cli},
     auth::AppState,
     config::Config,
-    db::models::TenantRow,
+    db::models::{TenantChanges, TenantRow},
     error::ApiError,
     startup::Application,
     tenancy::{
@@ -263,7 +263,9 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 );
             } else {
                 blocking(move || {
-                    db.with_conn(|conn| Ok(TenantRow::set_fields(conn, id, None, Some(false))?))
+                    db.with_conn(|conn| {
+                        Ok(TenantRow::update(conn, id, &TenantChanges::deactivate())?)
+                    })
                 })
                 .await?;
                 println!("deactivated school '{}'", tenant.name);

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::{
     db::{
         Db,
-        models::{DomainRow, TenantRow, tenant::normalize_domain},
+        models::{DomainRow, NewDomain, TenantRow, tenant::normalize_domain},
         schema_public::tenants,
     },
     error::{ApiError, ApiResult, FieldErrors},
@@ -107,7 +107,11 @@ pub fn create_tenant(db: &Db, new: &NewTenant, seed: SchoolSeed) -> ApiResult<Te
                 .get_result(conn.pg())
                 .map_err(|err| conflict_as(err, "a school with this schema name already exists"))?;
             for domain in &new.domains {
-                DomainRow::add(conn.pg(), tenant.id, domain, false).map_err(|err| {
+                let new = NewDomain {
+                    domain: domain.clone(),
+                    is_primary: false,
+                };
+                DomainRow::add(conn.pg(), tenant.id, &new).map_err(|err| {
                     conflict_as(err, &format!("domain '{domain}' is already registered"))
                 })?;
             }

@@ -1,7 +1,5 @@
 //! `/api/v1/system/tenants/`: the school registry, provisioning and domains.
 
-use std::collections::HashMap;
-
 use actix_web::{HttpResponse, web};
 use diesel::prelude::*;
 use serde::Serialize;
@@ -10,21 +8,21 @@ use uuid::Uuid;
 use crate::{
     api::{
         PathIds,
+        body::JsonObject,
         body::read_object,
-        fields::{Fields, Mode, any, len},
+        fields::{Constraints, Fields, Mode, Rule, any, describe, len},
         openapi::{
             ApiDoc, Auth, Op,
-            schema::{array, boolean, integer, object, object_requiring, page_of, string},
+            schema::{array, boolean, integer, object_requiring, page_of, request_schema, string},
         },
         pagination::{ListQuery, flag, page, query_map},
         routes::Mount,
     },
     auth::{SystemNeed, SystemRequest},
-    db::{
-        models::{DomainRow, TenantRow, tenant::normalize_domain},
-        schema_public::domains,
-    },
+    db::models::{DomainRow, NewDomain, TenantChanges, TenantRow, tenant::normalize_domain},
+    db::schema_name::SchemaName,
     error::{ApiError, ApiResult},
+    school::table::given,
     tenancy::provision::{self, NewTenant},
 };
 
@@ -44,11 +42,7 @@ pub fn mount(m: &mut Mount) {
         .post(
             create,
             Op::new(TAG, "Create (provision) a school", Auth::Bearer)
-                .body(object(vec![
-                    ("schema_name", string()),
-                    ("name", string()),
-                    ("domains", array(string())),
-                ]))
+                .body(request_schema(&describe(parse_new), true))
                 .ok(201, Some(tenant.clone()))
                 .errors(&[409]),
         );
@@ -60,7 +54,7 @@ pub fn mount(m: &mut Mount) {
         .patch(
             update,
             Op::new(TAG, "Rename or (de)activate a school", Auth::Bearer)
-                .body(object(vec![("name", string()), ("is_active", boolean())]))
+                .body(request_schema(&describe(parse_changes), false))
                 .ok(200, Some(tenant)),
         )
         .delete(
@@ -86,10 +80,7 @@ pub fn mount(m: &mut Mount) {
         .post(
             add_domain,
             Op::new(TAG, "Add a domain", Auth::Bearer)
-                .body(object_requiring(
-                    vec![("domain", string()), ("is_primary", boolean())],
-                    &["domain"],
-                ))
+                .body(request_schema(&describe(parse_domain), true))
                 .ok(201, Some(domain))
                 .errors(&[409]),
         );
@@ -131,15 +122,7 @@ struct TenantView {
 
 fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<Vec<TenantView>> {
     let ids: Vec<Uuid> = tenants.iter().map(|t| t.id).collect();
-    let mut by_tenant: HashMap<Uuid, Vec<DomainRow>> = HashMap::new();
-    for domain in domains::table
-        .filter(domains::tenant_id.eq_any(&ids))
-        .order((domains::is_primary.desc(), domains::created_at, domains::id))
-        .select(DomainRow::as_select())
-        .load(conn)?
-    {
-        by_tenant.entry(domain.tenant_id).or_default().push(domain);
-    }
+    let mut by_tenant = DomainRow::of_tenants(conn, &ids)?;
     let mut nodes = provision::schema_nodes(conn)?;
     Ok(tenants
         .into_iter()
@@ -154,6 +137,79 @@ fn with_domains(conn: &mut PgConnection, tenants: Vec<TenantRow>) -> ApiResult<V
 fn one_with_domains(conn: &mut PgConnection, row: TenantRow) -> ApiResult<TenantView> {
     let mut views = with_domains(conn, vec![row])?;
     views.pop().ok_or_else(ApiError::not_found)
+}
+
+/// A schema name `SchemaName::parse` accepts: 1-63 characters.
+struct ValidSchemaName;
+
+impl Rule<String> for ValidSchemaName {
+    fn check(&self, name: &String) -> Result<(), String> {
+        SchemaName::parse(name)
+            .map(|_| ())
+            .map_err(|err| err.to_string())
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.min_length = Some(1);
+        c.max_length = Some(63);
+    }
+}
+
+/// A create's body as read (`None`: not given, and reported).
+struct NewTenantFields {
+    schema_name: Option<String>,
+    name: Option<String>,
+    domains: Option<Vec<String>>,
+}
+
+/// The rules of a create's body (also its documentation). The schema name and domains are
+/// checked further by `NewTenant::parse`.
+fn parse_new(f: &mut Fields<'_>) -> NewTenantFields {
+    NewTenantFields {
+        schema_name: f.required("schema_name", &ValidSchemaName),
+        name: f.required("name", &len(1, 255)),
+        domains: f.optional("domains", Vec::new(), &any),
+    }
+}
+
+/// A create's body: the school to provision.
+fn new_tenant(body: &JsonObject) -> ApiResult<NewTenant> {
+    let mut fields = Fields::new(body, Mode::Create);
+    let parsed = parse_new(&mut fields);
+    let parsed = fields.finish(parsed)?;
+    let schema_name = given(parsed.schema_name, "schema_name").map_err(ApiError::internal)?;
+    let name = given(parsed.name, "name").map_err(ApiError::internal)?;
+    let domains = given(parsed.domains, "domains").map_err(ApiError::internal)?;
+    NewTenant::parse(&schema_name, &name, &domains)
+}
+
+/// The rules of a change's body (PATCH: only the given fields change).
+fn parse_changes(f: &mut Fields<'_>) -> TenantChanges {
+    TenantChanges {
+        name: f
+            .required("name", &len(1, 255))
+            .map(|n: String| n.trim().to_owned()),
+        is_active: f.required("is_active", &any),
+    }
+}
+
+/// A domain's body as read (`None`: not given, and reported).
+struct DomainFields {
+    domain: Option<String>,
+    is_primary: Option<bool>,
+}
+
+/// The rules of an added domain's body: a valid host name, normalised.
+fn parse_domain(f: &mut Fields<'_>) -> DomainFields {
+    let domain = f.required::<String>("domain", &|d: &String| {
+        normalize_domain(d)
+            .map(|_| ())
+            .ok_or_else(|| "enter a valid host name".to_owned())
+    });
+    DomainFields {
+        domain: domain.as_deref().and_then(normalize_domain),
+        is_primary: f.optional("is_primary", false, &any),
+    }
 }
 
 async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
@@ -178,17 +234,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     request
         .run(SystemNeed::PlatformAdmin, |_, _| Ok(()))
         .await?;
-    let body = body?;
-    let mut fields = Fields::new(&body, Mode::Create);
-    let schema_name = fields.required::<String>("schema_name", &any);
-    let name = fields.required("name", &len(1, 255));
-    let domains = fields.optional::<Vec<String>>("domains", Vec::new(), &any);
-    let (schema_name, name, domains) = fields.finish((schema_name, name, domains))?;
-    let new = NewTenant::parse(
-        &schema_name.unwrap_or_default(),
-        &name.unwrap_or_default(),
-        &domains.unwrap_or_default(),
-    )?;
+    let new = new_tenant(&body?)?;
     if let Some(main) = new
         .domains
         .iter()
@@ -235,10 +281,8 @@ async fn update(
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Patch);
-            let name = fields.required("name", &len(1, 255));
-            let is_active = fields.required::<bool>("is_active", &any);
-            let (name, is_active) = fields.finish((name, is_active))?;
-            let row = TenantRow::set_fields(conn, id, name.as_deref().map(str::trim), is_active)?;
+            let changes = parse_changes(&mut fields);
+            let row = TenantRow::update(conn, id, &fields.finish(changes)?)?;
             one_with_domains(conn, row)
         })
         .await?;
@@ -259,7 +303,7 @@ async fn delete(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
             let id = path.last()?;
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             if !drop_schema {
-                TenantRow::set_fields(conn, id, None, Some(false))?;
+                TenantRow::update(conn, id, &TenantChanges::deactivate())?;
             }
             Ok(id)
         })
@@ -307,24 +351,20 @@ async fn add_domain(
             TenantRow::find(conn, id)?.ok_or_else(ApiError::not_found)?;
             let body = body?;
             let mut fields = Fields::new(&body, Mode::Create);
-            let domain = fields.required::<String>("domain", &|d: &String| {
-                normalize_domain(d)
-                    .map(|_| ())
-                    .ok_or_else(|| "enter a valid host name".to_owned())
-            });
-            let is_primary = fields.optional("is_primary", false, &any);
-            let (domain, is_primary) = fields.finish((domain, is_primary))?;
-            let domain = domain
-                .as_deref()
-                .and_then(normalize_domain)
-                .unwrap_or_default();
+            let parsed = parse_domain(&mut fields);
+            let parsed = fields.finish(parsed)?;
+            let new = NewDomain {
+                domain: given(parsed.domain, "domain").map_err(ApiError::internal)?,
+                is_primary: given(parsed.is_primary, "is_primary").map_err(ApiError::internal)?,
+            };
+            let domain = new.domain.clone();
             if main_domains.contains(&domain) {
                 return Err(ApiError::validation(
                     "domain",
                     "this is a main domain of the platform",
                 ));
             }
-            conn.transaction(|conn| DomainRow::add(conn, id, &domain, is_primary.unwrap_or(false)))
+            conn.transaction(|conn| DomainRow::add(conn, id, &new))
                 .map_err(|err| match ApiError::from(err) {
                     ApiError::Conflict(_) => {
                         ApiError::Conflict(format!("domain '{domain}' is already registered"))

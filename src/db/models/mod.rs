@@ -1,9 +1,9 @@
-//! Platform models (public schema). School models live with their resources under
-//! `api::school`, since each is used by that resource only.
+//! Platform models (public schema) and their queries. School models live in
+//! `crate::school`.
 
 pub mod revoked_token;
 pub mod tenant;
 pub mod user;
 
-pub use tenant::{DomainRow, TenantRow};
+pub use tenant::{DomainRow, NewDomain, TenantChanges, TenantRow};
 pub use user::{Identifier, NewUser, User, UserChangeset, UserClient, UserView};

@@ -1,5 +1,7 @@
 //! The tenant registry: schools and their domains.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
@@ -27,6 +29,33 @@ pub struct DomainRow {
     pub tenant_id: Uuid,
     pub is_primary: bool,
     pub created_at: DateTime<Utc>,
+}
+
+/// What a change of a school sets (PATCH; `None`: unchanged).
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = tenants)]
+pub struct TenantChanges {
+    pub name: Option<String>,
+    pub is_active: Option<bool>,
+}
+
+impl TenantChanges {
+    /// The change that deactivates a school.
+    pub fn deactivate() -> Self {
+        Self {
+            is_active: Some(false),
+            ..Self::default()
+        }
+    }
+}
+
+/// A domain to add to a school.
+#[derive(Debug)]
+pub struct NewDomain {
+    /// A valid host name, lower-case (`normalize_domain`).
+    pub domain: String,
+    /// Asked to be primary (the first domain of a school is primary anyway).
+    pub is_primary: bool,
 }
 
 impl TenantRow {
@@ -91,24 +120,34 @@ impl TenantRow {
             .load(conn)
     }
 
-    pub fn set_fields(
-        conn: &mut PgConnection,
-        id: Uuid,
-        name: Option<&str>,
-        is_active: Option<bool>,
-    ) -> QueryResult<Self> {
+    /// Sets the given fields of school `id`.
+    pub fn update(conn: &mut PgConnection, id: Uuid, changes: &TenantChanges) -> QueryResult<Self> {
         diesel::update(tenants::table.find(id))
-            .set((
-                name.map(|n| tenants::name.eq(n.to_owned())),
-                is_active.map(|a| tenants::is_active.eq(a)),
-                tenants::updated_at.eq(Utc::now()),
-            ))
+            .set((changes, tenants::updated_at.eq(Utc::now())))
             .returning(Self::as_returning())
             .get_result(conn)
     }
 }
 
 impl DomainRow {
+    /// The domains of each of `tenants` (primary first, then in the order they were added),
+    /// in one query.
+    pub fn of_tenants(
+        conn: &mut PgConnection,
+        tenants: &[Uuid],
+    ) -> QueryResult<HashMap<Uuid, Vec<Self>>> {
+        let mut by_tenant: HashMap<Uuid, Vec<Self>> = HashMap::new();
+        for domain in domains::table
+            .filter(domains::tenant_id.eq_any(tenants))
+            .order((domains::is_primary.desc(), domains::created_at, domains::id))
+            .select(Self::as_select())
+            .load(conn)?
+        {
+            by_tenant.entry(domain.tenant_id).or_default().push(domain);
+        }
+        Ok(by_tenant)
+    }
+
     pub fn for_tenant(conn: &mut PgConnection, tenant_id: Uuid) -> QueryResult<Vec<Self>> {
         domains::table
             .filter(domains::tenant_id.eq(tenant_id))
@@ -119,17 +158,12 @@ impl DomainRow {
 
     /// Adds a domain. The first domain of a school is primary whatever was asked; a new
     /// primary demotes the others. Run it inside a transaction.
-    pub fn add(
-        conn: &mut PgConnection,
-        tenant_id: Uuid,
-        domain: &str,
-        is_primary: bool,
-    ) -> QueryResult<Self> {
+    pub fn add(conn: &mut PgConnection, tenant_id: Uuid, new: &NewDomain) -> QueryResult<Self> {
         let has_domains: bool = diesel::select(diesel::dsl::exists(
             domains::table.filter(domains::tenant_id.eq(tenant_id)),
         ))
         .get_result(conn)?;
-        let is_primary = is_primary || !has_domains;
+        let is_primary = new.is_primary || !has_domains;
         if is_primary {
             diesel::update(domains::table.filter(domains::tenant_id.eq(tenant_id)))
                 .set(domains::is_primary.eq(false))
@@ -138,7 +172,7 @@ impl DomainRow {
         diesel::insert_into(domains::table)
             .values((
                 domains::id.eq(Uuid::new_v4()),
-                domains::domain.eq(domain),
+                domains::domain.eq(&new.domain),
                 domains::tenant_id.eq(tenant_id),
                 domains::is_primary.eq(is_primary),
                 // Not the transaction's `now()`: domains added together keep their order.
