@@ -10,10 +10,10 @@ use crate::{
     api::{
         PathIds,
         body::read_object,
-        fields::{Fields, Mode, any, len},
+        fields::{Fields, Mode, any, describe, len},
         openapi::{
             ApiDoc, Auth, Op,
-            schema::{boolean, nullable, object, object_requiring, page_of, string, uuid},
+            schema::{object, page_of, request_schema, string},
         },
         pagination::{ListQuery, page},
         routes::Mount,
@@ -25,6 +25,7 @@ use crate::{
     },
     db::models::TenantRow,
     error::{ApiError, ApiResult},
+    school::table::given,
 };
 
 const TAG: &str = "api keys";
@@ -56,15 +57,7 @@ pub fn mount(m: &mut Mount) {
                 "Create an API key (the key is shown once)",
                 Auth::Bearer,
             )
-            .body(object_requiring(
-                vec![
-                    ("name", string()),
-                    ("tenant", nullable(uuid())),
-                    ("read_only", boolean()),
-                    ("expires_at", nullable(string())),
-                ],
-                &["name"],
-            ))
+            .body(request_schema(&describe(parse_new_key), true))
             .ok(201, Some(created))
         });
     m.endpoint("/api/v1/system/api-keys/{id}/")
@@ -101,6 +94,30 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     Ok(HttpResponse::Ok().json(page(&http, &page_query, count, rows)?))
 }
 
+/// A create's body as read (`None`: not given, and reported).
+struct NewKeyFields {
+    name: Option<String>,
+    tenant: Option<Option<Uuid>>,
+    read_only: Option<bool>,
+    expires_at: Option<Option<DateTime<Utc>>>,
+}
+
+/// The rules of a create's body (also its documentation).
+fn parse_new_key(f: &mut Fields<'_>) -> NewKeyFields {
+    NewKeyFields {
+        name: f.required("name", &len(1, 100)),
+        tenant: f.nullable("tenant", None, &any),
+        read_only: f.optional("read_only", false, &any),
+        expires_at: f.nullable("expires_at", None, &|at: &DateTime<Utc>| {
+            if *at > Utc::now() {
+                Ok(())
+            } else {
+                Err("must be in the future".into())
+            }
+        }),
+    }
+}
+
 #[derive(Serialize)]
 struct CreatedKey {
     #[serde(flatten)]
@@ -116,28 +133,18 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
         .run(SystemNeed::PlatformAdmin, move |conn, actor| {
             let body = body?;
             let mut f = Fields::new(&body, Mode::Create);
-            let name = f.required("name", &len(1, 100));
-            let tenant = f.nullable::<Uuid>("tenant", None, &any).flatten();
-            let read_only = f.optional("read_only", false, &any);
-            let expires_at =
-                f.nullable::<DateTime<Utc>>("expires_at", None, &|at: &DateTime<Utc>| {
-                    if *at > Utc::now() {
-                        Ok(())
-                    } else {
-                        Err("must be in the future".into())
-                    }
-                });
-            if let Some(id) = tenant {
+            let parsed = parse_new_key(&mut f);
+            if let Some(id) = parsed.tenant.flatten() {
                 if !f.has_error("tenant") && TenantRow::find(conn, id)?.is_none() {
                     f.error("tenant", "no school has this id");
                 }
             }
-            let (name, read_only, expires_at) = f.finish((name, read_only, expires_at))?;
+            let parsed = f.finish(parsed)?;
             let new = NewApiKey {
-                name: name.unwrap_or_default(),
-                tenant_id: tenant,
-                read_only: read_only.unwrap_or(false),
-                expires_at: expires_at.flatten(),
+                name: given(parsed.name, "name").map_err(ApiError::internal)?,
+                tenant_id: parsed.tenant.flatten(),
+                read_only: given(parsed.read_only, "read_only").map_err(ApiError::internal)?,
+                expires_at: parsed.expires_at.flatten(),
                 created_by: actor.id,
             };
             let (record, key) = ApiKeyRecord::create(conn, &secret, &new)?;

@@ -3,7 +3,7 @@
 mod new_user;
 
 pub use new_user::{CliUser, create_user_from_cli};
-use new_user::{NewUserInput, create_user};
+use new_user::{NewUserInput, create_user, read_new_user};
 
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
@@ -15,10 +15,10 @@ use crate::{
     api::{
         PathIds,
         body::read_object,
-        fields::{Fields, Mode, any, len},
+        fields::{Fields, Mode, any, describe, len},
         openapi::{
             ApiDoc, Auth, Op,
-            schema::{array, boolean, nullable, object, object_requiring, page_of, string, uuid},
+            schema::{page_of, request_schema, string},
         },
         pagination::{ListQuery, page, query_map},
         routes::Mount,
@@ -48,21 +48,7 @@ pub fn mount(m: &mut Mount) {
         .post(
             create,
             Op::new(TAG, "Create a user", Auth::Bearer)
-                .body(object_requiring(
-                    vec![
-                        ("email", nullable(string())),
-                        ("phone", nullable(string())),
-                        ("password", string()),
-                        ("first_name", string()),
-                        ("last_name", string()),
-                        ("client", nullable(uuid())),
-                        ("roles", array(string())),
-                        ("is_staff", boolean()),
-                        ("is_superuser", boolean()),
-                        ("teacher", boolean()),
-                    ],
-                    &["password"],
-                ))
+                .body(request_schema(&describe(read_new_user), true))
                 .ok(201, Some(record.clone()))
                 .errors(&[409]),
         );
@@ -74,14 +60,7 @@ pub fn mount(m: &mut Mount) {
         .patch(
             update,
             Op::new(TAG, "Update a user", Auth::Bearer)
-                .body(object(vec![
-                    ("first_name", string()),
-                    ("last_name", string()),
-                    ("password", string()),
-                    ("is_active", boolean()),
-                    ("is_staff", boolean()),
-                    ("is_superuser", boolean()),
-                ]))
+                .body(request_schema(&describe(read_user_changes), false))
                 .ok(200, Some(record)),
         );
 }
@@ -184,16 +163,7 @@ async fn update(
             may_change(actor.is_superuser, &target)?;
             let body = body?;
             let mut f = Fields::new(&body, Mode::Patch);
-            let changes = UserChangeset {
-                first_name: f.required("first_name", &len(0, 150)),
-                last_name: f.required("last_name", &len(0, 150)),
-                is_active: f.required("is_active", &any),
-                is_staff: f.required("is_staff", &any),
-                is_superuser: f.required("is_superuser", &any),
-                ..UserChangeset::default()
-            };
-            let new_password =
-                f.required::<String>("password", &|p: &String| password::check_policy(p));
+            let (changes, new_password) = read_user_changes(&mut f);
             if changes.is_superuser.is_some() && !actor.is_superuser {
                 return Err(ApiError::PermissionDenied(
                     "only a superuser may set is_superuser".into(),
@@ -235,6 +205,21 @@ async fn update(
     // Before answering: the next request of this process sees the change at once.
     state.user_cache.invalidate(id);
     Ok(HttpResponse::Ok().json(UserRecord::from(&user)))
+}
+
+/// The rules of a change's body (PATCH: only the given fields change; also its
+/// documentation): the changes, and the new password when one is given.
+fn read_user_changes(f: &mut Fields<'_>) -> (UserChangeset, Option<String>) {
+    let changes = UserChangeset {
+        first_name: f.required("first_name", &len(0, 150)),
+        last_name: f.required("last_name", &len(0, 150)),
+        is_active: f.required("is_active", &any),
+        is_staff: f.required("is_staff", &any),
+        is_superuser: f.required("is_superuser", &any),
+        ..UserChangeset::default()
+    };
+    let new_password = f.required::<String>("password", &|p: &String| password::check_policy(p));
+    (changes, new_password)
 }
 
 /// Only a superuser may change a superuser: otherwise a staff admin could take over a

@@ -29,23 +29,56 @@ pub(super) struct NewUserInput {
     teacher: bool,
 }
 
-impl NewUserInput {
-    pub(super) fn parse(body: &JsonObject) -> ApiResult<Self> {
-        let mut f = Fields::new(body, Mode::Create);
-        let email = f.nullable("email", None, &Email);
-        let phone = f.nullable::<String>("phone", None, &|p: &String| {
+/// A create's body as read, field by field (`None`: not given, or reported).
+pub(super) struct NewUserFields {
+    email: Option<Option<String>>,
+    phone: Option<Option<String>>,
+    password: Option<String>,
+    first_name: Option<String>,
+    last_name: Option<String>,
+    client: Option<Option<Uuid>>,
+    roles: Option<Vec<String>>,
+    is_staff: Option<bool>,
+    is_superuser: Option<bool>,
+    teacher: Option<bool>,
+}
+
+/// The rules of each field of a create's body (also its documentation); the rules across
+/// fields are `NewUserInput::parse`'s.
+pub(super) fn read_new_user(f: &mut Fields<'_>) -> NewUserFields {
+    NewUserFields {
+        email: f.nullable("email", None, &Email),
+        phone: f.nullable::<String>("phone", None, &|p: &String| {
             normalize_phone(p)
                 .map(|_| ())
                 .ok_or_else(|| "enter a valid phone number: + and 6-15 digits".into())
-        });
-        let password = f.required::<String>("password", &|p: &String| password::check_policy(p));
-        let first_name = f.optional("first_name", String::new(), &len(0, 150));
-        let last_name = f.optional("last_name", String::new(), &len(0, 150));
-        let client = f.nullable::<Uuid>("client", None, &any);
-        let roles = f.optional::<Vec<String>>("roles", Vec::new(), &any);
-        let is_staff = f.optional("is_staff", false, &any);
-        let is_superuser = f.optional("is_superuser", false, &any);
-        let teacher = f.optional("teacher", false, &any);
+        }),
+        password: f.required::<String>("password", &|p: &String| password::check_policy(p)),
+        first_name: f.optional("first_name", String::new(), &len(0, 150)),
+        last_name: f.optional("last_name", String::new(), &len(0, 150)),
+        client: f.nullable::<Uuid>("client", None, &any),
+        roles: f.optional::<Vec<String>>("roles", Vec::new(), &any),
+        is_staff: f.optional("is_staff", false, &any),
+        is_superuser: f.optional("is_superuser", false, &any),
+        teacher: f.optional("teacher", false, &any),
+    }
+}
+
+impl NewUserInput {
+    pub(super) fn parse(body: &JsonObject) -> ApiResult<Self> {
+        let mut f = Fields::new(body, Mode::Create);
+        let NewUserFields {
+            email,
+            phone,
+            password,
+            first_name,
+            last_name,
+            client,
+            roles,
+            is_staff,
+            is_superuser,
+            teacher,
+        } = read_new_user(&mut f);
         let email = email.flatten();
         let phone = phone.flatten().and_then(|p| normalize_phone(&p));
         if email.is_none() && phone.is_none() && !f.has_error("email") && !f.has_error("phone") {
