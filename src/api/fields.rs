@@ -160,6 +160,7 @@ pub struct Constraints {
     pub maximum: Option<i64>,
     pub format: Option<&'static str>,
     pub one_of: Option<&'static [&'static str]>,
+    pub min_items: Option<usize>,
     pub max_items: Option<usize>,
 }
 

@@ -128,6 +128,7 @@ fn field_schema(field: &FieldDoc) -> RefOr<Schema> {
         Kind::UuidList => {
             return ArrayBuilder::new()
                 .items(uuid())
+                .min_items(c.min_items)
                 .max_items(c.max_items)
                 .into();
         }
@@ -179,6 +180,9 @@ fn example_value(field: &FieldDoc) -> serde_json::Value {
         Kind::Boolean => json!(false),
         Kind::Uuid => json!("3fa85f64-5717-4562-b3fc-2c963f66afa6"),
         Kind::DateTime => json!("2026-09-01T00:00:00Z"),
+        Kind::UuidList if c.min_items.unwrap_or(0) > 0 => {
+            json!(["3fa85f64-5717-4562-b3fc-2c963f66afa6"])
+        }
         Kind::UuidList | Kind::StringList | Kind::GradingScale => json!([]),
         Kind::Any => json!([]),
     }

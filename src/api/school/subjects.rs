@@ -6,8 +6,11 @@ use uuid::Uuid;
 use crate::{
     api::{
         body::{JsonObject, read_object},
-        fields::{FieldType, Fields, any, len},
-        openapi::{ApiDoc, Auth, Op, schema::string},
+        fields::{Constraints, Fields, Mode, Rule, any, describe, len},
+        openapi::{
+            ApiDoc, Auth, Op,
+            schema::{request_schema, string},
+        },
         pagination::query_map,
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},
@@ -20,6 +23,7 @@ use crate::{
     school::{
         departments::Departments,
         subjects::{Subject, SubjectChanges, Subjects},
+        table::given,
     },
     tenancy::TenantConn,
 };
@@ -51,12 +55,26 @@ impl SchoolResource for Subjects {
     }
 }
 
-/// The body of `bulk-soft-delete` (or `?ids=a,b`).
-#[derive(utoipa::ToSchema)]
-struct BulkIds {
-    /// 1-1000 subject ids.
-    #[schema(min_items = 1, max_items = 1000)]
-    ids: Vec<Uuid>,
+/// 1 to `BULK_MAX` subject ids, the rule of `bulk-soft-delete`'s `ids` (body or query).
+struct BulkCount;
+
+impl Rule<Vec<Uuid>> for BulkCount {
+    fn check(&self, ids: &Vec<Uuid>) -> Result<(), String> {
+        match ids.len() {
+            1..=BULK_MAX => Ok(()),
+            _ => Err(format!("give between 1 and {BULK_MAX} ids")),
+        }
+    }
+
+    fn describe(&self, c: &mut Constraints) {
+        c.min_items = Some(1);
+        c.max_items = Some(BULK_MAX);
+    }
+}
+
+/// The body of `bulk-soft-delete` (also its documentation).
+fn parse_bulk(f: &mut Fields<'_>) -> Option<Vec<Uuid>> {
+    f.required("ids", &BulkCount)
 }
 
 /// The answer of `bulk-soft-delete`.
@@ -82,7 +100,7 @@ pub fn mount(m: &mut Mount) {
                 string(),
                 "comma-separated UUIDs, instead of the body",
             )
-            .body(<BulkIds as utoipa::PartialSchema>::schema())
+            .body(request_schema(&describe(parse_bulk), true))
             .ok(200, Some(answer))
         });
     crud::mount::<Subjects>(m);
@@ -101,8 +119,8 @@ async fn bulk_soft_delete(
     let body = read_object(request.http(), payload).await;
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {
-            let bulk = bulk_ids(body?, query_ids?)?;
-            Subjects::soft_delete_many(conn, &bulk.ids, caller.user_id())
+            let ids = bulk_ids(body?, query_ids?)?;
+            Subjects::soft_delete_many(conn, &ids, caller.user_id())
         })
         .await?;
     Ok(HttpResponse::Ok().json(BulkSoftDeleted {
@@ -111,24 +129,25 @@ async fn bulk_soft_delete(
     }))
 }
 
-fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<BulkIds> {
-    let ids: Vec<Uuid> = match (body.get("ids"), query_ids) {
-        (Some(value), _) => {
-            Vec::<Uuid>::from_json(value).map_err(|m| ApiError::validation("ids", m))?
+/// The ids of the body, or else of `?ids=a,b`.
+fn bulk_ids(body: JsonObject, query_ids: Option<String>) -> ApiResult<Vec<Uuid>> {
+    let ids: Vec<Uuid> = match (body.contains_key("ids"), query_ids) {
+        (true, _) => {
+            let mut fields = Fields::new(&body, Mode::Create);
+            let ids = parse_bulk(&mut fields);
+            let ids = fields.finish(ids)?;
+            return given(ids, "ids").map_err(ApiError::internal);
         }
-        (None, Some(raw)) => raw
+        (false, Some(raw)) => raw
             .split(',')
             .filter(|s| !s.trim().is_empty())
             .map(|s| Uuid::parse_str(s.trim()))
             .collect::<Result<_, _>>()
             .map_err(|_| ApiError::validation("ids", "must be a list of valid UUIDs"))?,
-        (None, None) => return Err(ApiError::validation("ids", "this field is required")),
+        (false, None) => return Err(ApiError::validation("ids", "this field is required")),
     };
-    if ids.is_empty() || ids.len() > BULK_MAX {
-        return Err(ApiError::validation(
-            "ids",
-            format!("give between 1 and {BULK_MAX} ids"),
-        ));
-    }
-    Ok(BulkIds { ids })
+    BulkCount
+        .check(&ids)
+        .map_err(|m| ApiError::validation("ids", m))?;
+    Ok(ids)
 }
