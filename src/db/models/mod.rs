@@ -1,5 +1,5 @@
 //! Platform models (public schema) and their queries. School models live in
-//! `crate::school`.
+//! `src/school/`.
 
 pub mod revoked_token;
 pub mod tenant;
