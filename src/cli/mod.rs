@@ -3,6 +3,7 @@
 //! ones over every school's schema version (`migrate`, `tenant status`).
 
 mod archive;
+mod demo;
 mod fleet;
 mod seed;
 
@@ -158,7 +159,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Migrate(args) => fleet::migrate(&state.config, args).await,
                 Command::Tenant(command) => tenant(&state, command).await,
                 Command::User(command) => user(&state, command).await,
-                Command::Demo => seed::demo(&state).await,
+                Command::Demo => demo::demo(&state).await,
                 Command::Serve | Command::Openapi => unreachable!("handled above"),
             }
         }
