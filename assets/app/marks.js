@@ -3,15 +3,28 @@
 // saved through `confirm-students` when the cursor leaves it, or with "Save marks"; each
 // row shows whether it is saved, and a rejected value shows its error on its cell.
 //
-// Shown with two requests when the exam is known from the exams page (the class's
-// students, the exam's marks, in parallel); the grading scale, which fills in symbols,
-// is loaded afterwards.
+// Shown with two requests when opened from the exams page (the class's students and the
+// exam's marks, in parallel): that page has already fetched the exam and the grading
+// scale (which fills in symbols as marks are typed).
 import { h } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
 
 /** Exams seen on the exams page, so opening one needs no request for it. */
 const knownExams = new Map();
 export function rememberExam(exam) { knownExams.set(exam.id, exam); }
+
+/** The school's grading scale, fetched once per page load. */
+let scale = null;
+export function gradingScale() {
+  if (!scale) {
+    scale = ctx.me.can("view", "academicsettings")
+      ? ctx.client.request("GET", api("/academic-settings/?page_size=1"))
+        .then((answer) => (answer.results.length ? answer.results[0].grading_scale : []))
+        .catch(() => { scale = null; return []; })
+      : Promise.resolve([]);
+  }
+  return scale;
+}
 
 const MARK = /^\d+$/;
 
@@ -21,23 +34,24 @@ export function marksSheet(sid, esid, eid) {
   const examPath = api(`/sessions/${sid}/exam-sessions/${esid}/exams/${eid}/`);
   (async () => {
     const exam = knownExams.get(eid) || await client.request("GET", examPath);
-    const [students, marks] = await Promise.all([
+    const editable = me.can("add", "mark") && me.can("change", "mark");
+    const [students, marks, bands] = await Promise.all([
       client.all(api(`/classes/${exam.academic_class}/students/`)),
       client.all(`${examPath}marks/`),
+      editable ? gradingScale() : [],
     ]);
-    wrap.replaceChildren(...sheet(exam, students, marks, examPath, me.can("add", "mark") && me.can("change", "mark"), sid, esid));
+    wrap.replaceChildren(...sheet(exam, students, marks, examPath, editable, bands, sid, esid));
     const first = wrap.querySelector("input[name=mark]");
     if (first) first.focus();
   })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
   return wrap;
 }
 
-function sheet(exam, students, marks, examPath, editable, sid, esid) {
+function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
   const byNumber = new Map(marks.map((m) => [m.studentadmissionnumber, m]));
   const rows = [];
   const summary = h("p", { class: "summary", role: "status" });
   const saveAll = h("button", { type: "button", text: "Save marks" });
-  let scale = [];
 
   function refreshSummary() {
     const values = rows.map((r) => r.input.mark.value.trim()).filter((v) => MARK.test(v)).map(Number);
@@ -155,13 +169,6 @@ function sheet(exam, students, marks, examPath, editable, sid, esid) {
   rows.forEach((row) => setState(row, row.state));
   saveAll.addEventListener("click", () => rows.forEach(save));
   refreshSummary();
-
-  // The grading scale fills in symbols as marks are typed (not needed to show the sheet).
-  if (editable && ctx.me.can("view", "academicsettings")) {
-    ctx.client.request("GET", api("/academic-settings/?page_size=1"))
-      .then((answer) => { scale = answer.results.length ? answer.results[0].grading_scale : []; })
-      .catch(() => {});
-  }
 
   return [
     crumbs(["Sessions", "#/sessions"], ["Exam session", `#/sessions/${sid}/exam-sessions/${esid}`], [exam.name]),

@@ -28,7 +28,7 @@ export function settingsPage() {
   const wrap = h("div", {}, h("h1", { text: "Settings" }));
   if (me.can("change", "generalsettings")) wrap.append(card("General", "generalsettings", "/general-settings/", GENERAL, true));
   if (me.can("change", "academicsettings")) wrap.append(card("Academic", "academicsettings", "/academic-settings/", ACADEMIC, true, scaleEditor));
-  if (me.can("change", "reportsettings")) wrap.append(card("Reports", "reportsettings", "/report-settings/", REPORT, false));
+  if (me.can("change", "reportsettings")) wrap.append(card("Report", "reportsettings", "/report-settings/", REPORT, false));
   return wrap;
 }
 

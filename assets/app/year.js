@@ -4,7 +4,7 @@
 // #/sessions/<id>/exam-sessions/<id>, #/sessions/<id>/exam-sessions/<id>/exams/<id>.
 import { h, listView, query, day } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
-import { marksSheet, rememberExam } from "/app/marks.js";
+import { marksSheet, rememberExam, gradingScale } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
@@ -127,6 +127,7 @@ function examsPage(sid, esid) {
       client.request("GET", `${sessionsPath()}${sid}/`),
       client.request("GET", `${examSessionsPath(sid)}${esid}/`),
       loadRefs(["subjects", "classes", "teachers"]),
+      me.can("change", "mark") ? gradingScale() : null,
     ]);
     const mine = h("input", { type: "checkbox", checked: !!me.teacher, disabled: !me.teacher });
     const message = h("p", { class: "notice", role: "status", hidden: true });
