@@ -13,6 +13,7 @@ mod auth;
 mod baseline;
 mod black_box;
 mod caches;
+mod class_students;
 mod contract;
 mod fleet;
 mod isolation;
