@@ -42,7 +42,7 @@ export function marksSheet(sid, esid, eid) {
     ]);
     wrap.replaceChildren(...sheet(exam, students, marks, examPath, editable, bands, sid, esid));
     const first = wrap.querySelector("input[name=mark]");
-    if (first) first.focus();
+    if (first) { first.focus(); first.select(); }
   })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
   return wrap;
 }
@@ -54,7 +54,8 @@ function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
   const saveAll = h("button", { type: "button", text: "Save marks" });
 
   function refreshSummary() {
-    const values = rows.map((r) => r.input.mark.value.trim()).filter((v) => MARK.test(v)).map(Number);
+    const values = rows.map((r) => r.input.mark.value.trim()).filter((v) => MARK.test(v))
+      .map(Number).filter((v) => v <= exam.max_mark);
     const average = values.length ? (values.reduce((a, b) => a + b, 0) / values.length).toFixed(1) : "—";
     const unsaved = rows.filter((r) => r.state === "unsaved" || r.state === "error").length;
     summary.replaceChildren(
