@@ -23,6 +23,7 @@ mod placement;
 mod proxy;
 mod resilience;
 mod resources;
+mod school_app;
 mod security;
 mod sessions;
 mod settings;
