@@ -48,7 +48,8 @@ pub enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
-    /// Create two demo schools with users, and print how to log in.
+    /// Create or complete the two demo schools (a school year, one account per role), and
+    /// print how to reach them.
     Demo,
     /// Print the OpenAPI document (JSON) to stdout.
     Openapi,
