@@ -116,6 +116,44 @@ def test_the_marks_sheet_takes_two_requests_from_the_exams_page(page):
     assert len(sheet) == 2, sheet
 
 
+def test_a_teacher_creates_their_exams_for_a_new_term(page):
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 2 examinations").click()
+    expect(page.get_by_text("You have no exams here yet.")).to_be_visible()
+    page.get_by_role("button", name="Create my exams").click()
+    expect(page.get_by_role("status").filter(has_text="Created 6 exams")).to_be_visible()
+    expect(page.locator("tbody tr")).to_have_count(6)
+    expect(page.locator('tr[data-name="Mathematics - Form 1 Blue"]')).to_contain_text("Grace Mensah")
+    # Everyone's exams: the other teachers have none in term 2 yet.
+    page.get_by_label("Only my exams").uncheck()
+    expect(page.get_by_role("heading", name="Term 2 examinations: exams")).to_be_visible()
+    expect(page.locator("tbody tr")).to_have_count(6)
+    page.get_by_role("button", name="Create my exams").click()
+    expect(page.get_by_role("status").filter(has_text="already existed")).to_be_visible()
+
+
+def test_an_admin_edits_a_department_and_a_class(page):
+    signed_in(page, "admin@greenwood.test")
+    go(page, "Departments")
+    row = page.locator('tr[data-name="Sciences"]')
+    expect(row).to_contain_text("Grace Mensah")
+    row.get_by_role("button", name="Edit").click()
+    dialog = page.locator("dialog")
+    dialog.get_by_label("Head of department").select_option(label="David Kim (GW-T02)")
+    dialog.get_by_role("button", name="Save").click()
+    expect(row.locator("td").nth(1)).to_have_text("David Kim (GW-T02)")
+    go(page, "Classes")
+    page.get_by_role("button", name="New class").click()
+    dialog.get_by_label("Name").fill("Form 3 Blue")
+    dialog.get_by_label("Level (0-100)").fill("300")
+    page.watch.expected.append("status of 400")
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog.locator('[data-error-for="level"]')).to_be_visible()
+    dialog.get_by_label("Level (0-100)").fill("3")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.locator('tr[data-name="Form 3 Blue"]')).to_contain_text("3")
+
+
 def test_an_admin_creates_and_activates_a_session(page):
     signed_in(page, "admin@greenwood.test")
     go(page, "Sessions")
