@@ -155,9 +155,15 @@ function resourceList(desc, lookups) {
     canChange || canDelete ? h("td", {}, h("div", { class: "actions" },
       canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(desc, lookups, record, path, refresh) }) : null,
       canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(desc, record, path, refresh) }) : null)) : null);
+  // A filter by a referenced record lists from that record's own sub-list.
+  const filter = desc.filter ? h("select", { name: desc.filter.ref, "data-label": desc.filter.label, "aria-label": `Filter by ${desc.filter.label.toLowerCase()}` },
+    h("option", { value: "", text: "All" }), [...lookups[desc.filter.ref]].map(([id, text]) => h("option", { value: id, text }))) : null;
   list = listView({
-    title: desc.title, columns, row, toolbar,
-    load: (page, search) => ctx.client.request("GET", `${path}${query(page, search)}`),
+    title: desc.title, columns, row, toolbar, filters: filter ? [filter] : [],
+    load: (page, search) => {
+      const from = filter && filter.value ? api(desc.filter.path(filter.value)) : path;
+      return ctx.client.request("GET", `${from}${query(page, search)}`);
+    },
   });
   return h("div", {}, desc.intro ? h("p", { class: "muted", text: desc.intro }) : null, list.view);
 }
@@ -193,6 +199,7 @@ export const RESOURCES = {
   students: {
     nav: "Students", title: "Students", singular: "student", perm: "student", path: "/students/",
     refs: ["classes"], label: (s) => `${s.first_name} ${s.last_name}`,
+    filter: { label: "Class", ref: "classes", path: (id) => `/classes/${id}/students/` },
     columns: [["Admission no.", (s) => s.admission_number], ["First name", (s) => s.first_name], ["Last name", (s) => s.last_name],
       ["Class", (s, L) => named(L.classes, s.academic_class)]],
     fields: [text("admission_number", "Admission number", { required: true }), text("first_name", "First name", { required: true }),
@@ -207,7 +214,7 @@ export const RESOURCES = {
   },
   assignments: {
     nav: "Assignments", title: "Teacher assignments", singular: "assignment", perm: "teacherassignment", path: "/teacher-assignments/",
-    refs: ["teachers", "classes", "subjects"], label: (a) => "assignment",
+    refs: ["teachers", "classes", "subjects"], label: () => "this assignment",
     columns: [["Teacher", (a, L) => named(L.teachers, a.teacher)], ["Class", (a, L) => named(L.classes, a.academic_class)], ["Subject", (a, L) => named(L.subjects, a.subject)]],
     fields: [{ name: "teacher", label: "Teacher", type: "ref", ref: "teachers", required: true },
       { name: "academic_class", label: "Class", type: "ref", ref: "classes", required: true },

@@ -30,13 +30,20 @@ async fn a_class_lists_its_own_live_students() {
         let body = json!({"admission_number": number, "first_name": first, "last_name": "Lee", "academic_class": class});
         app.post(STUDENTS, &admin, body).await.assert(201, None);
     }
-    let moved = app.get(&format!("{STUDENTS}?search=Cid"), &admin).await.body["results"][0]["id"]
+    let moved = app
+        .get(&format!("{STUDENTS}?search=Cid"), &admin)
+        .await
+        .body["results"][0]["id"]
         .as_str()
         .expect("id")
         .to_owned();
-    app.patch(&format!("{STUDENTS}{moved}/"), &admin, json!({"is_deleted": true}))
-        .await
-        .assert(200, None);
+    app.patch(
+        &format!("{STUDENTS}{moved}/"),
+        &admin,
+        json!({"is_deleted": true}),
+    )
+    .await
+    .assert(200, None);
 
     let of = |class: &str, query: &str| format!("{CLASSES}{class}/students/{query}");
     let reply = app.get(&of(&blue, ""), &admin).await;
@@ -45,9 +52,21 @@ async fn a_class_lists_its_own_live_students() {
     let numbers: Vec<&str> = (reply.body["results"].as_array().expect("results").iter())
         .map(|s| s["admission_number"].as_str().expect("number"))
         .collect();
-    assert_eq!(numbers, ["B-1", "B-2"], "oldest first, this class only, live only");
-    assert_eq!(app.get(&of(&blue, "?include_deleted=true"), &admin).await.body["count"], 3);
-    assert_eq!(app.get(&of(&blue, "?search=bob"), &admin).await.body["count"], 1);
+    assert_eq!(
+        numbers,
+        ["B-1", "B-2"],
+        "oldest first, this class only, live only"
+    );
+    assert_eq!(
+        app.get(&of(&blue, "?include_deleted=true"), &admin)
+            .await
+            .body["count"],
+        3
+    );
+    assert_eq!(
+        app.get(&of(&blue, "?search=bob"), &admin).await.body["count"],
+        1
+    );
     let paged = app.get(&of(&blue, "?page_size=1&page=2"), &admin).await;
     paged.assert(200, None);
     assert_eq!(paged.body["results"][0]["admission_number"], "B-2");
@@ -74,9 +93,13 @@ async fn a_class_lists_its_own_live_students() {
     app.get(&of(&blue, ""), &beta)
         .await
         .assert(404, Some("not_found"));
-    app.patch(&format!("{CLASSES}{green}/"), &admin, json!({"is_deleted": true}))
-        .await
-        .assert(200, None);
+    app.patch(
+        &format!("{CLASSES}{green}/"),
+        &admin,
+        json!({"is_deleted": true}),
+    )
+    .await
+    .assert(200, None);
     app.get(&of(&green, ""), &admin)
         .await
         .assert(404, Some("not_found"));

@@ -15,6 +15,7 @@ mod black_box;
 mod caches;
 mod class_students;
 mod contract;
+mod demo;
 mod fleet;
 mod isolation;
 mod observability;

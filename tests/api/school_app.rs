@@ -26,14 +26,19 @@ fn location(res: &reqwest::Response) -> &str {
 async fn each_host_gets_its_own_app() {
     let app = spawn_app().await;
     let school = get(&app, "/", "alpha.localhost").await;
-    assert_eq!((school.status().as_u16(), location(&school)), (302, "/app/"));
+    assert_eq!(
+        (school.status().as_u16(), location(&school)),
+        (302, "/app/")
+    );
     let main = get(&app, "/", "localhost").await;
     assert_eq!((main.status().as_u16(), location(&main)), (302, "/admin/"));
 
     for path in ["/app/", "/app/app.js", "/app/marks.js", "/app/shared.js"] {
         let res = get(&app, path, "alpha.localhost").await;
         assert_eq!(res.status(), 200, "{path}");
-        let csp = res.headers()["content-security-policy"].to_str().expect("csp");
+        let csp = res.headers()["content-security-policy"]
+            .to_str()
+            .expect("csp");
         assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
         assert_eq!(get(&app, path, "localhost").await.status(), 404, "{path}");
     }
@@ -44,6 +49,10 @@ async fn each_host_gets_its_own_app() {
         assert_eq!(icon.headers()["content-type"], "image/svg+xml");
     }
     for path in ["/", "/app/", "/favicon.ico"] {
-        assert_eq!(get(&app, path, "nowhere.localhost").await.status(), 404, "{path}");
+        assert_eq!(
+            get(&app, path, "nowhere.localhost").await.status(),
+            404,
+            "{path}"
+        );
     }
 }

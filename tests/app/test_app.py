@@ -132,7 +132,7 @@ def test_a_teacher_creates_their_exams_for_a_new_term(page):
     expect(page.get_by_role("status").filter(has_text="already existed")).to_be_visible()
 
 
-def test_an_admin_edits_a_department_and_a_class(page):
+def test_an_admin_edits_a_department_filters_students_and_creates_a_class(page):
     signed_in(page, "admin@greenwood.test")
     go(page, "Departments")
     row = page.locator('tr[data-name="Sciences"]')
@@ -142,6 +142,11 @@ def test_an_admin_edits_a_department_and_a_class(page):
     dialog.get_by_label("Head of department").select_option(label="David Kim (GW-T02)")
     dialog.get_by_role("button", name="Save").click()
     expect(row.locator("td").nth(1)).to_have_text("David Kim (GW-T02)")
+    go(page, "Students")
+    page.get_by_label("Filter by class").select_option(label="Form 2 Green")
+    expect(page.locator(".pager [role=status]")).to_contain_text("25 in all")
+    page.get_by_label("Search students").fill("GW0120")
+    expect(page.locator("tbody tr")).to_have_count(1)
     go(page, "Classes")
     page.get_by_role("button", name="New class").click()
     dialog.get_by_label("Name").fill("Form 3 Blue")
