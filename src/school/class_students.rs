@@ -13,19 +13,22 @@ use crate::{db::like_pattern, error::ApiResult, tenancy::TenantConn};
 
 impl Student {
     /// One page (order `created_at, id`) of the class's students and their count; `None`
-    /// when the class does not exist or is soft-deleted.
+    /// when the class does not exist, or is soft-deleted and `include_deleted` is not set.
     pub fn page_in_class(
         conn: &mut TenantConn,
         class: Uuid,
         query: &ListQuery,
     ) -> ApiResult<Option<(i64, Vec<Student>)>> {
-        let class_is_live: bool = diesel::select(diesel::dsl::exists(
-            academic_classes::table
-                .filter(academic_classes::id.eq(class))
-                .filter(academic_classes::is_deleted.eq(false)),
-        ))
-        .get_result(conn.pg())?;
-        if !class_is_live {
+        let mut classes = academic_classes::table
+            .filter(academic_classes::id.eq(class))
+            .select(academic_classes::id)
+            .into_boxed();
+        if !query.include_deleted {
+            classes = classes.filter(academic_classes::is_deleted.eq(false));
+        }
+        let class_exists: bool =
+            diesel::select(diesel::dsl::exists(classes)).get_result(conn.pg())?;
+        if !class_exists {
             return Ok(None);
         }
         let matching = || {

@@ -103,6 +103,12 @@ async fn a_class_lists_its_own_live_students() {
     app.get(&of(&green, ""), &admin)
         .await
         .assert(404, Some("not_found"));
+    let kept = app.get(&of(&green, "?include_deleted=true"), &admin).await;
+    kept.assert(200, None);
+    assert_eq!(
+        kept.body["count"], 1,
+        "a deleted class's students, when asked for"
+    );
     let reply = app.get(&of("not-a-uuid", ""), &admin).await;
     assert_eq!(reply.status.as_u16(), 400, "{:?}", reply.body);
 }

@@ -1,6 +1,7 @@
 //! `GET /api/v1/school/classes/{class_pk}/students/`: the students of one class, paged and
 //! searched like every list. What a marks sheet needs (its rows) without reading every
-//! student of the school; `view_student` permission, 404 for a missing or deleted class.
+//! student of the school; `view_student` permission, 404 for a missing class (or a
+//! soft-deleted one, unless `include_deleted=true`).
 
 use actix_web::HttpResponse;
 
@@ -31,7 +32,7 @@ pub fn mount(m: &mut Mount) {
             Auth::BearerOrKey,
         )
         .description(Some(
-            "The class's students, oldest first, paged and searched like `/students/`; 404 when the class does not exist or is soft-deleted.",
+            "The class's students, oldest first, paged and searched like `/students/`; 404 when the class does not exist, or is soft-deleted without `include_deleted=true`.",
         ))
         .query("page", schema::integer(), "page number, from 1")
         .query(
@@ -47,7 +48,7 @@ pub fn mount(m: &mut Mount) {
         .query(
             "include_deleted",
             schema::boolean(),
-            "also soft-deleted students",
+            "also soft-deleted students, and a soft-deleted class",
         )
         .ok(200, Some(page))
         .errors(&[404])
