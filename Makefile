@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fairness bench-archive soak profile fuzz metrics-demo console-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fairness bench-archive soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -22,6 +22,7 @@ help:
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
 	@echo "make console-shots  the admin console at laptop and phone width, in target/console-shots/"
+	@echo "make app-shots  the school app at laptop and phone width, in target/app-shots/, and the marks sheet's timing"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
 
 build:
@@ -50,6 +51,9 @@ metrics-demo:
 
 console-shots:
 	@scripts/console-test.sh shots
+
+app-shots:
+	@scripts/app-test.sh shots
 
 profile:
 	@scripts/profile.sh

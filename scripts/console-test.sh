@@ -25,7 +25,7 @@ server_database school_console
 
 export JWT_SECRET="console-test-secret-console-test-secret-01" \
   BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
-export CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_PASSWORD="console-pass-123"
+export CONSOLE_URL="http://127.0.0.1:$port" CONSOLE_PASSWORD="console-pass-123" CONSOLE_BIN="$bin"
 "$bin" migrate >/dev/null
 "$bin" user create-superuser --email root@console.test --password "$CONSOLE_PASSWORD" >/dev/null
 "$bin" tenant create --schema seeded --name "Seeded School" --domain seeded.localhost >/dev/null

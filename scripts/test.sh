@@ -37,6 +37,8 @@ fi
 
 # The platform console in a real browser (Playwright + Debian's Chromium).
 scripts/console-test.sh
+# The school app in a real browser, on the demo schools.
+scripts/app-test.sh
 
 # Clients generated from the OpenAPI document (Python and TypeScript) against a real server.
 scripts/client-check.sh

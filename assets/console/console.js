@@ -1,96 +1,32 @@
 // The platform console: plain DOM, no framework, no build step. It talks to the system
-// API of this origin only. The access token lives in memory; the refresh token in
-// sessionStorage (this tab only; never localStorage or cookies) so a reload keeps the
-// session. Untrusted text is always set with textContent, never as HTML.
-"use strict";
+// API of this origin only, through the client shared with the school app
+// (assets/shared/shared.js): access token in memory, refresh token in sessionStorage.
+// Untrusted text is always set with textContent, never as HTML.
+import {
+  $, h, field, checkbox, date, Problem, apiClient, unavailable, whenRecovered,
+  clearErrors, showProblem, dialog, listView, query,
+} from "/admin/shared.js/";
 
 const API = "/api/v1/system";
 const REFRESH_KEY = "school-console.refresh";
-const PAGE_SIZE = 20;
 const ROLE_NAMES = ["admin", "principal", "office", "teacher", "student"];
 const SCHEMA_RULE = /^[a-z][a-z0-9_]{0,62}$/;
 
-const session = { access: null, user: null };
-const $ = (id) => document.getElementById(id);
+const client = apiClient({ base: API, refreshKey: REFRESH_KEY, onSignedOut: (message) => signedOut(message) });
+const request = client.request;
+const session = { user: null };
+whenRecovered(() => route());
 
-// ---- DOM helpers -------------------------------------------------------------------
-
-/** h("tag", {attr: value, onclick: fn}, child, ...): children are nodes or text. */
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs || {})) {
-    if (value === false || value === null || value === undefined) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (key === "text") el.textContent = value;
-    else el.setAttribute(key, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
-
-function field(label, name, attrs = {}) {
-  return h("label", { "data-field": name }, label,
-    h("input", { name, ...attrs }),
-    h("span", { class: "field-error", "data-error-for": name, hidden: true }));
-}
-
-function checkbox(label, name, attrs = {}) {
-  return h("label", { class: "inline", "data-field": name },
-    h("input", { type: "checkbox", name, ...attrs }), label);
-}
-
-function date(value) {
-  return value ? new Date(value).toLocaleString() : "—";
-}
-
-// ---- API ---------------------------------------------------------------------------
-
-class Problem extends Error {
-  constructor(status, body) {
-    super((body && body.detail) || `request failed (${status})`);
-    this.status = status;
-    this.code = body && body.code;
-    this.errors = (body && body.errors) || {};
-    this.retryAfter = null;
-  }
-}
-
-async function request(method, path, body, retry = true) {
-  const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (session.access) headers.Authorization = `Bearer ${session.access}`;
-  let res;
-  try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "omit", cache: "no-store" });
-  } catch (err) {
-    unavailable();
-    throw new Problem(0, { detail: "The server cannot be reached." });
-  }
-  if (res.status === 401 && retry && session.access && await refreshTokens()) {
-    return request(method, path, body, false);
-  }
-  const data = res.status === 204 ? null : await res.json().catch(() => null);
-  if (res.status === 503) unavailable();
-  if (!res.ok) {
-    const problem = new Problem(res.status, data);
-    problem.retryAfter = res.headers.get("Retry-After");
-    if (res.status === 401 && path !== `${API}/auth/login/`) signedOut("Your session has ended. Please sign in again.");
-    throw problem;
-  }
-  return data;
-}
+// ---- Downloads ---------------------------------------------------------------------
 
 /** Saves the file at `path` (an API download) under the name the server gives it. The
  *  token goes in a header, so the file is fetched here and handed to the browser. */
 async function download(path) {
-  const get = () => fetch(path, { headers: { Authorization: `Bearer ${session.access}` }, credentials: "omit", cache: "no-store" });
+  const get = () => fetch(path, { headers: { Authorization: `Bearer ${client.session.access}` }, credentials: "omit", cache: "no-store" });
   let res;
   try {
     res = await get();
-    if (res.status === 401 && await refreshTokens()) res = await get();
+    if (res.status === 401 && await client.refresh()) res = await get();
   } catch (err) {
     unavailable();
     throw new Problem(0, { detail: "The server cannot be reached." });
@@ -108,98 +44,6 @@ async function download(path) {
   setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
-async function refreshTokens() {
-  const refresh = sessionStorage.getItem(REFRESH_KEY);
-  if (!refresh) return false;
-  try {
-    const res = await fetch(`${API}/auth/refresh/`, {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ refresh }), credentials: "omit", cache: "no-store",
-    });
-    if (!res.ok) return false;
-    const data = await res.json();
-    session.access = data.access;
-    if (data.refresh) sessionStorage.setItem(REFRESH_KEY, data.refresh);
-    return true;
-  } catch (err) {
-    return false;
-  }
-}
-
-// ---- The database-down banner ------------------------------------------------------
-
-let recovering = null;
-
-function unavailable() {
-  const banner = $("banner");
-  banner.textContent = "The service is unavailable (its database does not answer). Retrying…";
-  banner.hidden = false;
-  if (recovering) return;
-  recovering = setInterval(async () => {
-    try {
-      const res = await fetch("/readyz", { cache: "no-store" });
-      if (res.ok) {
-        clearInterval(recovering);
-        recovering = null;
-        banner.hidden = true;
-        if (session.access) route();
-      }
-    } catch (err) { /* still down */ }
-  }, 2000);
-}
-
-// ---- Forms and errors --------------------------------------------------------------
-
-function clearErrors(form) {
-  form.querySelectorAll("[data-error-for]").forEach((el) => { el.hidden = true; el.textContent = ""; });
-  const general = form.querySelector(".form-error");
-  if (general) { general.hidden = true; general.textContent = ""; }
-}
-
-/** Shows a problem: field messages next to their fields, the rest as the form's error. */
-function showProblem(form, problem) {
-  clearErrors(form);
-  const leftover = [];
-  for (const [name, messages] of Object.entries(problem.errors || {})) {
-    const slot = form.querySelector(`[data-error-for="${CSS.escape(name)}"]`);
-    if (slot) { slot.textContent = messages.join(" "); slot.hidden = false; }
-    else leftover.push(`${name === "non_field" ? "" : name + ": "}${messages.join(" ")}`);
-  }
-  const general = form.querySelector(".form-error");
-  if (general && (leftover.length || !Object.keys(problem.errors || {}).length)) {
-    general.textContent = leftover.length ? leftover.join(" ") : problem.message;
-    general.hidden = false;
-  }
-}
-
-/** Opens the dialog with `body` nodes; `submit(form)` runs on OK; resolves when done. */
-function dialog(title, body, submit, okLabel = "Save", danger = false) {
-  const dlg = $("dialog"), form = $("dialog-form");
-  $("dialog-title").textContent = title;
-  $("dialog-body").replaceChildren(...body);
-  const ok = $("dialog-ok");
-  ok.textContent = okLabel;
-  ok.className = danger ? "danger" : "";
-  ok.disabled = false;
-  clearErrors(form);
-  form.onsubmit = async (event) => {
-    event.preventDefault();
-    ok.disabled = true;
-    try {
-      await submit(form);
-      dlg.close();
-    } catch (problem) {
-      showProblem(form, problem);
-    } finally {
-      ok.disabled = false;
-    }
-  };
-  $("dialog-cancel").onclick = () => dlg.close();
-  dlg.showModal();
-  const first = form.querySelector("#dialog-body input");
-  if (first) first.focus();
-  return form;
-}
 
 // ---- Sign in and out ---------------------------------------------------------------
 
@@ -229,9 +73,8 @@ async function login(event) {
       await request("POST", `${API}/auth/logout/`, { refresh: answer.refresh }).catch(() => {});
       throw new Problem(403, { detail: "This account has no platform administration rights." });
     }
-    session.access = answer.access;
+    client.signIn(answer);
     session.user = answer.user;
-    sessionStorage.setItem(REFRESH_KEY, answer.refresh);
     form.reset();
     signedIn();
   } catch (problem) {
@@ -242,15 +85,13 @@ async function login(event) {
 }
 
 async function logout() {
-  const refresh = sessionStorage.getItem(REFRESH_KEY);
-  if (refresh) await request("POST", `${API}/auth/logout/`, { refresh }).catch(() => {});
+  await client.signOut();
   signedOut();
 }
 
 function signedOut(message) {
-  session.access = null;
+  client.forget();
   session.user = null;
-  sessionStorage.removeItem(REFRESH_KEY);
   $("nav").hidden = true;
   $("whoami").hidden = true;
   $("view").hidden = true;
@@ -272,71 +113,44 @@ function signedIn() {
   route();
 }
 
-// ---- Lists -------------------------------------------------------------------------
+// ---- School pickers ----------------------------------------------------------------
 
-/** A paged, searchable table. `load(page, search)` answers the API page. */
-function listView({ title, columns, row, load, filters = [], create }) {
-  let page = 1;
-  const search = h("input", { type: "search", name: "search", placeholder: "Search", "aria-label": `Search ${title.toLowerCase()}` });
-  const body = h("tbody");
-  const status = h("span", { class: "muted", role: "status" });
-  const prev = h("button", { type: "button", class: "secondary small", text: "Previous" });
-  const next = h("button", { type: "button", class: "secondary small", text: "Next" });
-  const error = h("p", { class: "form-error", role: "alert", hidden: true });
-  async function refresh() {
-    error.hidden = true;
-    try {
-      const answer = await load(page, search.value.trim());
-      body.replaceChildren(...answer.results.map((item) => labelled(row(item, refresh), columns)));
-      if (!answer.results.length) body.append(h("tr", {}, h("td", { colspan: columns.length, class: "muted", text: "Nothing here." })));
-      const pages = Math.max(1, Math.ceil(answer.count / PAGE_SIZE));
-      status.textContent = `Page ${page} of ${pages} · ${answer.count} in all`;
-      prev.disabled = !answer.previous;
-      next.disabled = !answer.next;
-    } catch (problem) {
-      if (problem.code === "invalid_page" && page > 1) { page = 1; return refresh(); }
-      error.textContent = problem.message;
-      error.hidden = false;
+/** Names of the schools seen so far, for the School columns. */
+const schoolNames = new Map();
+
+/**
+ * Fills `select` with the schools matching what is typed into the search box it answers
+ * (first 50 matches; `/tenants/?search=` looks at names, schema names and domains), so
+ * any school can be picked however many there are. `fixed` options come first.
+ */
+function schoolPicker(select, { none, fixed = [], onLoad = () => {} }) {
+  const search = h("input", { type: "search", class: "picker-search", placeholder: "Find a school…", autocomplete: "off", "aria-label": `Find a school (${none})` });
+  async function load() {
+    const text = search.value.trim();
+    const answer = await request("GET", `${API}/tenants/${query(1, text, { page_size: 50 })}`);
+    answer.results.forEach((t) => schoolNames.set(t.id, t.name));
+    const kept = select.value;
+    select.replaceChildren(h("option", { value: "", text: none }),
+      ...fixed.map(([value, text]) => h("option", { value, text })),
+      ...answer.results.map((t) => h("option", { value: t.id, text: `${t.name} (${t.schema_name})` })));
+    const keep = [...select.options].some((o) => o.value === kept && kept);
+    const pick = keep ? kept : text && answer.results.length ? answer.results[0].id : "";
+    if (select.value !== pick || pick !== kept) {
+      select.value = pick;
+      select.dispatchEvent(new Event("change"));
     }
+    onLoad();
   }
   let timer = null;
-  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { page = 1; refresh(); }, 250); });
-  filters.forEach((f) => f.addEventListener("change", () => { page = 1; refresh(); }));
-  prev.addEventListener("click", () => { page -= 1; refresh(); });
-  next.addEventListener("click", () => { page += 1; refresh(); });
-  const view = h("div", {},
-    create ? create(refresh) : null,
-    h("section", { class: "card" },
-      h("h1", { text: title }),
-      h("div", { class: "toolbar" }, h("label", {}, "Search", search), filters.map((f) => h("label", {}, f.dataset.label, f))),
-      error,
-      h("div", { class: "table-wrap" },
-        h("table", {}, h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col", text: c })))), body)),
-      h("div", { class: "pager" }, prev, status, next)));
-  refresh();
-  return { view, refresh };
-}
-
-/** Names each cell after its column, for the stacked layout at phone width. */
-function labelled(tr, columns) {
-  [...tr.children].forEach((td, i) => td.setAttribute("data-label", columns[i] || ""));
-  return tr;
-}
-
-const query = (page, search, extra = {}) =>
-  "?" + new URLSearchParams({ page, page_size: PAGE_SIZE, ...(search ? { search } : {}), ...extra });
-
-async function schoolOptions(select, { none }) {
-  const answer = await request("GET", `${API}/tenants/?page_size=200`);
-  select.replaceChildren(h("option", { value: "", text: none }),
-    ...answer.results.map((t) => h("option", { value: t.id, text: `${t.name} (${t.schema_name})` })));
-  return answer.results;
+  search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => load().catch(() => {}), 250); });
+  load().catch(() => {});
+  return search;
 }
 
 // ---- Schools -----------------------------------------------------------------------
 
 function schoolsView() {
-  const createForm = (refresh) => {
+  const createForm = (refresh, list) => {
     const form = h("form", { class: "card", novalidate: true },
       h("h2", { text: "Create a school" }),
       h("div", { class: "grid" },
@@ -357,7 +171,7 @@ function schoolsView() {
       try {
         await request("POST", `${API}/tenants/`, { schema_name: schema, name: data.name.trim(), domains: data.domains.trim() ? [data.domains.trim()] : [] });
         form.reset();
-        refresh();
+        list.created(`School "${data.name.trim()}" (${schema}) created.`);
       } catch (problem) { showProblem(form, problem); }
     });
     return form;
@@ -433,15 +247,11 @@ function dropDialog(t, refresh) {
 
 function usersView() {
   const filter = h("select", { name: "client", "data-label": "School" });
-  let schools = [];
-  schoolOptions(filter, { none: "All users" }).then((list) => {
-    schools = list;
-    filter.insertBefore(h("option", { value: "platform", text: "Platform users" }), filter.children[1]);
-  }).catch(() => {});
-  const schoolName = (id) => { const s = schools.find((x) => x.id === id); return s ? s.name : id ? "a school" : "platform"; };
-  const createForm = (refresh) => {
+  const filterSearch = schoolPicker(filter, { none: "All users", fixed: [["platform", "Platform users"]] });
+  const schoolName = (id) => id ? schoolNames.get(id) || "a school" : "platform";
+  const createForm = (refresh, list) => {
     const client = h("select", { name: "client" });
-    schoolOptions(client, { none: "None (platform user)" }).catch(() => {});
+    const clientSearch = schoolPicker(client, { none: "None (platform user)" });
     const roles = h("fieldset", { hidden: true }, h("legend", { text: "Roles in the school" }),
       ROLE_NAMES.map((r) => checkbox(r, "roles", { value: r })),
       h("span", { class: "field-error", "data-error-for": "roles", hidden: true }));
@@ -460,7 +270,7 @@ function usersView() {
         field("Password", "password", { type: "password", autocomplete: "new-password", required: true }),
         field("First name", "first_name"),
         field("Last name", "last_name"),
-        h("label", { "data-field": "client" }, "School", client, h("span", { class: "field-error", "data-error-for": "client", hidden: true }))),
+        h("label", { "data-field": "client" }, "School", clientSearch, client, h("span", { class: "field-error", "data-error-for": "client", hidden: true }))),
       roles, h("div", {}, staff, superuser),
       h("p", { class: "form-error", role: "alert", hidden: true }),
       h("button", { type: "submit", text: "Create user" }));
@@ -481,7 +291,7 @@ function usersView() {
         await request("POST", `${API}/users/`, body);
         form.reset();
         roles.hidden = true;
-        refresh();
+        list.created(`User ${body.email || body.phone} created.`);
       } catch (problem) { showProblem(form, problem); }
     });
     return form;
@@ -511,6 +321,7 @@ function usersView() {
     columns: ["E-mail", "Phone", "Name", "School", "Flags", "State", ""],
     row,
     filters: [filter],
+    toolbar: [h("label", {}, "Find a school", filterSearch)],
     load: (page, search) => request("GET", `${API}/users/${query(page, search, filter.value ? { client: filter.value } : {})}`),
     create: createForm,
   }).view;
@@ -519,18 +330,17 @@ function usersView() {
 // ---- API keys ----------------------------------------------------------------------
 
 function keysView() {
-  let schools = [];
-  const schoolName = (id) => { const s = schools.find((x) => x.id === id); return id ? (s ? s.name : "a school") : "all schools"; };
-  const createForm = (refresh) => {
+  const schoolName = (id) => id ? schoolNames.get(id) || "a school" : "all schools";
+  const createForm = (refresh, list) => {
     const tenant = h("select", { name: "tenant" });
-    schoolOptions(tenant, { none: "All schools (global key)" }).then((list) => { schools = list; refresh(); }).catch(() => {});
+    const tenantSearch = schoolPicker(tenant, { none: "All schools (global key)", onLoad: refresh });
     const shown = h("div", { class: "notice", hidden: true });
     const form = h("form", { class: "card", novalidate: true },
       h("h2", { text: "Create an API key" }),
       shown,
       h("div", { class: "grid" },
         field("Name", "name", { required: true, maxlength: 100 }),
-        h("label", { "data-field": "tenant" }, "School", tenant, h("span", { class: "field-error", "data-error-for": "tenant", hidden: true })),
+        h("label", { "data-field": "tenant" }, "School", tenantSearch, tenant, h("span", { class: "field-error", "data-error-for": "tenant", hidden: true })),
         field("Expires (optional)", "expires_at", { type: "datetime-local" })),
       checkbox("Read-only (GET only)", "read_only"),
       h("p", { class: "form-error", role: "alert", hidden: true }),
@@ -551,7 +361,7 @@ function keysView() {
         shown.replaceChildren(h("p", { text: `Key "${key.name}" created. Copy it now: it is shown this once.` }), secret, copy);
         shown.hidden = false;
         form.reset();
-        refresh();
+        list.created(`Key "${key.name}" created.`);
       } catch (problem) { showProblem(form, problem); }
     });
     return form;
@@ -581,7 +391,7 @@ function keysView() {
 const VIEWS = { schools: schoolsView, users: usersView, keys: keysView };
 
 function route() {
-  if (!session.access) return;
+  if (!client.session.access) return;
   const name = (location.hash.replace(/^#\//, "") || "schools").split("/")[0];
   const view = VIEWS[name] || schoolsView;
   document.querySelectorAll("#nav a").forEach((a) => {
@@ -594,7 +404,7 @@ async function start() {
   $("login-form").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
   window.addEventListener("hashchange", route);
-  if (await refreshTokens()) {
+  if (await client.refresh()) {
     try {
       const me = await request("GET", `${API}/auth/me/`);
       session.user = me.user;

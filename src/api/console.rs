@@ -1,12 +1,13 @@
 //! The system admin console: a small single-page app for platform administrators at
 //! `/admin/` on the main domain (`/` redirects there). It uses the public system API
-//! only. Its three files are compiled into the binary and served with a strict
+//! only. Its files are compiled into the binary and served with a strict
 //! Content-Security-Policy (no inline script or style, API calls to this origin only),
-//! `X-Frame-Options: DENY`, and revalidated caching (`ETag`).
+//! `X-Frame-Options: DENY`, and revalidated caching (`ETag`). What it shares with the
+//! school app (`school_app.rs`) lives in `assets/shared/` and is served under both.
 
-use actix_web::{HttpRequest, HttpResponse, guard, http::header, web};
+use actix_web::{HttpMessage, HttpRequest, HttpResponse, guard, http::header, web};
 
-use crate::api::assets::Asset;
+use crate::{api::assets::Asset, tenancy::host::HostKind};
 
 static INDEX_HTML: Asset = Asset::new(
     "text/html; charset=utf-8",
@@ -16,34 +17,57 @@ static CONSOLE_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/console/console.js"),
 );
-static CONSOLE_CSS: Asset = Asset::new(
+pub static SHARED_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/shared/shared.js"),
+);
+pub static SHARED_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
-    include_str!("../../assets/console/console.css"),
+    include_str!("../../assets/shared/shared.css"),
+);
+/// Both apps' icon (an SVG: browsers take it at `/favicon.ico` by its content type).
+static FAVICON: Asset = Asset::new(
+    "image/svg+xml",
+    include_str!("../../assets/shared/favicon.svg"),
 );
 
-/// Where the console lives; main domain only (see `tenancy::host`).
+/// Where the console lives; main domain only (see `api::host`).
 pub const PATH: &str = "/admin/";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // GET, and HEAD for clients that probe (`curl -I`).
-    let read = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
-    cfg.route("/", read().to(to_console))
-        .route(
-            PATH,
-            read().to(|req: HttpRequest| async move { INDEX_HTML.respond(&req) }),
-        )
-        .route(
-            "/admin/console.js/",
-            read().to(|req: HttpRequest| async move { CONSOLE_JS.respond(&req) }),
-        )
-        .route(
-            "/admin/console.css/",
-            read().to(|req: HttpRequest| async move { CONSOLE_CSS.respond(&req) }),
-        );
+/// GET, and HEAD for clients that probe (`curl -I`).
+pub fn read() -> actix_web::Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
 }
 
-async fn to_console() -> HttpResponse {
+/// Routes `path` to a built-in file.
+pub fn serve(cfg: &mut web::ServiceConfig, path: &str, asset: &'static Asset) {
+    cfg.route(
+        path,
+        read().to(move |req: HttpRequest| async move { asset.respond(&req) }),
+    );
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", read().to(to_home));
+    serve(cfg, PATH, &INDEX_HTML);
+    serve(cfg, "/admin/console.js/", &CONSOLE_JS);
+    serve(cfg, "/admin/shared.js/", &SHARED_JS);
+    serve(cfg, "/admin/shared.css/", &SHARED_CSS);
+    serve(cfg, "/favicon.ico/", &FAVICON);
+}
+
+/// `/`: the console on the main domain, the school app on a school's address.
+async fn to_home(req: HttpRequest) -> HttpResponse {
+    let school = matches!(
+        req.extensions().get::<HostKind>(),
+        Some(HostKind::Tenant(_))
+    );
+    let home = if school {
+        super::school_app::PATH
+    } else {
+        PATH
+    };
     HttpResponse::Found()
-        .insert_header((header::LOCATION, PATH))
+        .insert_header((header::LOCATION, home))
         .finish()
 }

@@ -1,6 +1,7 @@
 //! Classifies each request by its host before routing (see `tenancy::host`), and keeps
 //! each path on the hosts it belongs to: the platform's paths (system API, metrics, the
-//! admin console) on the main domain, `/metrics` on its own listener when one is set.
+//! admin console) on the main domain, the school app on school addresses, `/metrics` on
+//! its own listener when one is set.
 
 use actix_web::{
     Error, HttpMessage,
@@ -11,7 +12,7 @@ use actix_web::{
 };
 
 use crate::{
-    api::{console, docs, metrics},
+    api::{console, docs, metrics, school_app},
     auth::AppState,
     error::ApiError,
     tenancy::host::{self, HostKind, request_host},
@@ -58,13 +59,18 @@ pub async fn classify_host(
         Err(err) => return Ok(req.error_response(err)),
     };
     // Platform paths (the system API, metrics, the admin console, the docs page) exist on
-    // the main domain only.
+    // the main domain only, the school app on school addresses only (`/` leads to one or
+    // the other).
     let platform_path = path.starts_with("/api/v1/system/")
         || metrics_path
-        || path == "/"
         || path.starts_with(console::PATH)
         || path.starts_with(docs::PATH);
-    if matches!(kind, HostKind::Tenant(_)) && platform_path {
+    let school_path = path.starts_with(school_app::PATH);
+    let misplaced = match kind {
+        HostKind::Tenant(_) => platform_path,
+        HostKind::Main => school_path,
+    };
+    if misplaced {
         return Ok(req.error_response(ApiError::not_found()));
     }
     req.extensions_mut().insert(kind);

@@ -17,6 +17,7 @@ pub mod pagination;
 pub mod path;
 pub mod routes;
 pub mod school;
+pub mod school_app;
 pub mod system;
 
 use actix_web::web::ServiceConfig;
@@ -35,9 +36,10 @@ pub fn mount(m: &mut Mount) {
     school::mount(m);
 }
 
-/// Adds the API (and the admin console's pages) to an app.
+/// Adds the API (and the pages of the admin console and the school app) to an app.
 pub fn configure(cfg: &mut ServiceConfig) {
     console::configure(cfg);
+    school_app::configure(cfg);
     let mut doc = ApiDoc::new();
     mount(&mut Mount::new(cfg, &mut doc));
 }

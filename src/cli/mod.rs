@@ -3,6 +3,7 @@
 //! ones over every school's schema version (`migrate`, `tenant status`).
 
 mod archive;
+mod demo;
 mod fleet;
 mod seed;
 
@@ -47,7 +48,8 @@ pub enum Command {
     /// Manage users.
     #[command(subcommand)]
     User(UserCommand),
-    /// Create two demo schools with users, and print how to log in.
+    /// Create or complete the two demo schools (a school year, one account per role), and
+    /// print how to reach them.
     Demo,
     /// Print the OpenAPI document (JSON) to stdout.
     Openapi,
@@ -158,7 +160,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Migrate(args) => fleet::migrate(&state.config, args).await,
                 Command::Tenant(command) => tenant(&state, command).await,
                 Command::User(command) => user(&state, command).await,
-                Command::Demo => seed::demo(&state).await,
+                Command::Demo => demo::demo(&state).await,
                 Command::Serve | Command::Openapi => unreachable!("handled above"),
             }
         }

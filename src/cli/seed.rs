@@ -1,4 +1,4 @@
-//! Commands that generate data: the demo schools, and many schools for load tests.
+//! `tenant create-many`: many schools for load tests (the demo schools: `demo.rs`).
 
 use std::{
     io::IsTerminal,
@@ -9,7 +9,6 @@ use actix_web::web;
 
 use super::blocking;
 use crate::{
-    api::system::users::{CliUser, create_user_from_cli},
     auth::AppState,
     db::{Db, models::TenantRow},
     error::ApiError,
@@ -127,87 +126,4 @@ fn add_generated_teacher(db: &Db, row: &TenantRow, password_hash: String) -> Res
             Ok(())
         })
     })
-}
-
-const DEMO_PASSWORD: &str = "demo-password-123";
-const DEMO_SCHOOLS: [(&str, &str); 2] = [
-    ("greenwood", "Greenwood High"),
-    ("riverside", "Riverside Academy"),
-];
-
-pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
-    let directory = state.directory.clone();
-    for (schema, name) in DEMO_SCHOOLS {
-        let dir = directory.clone();
-        if blocking(move || dir.find_schema(schema)).await.is_ok() {
-            println!("school '{schema}' exists; skipped");
-            continue;
-        }
-        let db = state.db.clone();
-        let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
-        blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults))
-            .await?;
-        directory.invalidate();
-        for (who, role, teacher) in [("admin", "admin", false), ("teacher", "teacher", true)] {
-            let email = format!("{who}@{schema}.test");
-            create_user_from_cli(
-                state,
-                CliUser {
-                    email: Some(&email),
-                    phone: None,
-                    password: DEMO_PASSWORD,
-                    first_name: capitalize(who),
-                    last_name: capitalize(schema),
-                    tenant: Some(schema),
-                    roles: vec![role.to_owned()],
-                    superuser: false,
-                    teacher,
-                },
-            )
-            .await?;
-        }
-        println!("created demo school '{name}' at {schema}.localhost");
-    }
-    let superuser = create_user_from_cli(
-        state,
-        CliUser {
-            email: Some("root@platform.test"),
-            phone: None,
-            password: DEMO_PASSWORD,
-            first_name: String::new(),
-            last_name: String::new(),
-            tenant: None,
-            roles: Vec::new(),
-            superuser: true,
-            teacher: false,
-        },
-    )
-    .await;
-    match superuser {
-        Ok(_) | Err(ApiError::Conflict(_)) => {}
-        Err(err) => return Err(err.into()),
-    }
-    let port = state.config.bind_addr.port();
-    println!(
-        "\nDemo users (password '{DEMO_PASSWORD}'): admin@greenwood.test, teacher@greenwood.test,"
-    );
-    println!(
-        "admin@riverside.test, teacher@riverside.test; platform superuser root@platform.test."
-    );
-    println!("Log in to a school:");
-    println!(
-        "  curl -s -H 'Host: greenwood.localhost' -H 'Content-Type: application/json' \\\n    -d '{{\"identifier\": \"admin@greenwood.test\", \"password\": \"{DEMO_PASSWORD}\"}}' \\\n    http://127.0.0.1:{port}/api/v1/school/auth/login/"
-    );
-    println!(
-        "Platform console: http://127.0.0.1:{port}/admin/ (root@platform.test, '{DEMO_PASSWORD}')"
-    );
-    Ok(())
-}
-
-fn capitalize(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

@@ -15,8 +15,11 @@
 
 mod schema;
 
+pub mod demo;
+
 pub mod academic_settings;
 pub mod assignments;
+pub mod class_students;
 pub mod classes;
 pub mod departments;
 pub mod exam_sessions;

@@ -21,10 +21,15 @@
 
 use actix_web::http::Method;
 
-/// The paths that are no API resource.
-const FIXED: [(&str, &str); 2] = [
+/// The paths named by hand: those that are no API resource, and a list nested under an
+/// item of another resource (the rule would read it as an action).
+const FIXED: [(&str, &str); 3] = [
     ("/healthz/", "checkLiveness"),
     ("/readyz/", "checkReadiness"),
+    (
+        "/api/v1/school/classes/{class_pk}/students/",
+        "listClassStudents",
+    ),
 ];
 
 /// What the document knows about one path, for naming its operations.

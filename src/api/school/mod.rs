@@ -5,6 +5,7 @@
 pub mod academic_settings;
 pub mod assignments;
 pub mod auth;
+pub mod class_students;
 pub mod classes;
 pub mod crud;
 pub mod departments;
@@ -38,6 +39,7 @@ use crate::{
 pub fn mount(m: &mut Mount) {
     auth::mount(m);
     classes::mount(m);
+    class_students::mount(m);
     subjects::mount(m);
     departments::mount(m);
     sessions::mount(m);

@@ -5,10 +5,12 @@ use serde_json::json;
 
 use crate::helpers::{TestApp, spawn_app, spawn_app_with};
 
-const ASSETS: [&str; 7] = [
+const ASSETS: [&str; 9] = [
     "/admin/",
     "/admin/console.js",
-    "/admin/console.css",
+    "/admin/shared.js",
+    "/admin/shared.css",
+    "/favicon.ico",
     "/api/v1/docs/",
     "/api/v1/docs/swagger-ui-bundle.js",
     "/api/v1/docs/swagger-ui.css",

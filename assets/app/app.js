@@ -1,0 +1,145 @@
+// The school app: sign-in, the header, navigation and routing. What a user sees follows
+// the permissions `/auth/me/` answers (the server stays the authority). The academic
+// year: year.js; the marks sheet: marks.js; the other resources: resources.js;
+// settings.js; what the console shares with it: /app/shared.js.
+import { $, h, apiClient, whenRecovered, clearErrors } from "/app/shared.js";
+import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
+import { homePage, sessionsPage } from "/app/year.js";
+import { settingsPage, canSeeSettings } from "/app/settings.js";
+
+const API = "/api/v1/school";
+const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSignedOut: (message) => signedOut(message) });
+
+/** Who is signed in: the `/auth/me/` answer, and a permission test on it. */
+const me = {
+  user: null, tenant: null, roles: [], permissions: new Set(), teacher: null,
+  can(action, resource) { return this.permissions.has(`${action}_${resource}`); },
+};
+
+setContext({ client, me, API });
+
+/** The pages by the first segment of the route: a nav label, who sees it, what it shows. */
+const PAGES = {
+  sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage },
+  ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
+    [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
+  settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
+};
+whenRecovered(() => route());
+
+// ---- Sign in and out ---------------------------------------------------------------
+
+function loginMessage(problem) {
+  switch (problem.code) {
+    case "invalid_credentials":
+      return "The e-mail, phone or password is wrong, or the account is deactivated.";
+    case "throttled":
+      return `Too many failed sign-ins. Try again in ${problem.retryAfter || 60} seconds.`;
+    case "validation_error":
+      return "Enter your e-mail or phone and your password.";
+    default:
+      // wrong_auth_layer (a platform administrator), tenant_mismatch (another school's
+      // user), tenant_inactive: the API's own words say it best.
+      return problem.message;
+  }
+}
+
+async function login(event) {
+  event.preventDefault();
+  const form = event.target;
+  clearErrors(form);
+  const data = Object.fromEntries(new FormData(form));
+  try {
+    client.signIn(await client.request("POST", `${API}/auth/login/`, { identifier: data.identifier.trim(), password: data.password }));
+    form.reset();
+    await signedIn();
+  } catch (problem) {
+    const general = form.querySelector(".form-error");
+    general.textContent = loginMessage(problem);
+    general.hidden = false;
+  }
+}
+
+async function logout() {
+  await client.signOut();
+  signedOut();
+}
+
+function signedOut(message) {
+  client.forget();
+  me.user = null;
+  me.permissions = new Set();
+  for (const id of ["nav", "whoami", "view"]) $(id).hidden = true;
+  $("login-view").hidden = false;
+  const error = document.querySelector("#login-form .form-error");
+  error.textContent = message || "";
+  error.hidden = !message;
+  document.querySelector("#login-form input").focus();
+}
+
+/** Loads who is signed in, names the school, builds the navigation, shows the page. */
+async function signedIn() {
+  const answer = await client.request("GET", `${API}/auth/me/`);
+  Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, permissions: new Set(answer.permissions) });
+  schoolName();
+  $("login-view").hidden = true;
+  buildNav();
+  $("nav").hidden = false;
+  $("whoami").hidden = false;
+  const user = me.user || {};
+  const name = `${user.first_name || ""} ${user.last_name || ""}`.trim() || user.email || user.phone || "API key";
+  $("whoami-name").textContent = `${name} (${me.roles.join(", ") || "no role"})`;
+  $("view").hidden = false;
+  route();
+}
+
+/** The school's name: its general settings when it has them, else the tenant's name. */
+async function schoolName() {
+  let name = me.tenant.name;
+  if (me.can("view", "generalsettings")) {
+    const settings = await client.request("GET", `${API}/general-settings/?page_size=1`).catch(() => null);
+    if (settings && settings.results.length && settings.results[0].school_name) name = settings.results[0].school_name;
+  }
+  $("school-name").textContent = name;
+  document.title = name;
+}
+
+function buildNav() {
+  const links = [["", "Home"]];
+  for (const [key, page] of Object.entries(PAGES)) {
+    if (page.visible(me)) links.push([key, page.nav]);
+  }
+  $("nav").replaceChildren(...links.map(([key, text]) => h("a", { href: `#/${key}`, "data-view": key || "home", text })));
+}
+
+// ---- Routing -----------------------------------------------------------------------
+
+/** `#/<page>/<id>/...`: the page named by the first segment, with the rest as arguments. */
+function route() {
+  if (!client.session.access || !me.tenant) return;
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const key = parts[0] || "";
+  const page = PAGES[key];
+  const active = page ? key : "home";
+  document.querySelectorAll("#nav a").forEach((a) => {
+    if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  });
+  const view = page && page.visible(me) ? page.render(parts.slice(1)) : homePage();
+  $("view").replaceChildren(view);
+  const heading = $("view").querySelector("h1");
+  if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");
+}
+
+async function start() {
+  $("login-form").addEventListener("submit", login);
+  $("logout").addEventListener("click", logout);
+  window.addEventListener("hashchange", route);
+  if (await client.refresh()) {
+    try {
+      return await signedIn();
+    } catch (problem) { /* fall through to the sign-in form */ }
+  }
+  signedOut();
+}
+
+start();

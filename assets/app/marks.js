@@ -1,0 +1,186 @@
+// The marks sheet: every live student of the exam's class with a mark and a symbol cell,
+// typed with the keyboard only (Enter and the arrow keys move between cells). A row is
+// saved through `confirm-students` when the cursor leaves it, or with "Save marks"; each
+// row shows whether it is saved, and a rejected value shows its error on its cell.
+//
+// Shown with two requests when opened from the exams page (the class's students and the
+// exam's marks, in parallel): that page has already fetched the exam and the grading
+// scale (which fills in symbols as marks are typed).
+import { h } from "/app/shared.js";
+import { ctx, api, crumbs } from "/app/resources.js";
+
+/** Exams seen on the exams page, so opening one needs no request for it. */
+const knownExams = new Map();
+export function rememberExam(exam) { knownExams.set(exam.id, exam); }
+
+/** The school's grading scale, fetched once per page load. */
+let scale = null;
+export function gradingScale() {
+  if (!scale) {
+    scale = ctx.me.can("view", "academicsettings")
+      ? ctx.client.request("GET", api("/academic-settings/?page_size=1"))
+        .then((answer) => (answer.results.length ? answer.results[0].grading_scale : []))
+        .catch(() => { scale = null; return []; })
+      : Promise.resolve([]);
+  }
+  return scale;
+}
+
+const MARK = /^\d+$/;
+
+export function marksSheet(sid, esid, eid) {
+  const { client, me } = ctx;
+  const wrap = h("div", { class: "sheet" }, h("p", { class: "muted", text: "Loading the marks sheet…" }));
+  const examPath = api(`/sessions/${sid}/exam-sessions/${esid}/exams/${eid}/`);
+  (async () => {
+    const exam = knownExams.get(eid) || await client.request("GET", examPath);
+    const editable = me.can("add", "mark") && me.can("change", "mark");
+    const [students, marks, bands] = await Promise.all([
+      client.all(api(`/classes/${exam.academic_class}/students/`)),
+      client.all(`${examPath}marks/`),
+      editable ? gradingScale() : [],
+    ]);
+    wrap.replaceChildren(...sheet(exam, students, marks, examPath, editable, bands, sid, esid));
+    const first = wrap.querySelector("input[name=mark]");
+    if (first) { first.focus(); first.select(); }
+  })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
+  return wrap;
+}
+
+function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
+  const byNumber = new Map(marks.map((m) => [m.studentadmissionnumber, m]));
+  const rows = [];
+  const summary = h("p", { class: "summary", role: "status" });
+  const saveAll = h("button", { type: "button", text: "Save marks" });
+
+  function refreshSummary() {
+    const values = rows.map((r) => r.input.mark.value.trim()).filter((v) => MARK.test(v))
+      .map(Number).filter((v) => v <= exam.max_mark);
+    const average = values.length ? (values.reduce((a, b) => a + b, 0) / values.length).toFixed(1) : "—";
+    const unsaved = rows.filter((r) => r.state === "unsaved" || r.state === "error").length;
+    summary.replaceChildren(
+      h("span", {}, "Entered ", h("b", { "data-summary": "entered", text: values.length })),
+      h("span", {}, "Missing ", h("b", { "data-summary": "missing", text: rows.length - values.length })),
+      h("span", {}, "Average ", h("b", { "data-summary": "average", text: average })),
+      h("span", {}, "Unsaved ", h("b", { "data-summary": "unsaved", text: unsaved })));
+    saveAll.disabled = !unsaved;
+  }
+
+  function setState(row, state, text) {
+    row.state = state;
+    row.tr.className = state === "saved" ? "saved" : state === "unsaved" || state === "error" ? "unsaved" : "";
+    row.status.className = `state ${state}`;
+    row.status.textContent = text || { saved: "saved", unsaved: "not saved", saving: "saving…", empty: "—", error: "not saved" }[state];
+    refreshSummary();
+  }
+
+  function cellError(row, name, message) {
+    const input = row.input[name];
+    const slot = row.error[name];
+    slot.textContent = message || "";
+    slot.hidden = !message;
+    if (message) input.setAttribute("aria-invalid", "true"); else input.removeAttribute("aria-invalid");
+  }
+
+  /** The row's values as confirm-students takes them, or null after showing what is wrong. */
+  function checked(row) {
+    const raw = row.input.mark.value.trim();
+    const symbol = row.input.symbol.value.trim();
+    let ok = true;
+    if (raw !== "" && (!MARK.test(raw) || Number(raw) > exam.max_mark)) {
+      cellError(row, "mark", `Enter a whole number from 0 to ${exam.max_mark}.`);
+      ok = false;
+    } else cellError(row, "mark", "");
+    if (symbol.length > 255) { cellError(row, "symbol", "At most 255 characters."); ok = false; } else cellError(row, "symbol", "");
+    return ok ? { studentadmissionnumber: row.student.admission_number, mark: raw === "" ? null : Number(raw), symbol: symbol || null } : null;
+  }
+
+  async function save(row) {
+    if (row.state !== "unsaved" && row.state !== "error") return;
+    const body = checked(row);
+    if (!body) return setState(row, "error");
+    setState(row, "saving");
+    const sent = JSON.stringify(body);
+    try {
+      await ctx.client.request("POST", `${examPath}marks/confirm-students/`, body);
+      // Typed into again while saving: still unsaved.
+      const now = checked(row);
+      setState(row, now && JSON.stringify(now) === sent ? "saved" : "unsaved");
+    } catch (problem) {
+      for (const name of ["mark", "symbol"]) if (problem.errors[name]) cellError(row, name, problem.errors[name].join(" "));
+      const other = Object.entries(problem.errors).filter(([n]) => n !== "mark" && n !== "symbol");
+      setState(row, "error", other.length ? other.map(([, m]) => m.join(" ")).join(" ") : problem.errors.mark || problem.errors.symbol ? "not saved" : problem.message);
+    }
+  }
+
+  function symbolFor(value) {
+    const band = scale.find((b) => value >= b.min && value <= b.max);
+    return band ? band.symbol : "";
+  }
+
+  /** Enter: the same cell of the next row; arrows: up, down, and across at the text's ends. */
+  function move(event, index, column) {
+    const input = event.target;
+    const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
+    const atEnd = input.selectionStart === input.value.length;
+    let to = null;
+    if (event.key === "Enter" || event.key === "ArrowDown") to = [index + 1, column];
+    else if (event.key === "ArrowUp") to = [index - 1, column];
+    else if (event.key === "ArrowRight" && atEnd && column === "mark") to = [index, "symbol"];
+    else if (event.key === "ArrowLeft" && atStart && column === "symbol") to = [index, "mark"];
+    if (!to) return;
+    event.preventDefault();
+    const target = rows[to[0]];
+    if (target) { target.input[to[1]].focus(); target.input[to[1]].select(); }
+    else if (event.key === "Enter") save(rows[index]);
+  }
+
+  students.forEach((student, index) => {
+    const mark = byNumber.get(student.admission_number);
+    const name = `${student.first_name} ${student.last_name}`;
+    const input = {
+      mark: h("input", { name: "mark", inputmode: "numeric", autocomplete: "off", "aria-label": `Mark for ${name}`, value: mark && mark.mark !== null ? mark.mark : "", readonly: !editable }),
+      symbol: h("input", { name: "symbol", class: "symbol", autocomplete: "off", "aria-label": `Symbol for ${name}`, value: mark && mark.symbol ? mark.symbol : "", readonly: !editable }),
+    };
+    const error = { mark: h("span", { class: "cell-error", role: "alert", hidden: true }), symbol: h("span", { class: "cell-error", role: "alert", hidden: true }) };
+    const status = h("span", { class: "state" });
+    const tr = h("tr", { "data-admission": student.admission_number },
+      h("td", { "data-label": "Admission no.", text: student.admission_number }),
+      h("td", { "data-label": "Student", text: name }),
+      h("td", { "data-label": "Mark" }, input.mark, error.mark),
+      h("td", { "data-label": "Symbol" }, input.symbol, error.symbol),
+      h("td", { "data-label": "" }, status));
+    const row = { student, tr, input, error, status, state: "empty", autoSymbol: !(mark && mark.symbol) };
+    rows.push(row);
+    for (const column of ["mark", "symbol"]) {
+      input[column].addEventListener("keydown", (event) => move(event, index, column));
+      input[column].addEventListener("input", () => {
+        if (column === "symbol") row.autoSymbol = false;
+        if (column === "mark" && row.autoSymbol && scale.length) {
+          const value = input.mark.value.trim();
+          input.symbol.value = MARK.test(value) ? symbolFor(Number(value)) : "";
+        }
+        setState(row, "unsaved");
+      });
+      // Leaving the row saves it.
+      input[column].addEventListener("blur", (event) => { if (!tr.contains(event.relatedTarget)) save(row); });
+    }
+    row.state = mark ? "saved" : "empty";
+  });
+  rows.forEach((row) => setState(row, row.state));
+  saveAll.addEventListener("click", () => rows.forEach(save));
+  refreshSummary();
+
+  return [
+    crumbs(["Sessions", "#/sessions"], ["Exam session", `#/sessions/${sid}/exam-sessions/${esid}`], [exam.name]),
+    h("section", { class: "card" },
+      h("h1", { text: `Marks: ${exam.name}` }),
+      h("p", { class: "muted", text: `Out of ${exam.max_mark}. ${editable ? "Type a mark, then Enter or an arrow key to move; a row is saved when you leave it." : "You may read these marks, not change them."}` }),
+      summary,
+      students.length ? null : h("p", { class: "muted", text: "The exam's class has no students." }),
+      h("div", { class: "table-wrap" }, h("table", { "aria-label": "Marks" },
+        h("thead", {}, h("tr", {}, ["Admission no.", "Student", "Mark", "Symbol", "State"].map((c) => h("th", { scope: "col", text: c })))),
+        h("tbody", {}, rows.map((r) => r.tr)))),
+      editable ? h("div", { class: "sheet-actions" }, saveAll) : null),
+  ];
+}

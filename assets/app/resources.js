@@ -1,0 +1,232 @@
+// One list-and-form component for the school resources, driven by a short description
+// of each (its path, columns and fields), and what the other pages share with it: who is
+// signed in (`ctx`), names of referenced records, form fields read and written by type.
+import { h, field, checkbox, selectField, dialog, listView, query, day } from "/app/shared.js";
+
+/** The API client, the signed-in user (`me.can(action, resource)`) and the API's base. */
+export const ctx = { client: null, me: null, API: "" };
+export function setContext(values) { Object.assign(ctx, values); }
+export const api = (path) => `${ctx.API}${path}`;
+
+// ---- Names of referenced records ---------------------------------------------------
+
+/** What a reference field can point at: where the records are and how one is named. */
+const REFS = {
+  teachers: { path: "/teachers/", perm: "teacherprofile", label: (t) => t.staff_number ? `${t.name} (${t.staff_number})` : t.name },
+  subjects: { path: "/subjects/", perm: "subject", label: (s) => `${s.name} (${s.code})` },
+  classes: { path: "/classes/", perm: "academicclass", label: (c) => c.name },
+  departments: { path: "/departments/", perm: "department", label: (d) => d.name },
+};
+
+/** Maps id → name for each of `names` the user may view (one request per list page). */
+export async function loadRefs(names = []) {
+  const lookups = {};
+  await Promise.all(names.map(async (name) => {
+    const ref = REFS[name];
+    lookups[name] = new Map();
+    if (!ctx.me.can("view", ref.perm)) return;
+    const records = await ctx.client.all(api(ref.path));
+    records.forEach((r) => lookups[name].set(r.id, ref.label(r)));
+  }));
+  return lookups;
+}
+
+export const named = (lookup, id) => (id ? lookup.get(id) || "(unknown)" : "—");
+
+// ---- Forms -------------------------------------------------------------------------
+
+/**
+ * Inputs for `fields` ({name, label, type: text|number|date|ref|refs|bool|textarea, ref,
+ * required, createOnly}) holding `record`'s values (a new record when null).
+ */
+export function formFields(fields, record, lookups) {
+  return fields.filter((f) => !(f.createOnly && record)).map((f) => {
+    const value = record ? record[f.name] : f.default;
+    const required = f.required ? { required: true } : {};
+    switch (f.type) {
+      case "ref": {
+        const options = [["", f.required ? "Choose…" : "None"], ...lookups[f.ref]];
+        return selectField(f.label, f.name, options, value, required);
+      }
+      case "refs": {
+        const chosen = new Set(value || []);
+        return h("fieldset", { "data-field": f.name }, h("legend", { text: f.label }),
+          [...lookups[f.ref]].map(([id, text]) => checkbox(text, f.name, { value: id, checked: chosen.has(id) })),
+          h("span", { class: "field-error", "data-error-for": f.name, hidden: true }));
+      }
+      case "bool":
+        return h("div", {}, checkbox(f.label, f.name, { checked: !!value }),
+          h("span", { class: "field-error", "data-error-for": f.name, hidden: true }));
+      case "number":
+        return field(f.label, f.name, { type: "number", inputmode: "numeric", value: value ?? "", ...required });
+      case "date":
+        return field(f.label, f.name, { type: "date", value: value ? day(value) : "", ...required });
+      default:
+        return field(f.label, f.name, { value: value ?? "", autocomplete: "off", ...required });
+    }
+  });
+}
+
+/** The body for `fields` as the form holds them (empty optional values are null). */
+export function readForm(form, fields, record) {
+  const body = {};
+  for (const f of fields) {
+    if (f.createOnly && record) continue;
+    if (f.type === "refs") {
+      body[f.name] = [...form.querySelectorAll(`input[name="${f.name}"]:checked`)].map((i) => i.value);
+      continue;
+    }
+    const input = form.elements[f.name];
+    if (f.type === "bool") { body[f.name] = input.checked; continue; }
+    const raw = input.value.trim();
+    if (f.type === "number") body[f.name] = raw === "" ? (f.required ? raw : null) : Number(raw);
+    else if (raw === "" && !f.required) body[f.name] = f.type === "text" && !f.nullable ? "" : null;
+    else body[f.name] = raw;
+  }
+  return body;
+}
+
+/** Create or edit `desc`'s record in the dialog; resolves after a successful save. */
+export function editDialog(desc, lookups, record, path, saved) {
+  const title = record ? `Edit ${desc.singular}` : `New ${desc.singular}`;
+  dialog(title, formFields(desc.fields, record, lookups), async (form) => {
+    const body = readForm(form, desc.fields, record);
+    const answer = record
+      ? await ctx.client.request("PATCH", `${path}${record.id}/`, body)
+      : await ctx.client.request("POST", path, body);
+    await saved(answer);
+  }, record ? "Save" : "Create");
+}
+
+export function confirmDelete(desc, record, path, done) {
+  dialog(`Delete ${desc.singular}`, [h("p", { text: `Delete "${desc.label(record)}"? It is kept as deleted and no longer listed.` })],
+    async () => { await ctx.client.request("PATCH", `${path}${record.id}/`, { is_deleted: true }); await done(); }, "Delete", true);
+}
+
+// ---- The generic page --------------------------------------------------------------
+
+/** Breadcrumbs: [text, href] pairs, the last one plain. */
+export function crumbs(...items) {
+  return h("p", { class: "crumbs" }, items.map(([text, href], i) =>
+    [i ? " › " : "", href ? h("a", { href, text }) : h("span", { text })]));
+}
+
+/**
+ * The list of a resource with search and pages; create, edit and delete buttons only for
+ * the permissions the user holds; with `bulkDelete`, a selection and "Delete selected".
+ */
+export function resourcePage(desc) {
+  const wrap = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
+  loadRefs(desc.refs).then((lookups) => wrap.replaceChildren(resourceList(desc, lookups)))
+    .catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
+  return wrap;
+}
+
+function resourceList(desc, lookups) {
+  const { me } = ctx;
+  const path = api(desc.path);
+  const canAdd = me.can("add", desc.perm), canChange = me.can("change", desc.perm), canDelete = me.can("delete", desc.perm);
+  const selected = new Set();
+  const bulk = desc.bulkDelete && canDelete;
+  const columns = [...(bulk ? ["Select"] : []), ...desc.columns.map(([label]) => label), ...(canChange || canDelete ? [""] : [])];
+  const toolbar = [];
+  let list;
+  if (canAdd) {
+    toolbar.push(h("button", { type: "button", text: `New ${desc.singular}`, onclick: () =>
+      editDialog(desc, lookups, null, path, (made) => list.created(`${cap(desc.singular)} "${desc.label(made)}" created.`)) }));
+  }
+  if (bulk) {
+    const remove = h("button", { type: "button", class: "danger", text: "Delete selected", onclick: () => {
+      if (!selected.size) return;
+      dialog(`Delete ${selected.size} ${desc.title.toLowerCase()}`, [h("p", { text: "They are kept as deleted and no longer listed." })], async () => {
+        const answer = await ctx.client.request("DELETE", `${path}bulk-soft-delete/`, { ids: [...selected] });
+        selected.clear();
+        await list.refresh();
+        list.view.querySelector(".notice").hidden = false;
+        list.view.querySelector(".notice").textContent = `${answer.count} deleted.`;
+      }, "Delete", true);
+    } });
+    toolbar.push(remove);
+  }
+  const row = (record, refresh) => h("tr", { "data-id": record.id, "data-name": desc.label(record) },
+    bulk ? h("td", {}, h("input", { type: "checkbox", "aria-label": `Select ${desc.label(record)}`, checked: selected.has(record.id),
+      onchange: (e) => (e.target.checked ? selected.add(record.id) : selected.delete(record.id)) })) : null,
+    desc.columns.map(([, value]) => h("td", { text: value(record, lookups) })),
+    canChange || canDelete ? h("td", {}, h("div", { class: "actions" },
+      canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(desc, lookups, record, path, refresh) }) : null,
+      canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(desc, record, path, refresh) }) : null)) : null);
+  // A filter by a referenced record lists from that record's own sub-list.
+  const filter = desc.filter ? h("select", { name: desc.filter.ref, "data-label": desc.filter.label, "aria-label": `Filter by ${desc.filter.label.toLowerCase()}` },
+    h("option", { value: "", text: "All" }), [...lookups[desc.filter.ref]].map(([id, text]) => h("option", { value: id, text }))) : null;
+  list = listView({
+    title: desc.title, columns, row, toolbar, filters: filter ? [filter] : [],
+    load: (page, search) => {
+      const from = filter && filter.value ? api(desc.filter.path(filter.value)) : path;
+      return ctx.client.request("GET", `${from}${query(page, search)}`);
+    },
+  });
+  return h("div", {}, desc.intro ? h("p", { class: "muted", text: desc.intro }) : null, list.view);
+}
+
+const cap = (s) => s[0].toUpperCase() + s.slice(1);
+
+// ---- The descriptions --------------------------------------------------------------
+
+const text = (name, label, extra = {}) => ({ name, label, type: "text", ...extra });
+
+export const RESOURCES = {
+  departments: {
+    nav: "Departments", title: "Departments", singular: "department", perm: "department", path: "/departments/",
+    refs: ["teachers", "subjects"], label: (d) => d.name,
+    columns: [["Name", (d) => d.name], ["Head", (d, L) => named(L.teachers, d.hod)], ["Subject", (d, L) => named(L.subjects, d.subject)],
+      ["Teachers", (d, L) => d.teachers.map((id) => named(L.teachers, id)).join(", ") || "—"]],
+    fields: [text("name", "Name", { required: true }), { name: "hod", label: "Head of department", type: "ref", ref: "teachers", required: true },
+      { name: "subject", label: "Subject", type: "ref", ref: "subjects", required: true }, { name: "teachers", label: "Teachers", type: "refs", ref: "teachers" }],
+  },
+  subjects: {
+    nav: "Subjects", title: "Subjects", singular: "subject", perm: "subject", path: "/subjects/", bulkDelete: true,
+    refs: ["departments"], label: (s) => s.name,
+    columns: [["Name", (s) => s.name], ["Code", (s) => s.code], ["Department", (s, L) => named(L.departments, s.department)]],
+    fields: [text("name", "Name", { required: true }), text("code", "Code", { required: true }),
+      { name: "department", label: "Department", type: "ref", ref: "departments" }],
+  },
+  classes: {
+    nav: "Classes", title: "Classes", singular: "class", perm: "academicclass", path: "/classes/",
+    refs: [], label: (c) => c.name,
+    columns: [["Name", (c) => c.name], ["Level", (c) => c.level ?? "—"]],
+    fields: [text("name", "Name", { required: true }), { name: "level", label: "Level (0-100)", type: "number" }],
+  },
+  students: {
+    nav: "Students", title: "Students", singular: "student", perm: "student", path: "/students/",
+    refs: ["classes"], label: (s) => `${s.first_name} ${s.last_name}`,
+    filter: { label: "Class", ref: "classes", path: (id) => `/classes/${id}/students/` },
+    columns: [["Admission no.", (s) => s.admission_number], ["First name", (s) => s.first_name], ["Last name", (s) => s.last_name],
+      ["Class", (s, L) => named(L.classes, s.academic_class)]],
+    fields: [text("admission_number", "Admission number", { required: true }), text("first_name", "First name", { required: true }),
+      text("last_name", "Last name", { required: true }), { name: "academic_class", label: "Class", type: "ref", ref: "classes" }],
+  },
+  teachers: {
+    nav: "Teachers", title: "Teachers", singular: "teacher", perm: "teacherprofile", path: "/teachers/",
+    refs: [], label: (t) => t.name,
+    intro: "A teacher is a user of the school with a teacher profile; accounts are made in the platform console (or with `school-service user create --teacher`).",
+    columns: [["Name", (t) => t.name], ["Staff number", (t) => t.staff_number || "—"]],
+    fields: [text("user", "User id", { required: true, createOnly: true }), text("staff_number", "Staff number", { nullable: true })],
+  },
+  assignments: {
+    nav: "Assignments", title: "Teacher assignments", singular: "assignment", perm: "teacherassignment", path: "/teacher-assignments/",
+    refs: ["teachers", "classes", "subjects"], label: () => "this assignment",
+    columns: [["Teacher", (a, L) => named(L.teachers, a.teacher)], ["Class", (a, L) => named(L.classes, a.academic_class)], ["Subject", (a, L) => named(L.subjects, a.subject)]],
+    fields: [{ name: "teacher", label: "Teacher", type: "ref", ref: "teachers", required: true },
+      { name: "academic_class", label: "Class", type: "ref", ref: "classes", required: true },
+      { name: "subject", label: "Subject", type: "ref", ref: "subjects", required: true }],
+  },
+  "grade-comments": {
+    nav: "Grade comments", title: "Grade comments", singular: "grade comment", perm: "teachergradecomment", path: "/teacher-grade-comments/",
+    refs: ["teachers"], label: (g) => `${g.grade}: ${g.comment}`,
+    columns: [["Grade", (g) => g.grade], ["Marks", (g) => `${g.min_mark}–${g.max_mark}`], ["Comment", (g) => g.comment],
+      ["Teacher", (g, L) => (g.teacher ? named(L.teachers, g.teacher) : "Whole school")]],
+    fields: [text("grade", "Grade", { required: true }), { name: "min_mark", label: "From mark", type: "number", required: true },
+      { name: "max_mark", label: "To mark", type: "number", required: true }, text("comment", "Comment", { required: true }),
+      { name: "teacher", label: "Teacher (none: the whole school)", type: "ref", ref: "teachers" }],
+  },
+};

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The school app in a real browser: Playwright (PyPI, in .venv/) driving Debian's
+# Chromium against a real server on a fresh database holding the demo schools
+# (`school-service demo`). Run by `make test`; with `shots`, by `make app-shots`
+# (screenshots in target/app-shots/ and the marks sheet's figures).
+#
+#   scripts/app-test.sh          the browser tests (pytest tests/app)
+#   scripts/app-test.sh shots    the screenshots and measurements
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/pg.sh
+pg_ensure
+mode="${1:-test}"
+
+need_command chromium
+if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
+  echo "installing playwright and pytest into .venv (PyPI)" >&2
+  python3 -m venv .venv
+  .venv/bin/pip install -q playwright pytest
+fi
+
+cargo build --quiet --bin school-service
+bin="$PWD/target/debug/school-service"
+port="$(free_port)"
+server_database school_app
+
+export JWT_SECRET="app-test-secret-app-test-secret-app-test-01" \
+  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
+# Chromium resolves every *.localhost name to this machine, so the demo schools'
+# addresses work in the browser as they are.
+export APP_PORT="$port"
+"$bin" migrate >/dev/null
+"$bin" demo >/dev/null
+serve_in_background "$bin"
+
+if [ "$mode" = shots ]; then
+  .venv/bin/python tests/app/shots.py target/app-shots
+else
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/app
+fi

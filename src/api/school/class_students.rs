@@ -1,0 +1,75 @@
+//! `GET /api/v1/school/classes/{class_pk}/students/`: the students of one class, paged and
+//! searched like every list. What a marks sheet needs (its rows) without reading every
+//! student of the school; `view_student` permission, 404 for a missing class (or a
+//! soft-deleted one, unless `include_deleted=true`).
+
+use actix_web::HttpResponse;
+
+use crate::{
+    api::{
+        PathIds,
+        openapi::{
+            ApiDoc, Auth, Op,
+            schema::{self, page_of},
+        },
+        pagination::{ListQuery, page_response},
+        routes::Mount,
+    },
+    auth::{Need, SchoolRequest, permissions::Resource},
+    error::{ApiError, ApiResult},
+    school::students::Student,
+};
+
+pub const PATH: &str = "/api/v1/school/classes/{class_pk}/students/";
+
+pub fn mount(m: &mut Mount) {
+    m.endpoint(PATH).get(list, |doc: &mut ApiDoc| {
+        let student = doc.schema::<Student>();
+        let page = page_of(doc, "StudentPage", student);
+        Op::new(
+            "students",
+            "List the students of a class",
+            Auth::BearerOrKey,
+        )
+        .description(Some(
+            "The class's students, oldest first, paged and searched like `/students/`; 404 when the class does not exist, or is soft-deleted without `include_deleted=true`.",
+        ))
+        .query("page", schema::integer(), "page number, from 1")
+        .query(
+            "page_size",
+            schema::integer(),
+            "records per page (default 50, max 200)",
+        )
+        .query(
+            "search",
+            schema::string(),
+            "case-insensitive substring of admission number, first or last name",
+        )
+        .query(
+            "include_deleted",
+            schema::boolean(),
+            "also soft-deleted students, and a soft-deleted class",
+        )
+        .ok(200, Some(page))
+        .errors(&[404])
+    });
+}
+
+async fn list(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let path = PathIds::of(&http);
+    let query = ListQuery::parse(&http);
+    let page_query = query.as_ref().ok().cloned();
+    let (count, rows) = request
+        .run(Need::Method(Resource::Student), move |conn, _| {
+            let class = path.last()?;
+            let query = query?;
+            let (count, rows) =
+                Student::page_in_class(conn, class, &query)?.ok_or_else(ApiError::not_found)?;
+            query.check_page(count)?;
+            Ok((count, rows))
+        })
+        .await?;
+    let query = page_query.ok_or_else(|| ApiError::InvalidQuery("bad list parameters".into()))?;
+    page_response(&http, &query, count, rows)
+}

@@ -1,0 +1,53 @@
+//! The school app: a single-page app for a school's staff (and students) at `/app/` of
+//! every school address (`/` redirects there; the main domain has none). It uses the
+//! public school API only and is served like the console (`console.rs`), whose shared
+//! files (`assets/shared/`) it loads from its own path.
+
+use actix_web::web;
+
+use super::console::{SHARED_CSS, SHARED_JS, serve};
+use crate::api::assets::Asset;
+
+static INDEX_HTML: Asset = Asset::new(
+    "text/html; charset=utf-8",
+    include_str!("../../assets/app/index.html"),
+);
+static APP_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/app.js"),
+);
+static RESOURCES_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/resources.js"),
+);
+static YEAR_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/year.js"),
+);
+static MARKS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/marks.js"),
+);
+static SETTINGS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/settings.js"),
+);
+static APP_CSS: Asset = Asset::new(
+    "text/css; charset=utf-8",
+    include_str!("../../assets/app/app.css"),
+);
+
+/// Where the app lives; school addresses only (see `api::host`).
+pub const PATH: &str = "/app/";
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    serve(cfg, PATH, &INDEX_HTML);
+    serve(cfg, "/app/app.js/", &APP_JS);
+    serve(cfg, "/app/resources.js/", &RESOURCES_JS);
+    serve(cfg, "/app/year.js/", &YEAR_JS);
+    serve(cfg, "/app/marks.js/", &MARKS_JS);
+    serve(cfg, "/app/settings.js/", &SETTINGS_JS);
+    serve(cfg, "/app/app.css/", &APP_CSS);
+    serve(cfg, "/app/shared.js/", &SHARED_JS);
+    serve(cfg, "/app/shared.css/", &SHARED_CSS);
+}

@@ -1,0 +1,300 @@
+"""What a school's staff do in the school app, in a real browser, on the demo school."""
+
+import re
+
+from playwright.sync_api import expect
+
+from conftest import MAIN, PASSWORD, SCHOOL, http, school_token, sign_in, signed_in, watched_page
+
+
+def test_the_app_is_served_safely_on_school_addresses_only():
+    status, headers, _ = http("GET", "/app/")
+    assert status == 200
+    csp = headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
+    assert headers["X-Frame-Options"] == "DENY" and headers["Cache-Control"] == "no-cache"
+    status, _, _ = http("GET", "/app/", headers={"If-None-Match": headers["ETag"]})
+    assert status == 304
+    for asset in ["app.js", "resources.js", "year.js", "marks.js", "settings.js", "shared.js", "app.css", "shared.css"]:
+        status, headers, _ = http("GET", f"/app/{asset}")
+        assert status == 200 and headers["ETag"], asset
+    # `/` leads to the app on a school's address and to the console on the main domain.
+    status, headers, _ = http("GET", "/")
+    assert status == 302 and headers["Location"] == "/app/"
+    status, headers, _ = http("GET", "/", host="localhost")
+    assert status == 302 and headers["Location"] == "/admin/"
+    status, _, body = http("GET", "/app/", host="localhost")
+    assert status == 404 and body["code"] == "not_found"
+    status, _, _ = http("GET", "/app/", host="unknown.localhost")
+    assert status == 404
+    for host in ["greenwood.localhost", "localhost"]:
+        status, headers, _ = http("GET", "/favicon.ico", host=host)
+        assert status == 200 and headers["Content-Type"].startswith("image/svg+xml")
+
+
+def go(page, section):
+    page.locator("#nav").get_by_role("link", name=section, exact=True).click()
+
+
+def exam_path(token, name, term="1"):
+    """The API path of the active session's exam `name` in exam session `term`."""
+    sessions = http("GET", "/api/v1/school/sessions/?page_size=200", token=token)[2]["results"]
+    active = next(s for s in sessions if s["is_active"])
+    base = f"/api/v1/school/sessions/{active['id']}/exam-sessions/"
+    exam_session = next(e for e in http("GET", base, token=token)[2]["results"] if e["term"] == term)
+    exams = f"{base}{exam_session['id']}/exams/"
+    exam = next(e for e in http("GET", exams + "?page_size=200", token=token)[2]["results"] if e["name"] == name)
+    return f"{exams}{exam['id']}/"
+
+
+def test_a_teacher_enters_marks_with_the_keyboard(page):
+    signed_in(page, "teacher@greenwood.test")
+    expect(page.locator("#school-name")).to_have_text("Greenwood High")
+    # Two clicks from the active session: an exam session, then one of my exams.
+    page.get_by_role("link", name="Term 1 examinations").click()
+    expect(page.get_by_role("heading", name="Term 1 examinations: my exams")).to_be_visible()
+    page.get_by_role("link", name="Mathematics - Form 1 Green").click()
+    expect(page.get_by_role("heading", name="Marks: Mathematics - Form 1 Green")).to_be_visible()
+    rows = page.locator("tbody tr")
+    expect(rows).to_have_count(30)
+    expect(page.locator('[data-summary="missing"]')).to_have_text("30")
+
+    # Keyboard only: the first mark cell has the focus; Enter moves down a row.
+    expect(rows.nth(0).locator("input[name=mark]")).to_be_focused()
+    for mark in ["71", "55", "88", "40", "93"]:
+        page.keyboard.type(mark)
+        page.keyboard.press("Enter")
+    expect(rows.nth(5).locator("input[name=mark]")).to_be_focused()
+    for i in range(5):
+        expect(rows.nth(i).locator(".state")).to_have_text("saved")
+    expect(page.locator('[data-summary="entered"]')).to_have_text("5")
+    expect(page.locator('[data-summary="average"]')).to_have_text("69.4")
+    # The grading scale filled in the symbols.
+    expect(rows.nth(0).locator("input[name=symbol]")).to_have_value("B")
+
+    # Arrow keys: up goes back a row, right moves to the symbol at the end of the text.
+    page.keyboard.press("ArrowUp")
+    expect(rows.nth(4).locator("input[name=mark]")).to_be_focused()
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowRight")
+    expect(rows.nth(4).locator("input[name=symbol]")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+
+    # Out of range: the error is on that cell, the row is not saved.
+    sixth = rows.nth(5)
+    page.keyboard.press("ArrowLeft")
+    expect(sixth.locator("input[name=mark]")).to_be_focused()
+    page.keyboard.type("150")
+    page.keyboard.press("Enter")
+    expect(sixth.locator(".cell-error").first).to_contain_text("from 0 to 100")
+    expect(sixth.locator("input[name=mark]")).to_have_attribute("aria-invalid", "true")
+    expect(sixth.locator(".state")).to_have_text("not saved")
+
+    # A reload shows what was saved, and the API agrees.
+    page.reload()
+    expect(rows.nth(0).locator("input[name=mark]")).to_have_value("71")
+    expect(rows.nth(4).locator("input[name=mark]")).to_have_value("93")
+    expect(rows.nth(5).locator("input[name=mark]")).to_have_value("")
+    token = school_token("teacher@greenwood.test")
+    marks = http("GET", exam_path(token, "Mathematics - Form 1 Green") + "marks/?page_size=200", token=token)[2]
+    by_student = {m["studentadmissionnumber"]: m["mark"] for m in marks["results"]}
+    numbers = [rows.nth(i).get_attribute("data-admission") for i in range(6)]
+    assert [by_student.get(n) for n in numbers] == [71, 55, 88, 40, 93, None]
+
+
+def test_the_marks_sheet_takes_two_requests_from_the_exams_page(page):
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 1 examinations").click()
+    link = page.get_by_role("link", name="Mathematics - Form 1 Blue")
+    expect(link).to_be_visible()
+    requests = []
+    page.on("request", lambda r: requests.append(r.url) if "/api/" in r.url else None)
+    link.click()
+    expect(page.locator("tbody tr")).to_have_count(40)
+    expect(page.locator('[data-summary="entered"]')).to_have_text("40")
+    sheet = [u for u in requests if "academic-settings" not in u]
+    assert len(sheet) == 2, sheet
+
+
+def test_a_teacher_creates_their_exams_for_a_new_term(page):
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 2 examinations").click()
+    expect(page.get_by_text("You have no exams here yet.")).to_be_visible()
+    page.get_by_role("button", name="Create my exams").click()
+    expect(page.get_by_role("status").filter(has_text="Created 6 exams")).to_be_visible()
+    expect(page.locator("tbody tr")).to_have_count(6)
+    expect(page.locator('tr[data-name="Mathematics - Form 1 Blue"]')).to_contain_text("Grace Mensah")
+    # Everyone's exams: the other teachers have none in term 2 yet.
+    page.get_by_label("Only my exams").uncheck()
+    expect(page.get_by_role("heading", name="Term 2 examinations: exams")).to_be_visible()
+    expect(page.locator("tbody tr")).to_have_count(6)
+    page.get_by_role("button", name="Create my exams").click()
+    expect(page.get_by_role("status").filter(has_text="already existed")).to_be_visible()
+
+
+def test_an_admin_edits_a_department_filters_students_and_creates_a_class(page):
+    signed_in(page, "admin@greenwood.test")
+    go(page, "Departments")
+    row = page.locator('tr[data-name="Sciences"]')
+    expect(row).to_contain_text("Grace Mensah")
+    row.get_by_role("button", name="Edit").click()
+    dialog = page.locator("dialog")
+    dialog.get_by_label("Head of department").select_option(label="David Kim (GW-T02)")
+    dialog.get_by_role("button", name="Save").click()
+    expect(row.locator("td").nth(1)).to_have_text("David Kim (GW-T02)")
+    go(page, "Students")
+    page.get_by_label("Filter by class").select_option(label="Form 2 Green")
+    expect(page.locator(".pager [role=status]")).to_contain_text("25 in all")
+    page.get_by_label("Search students").fill("GW0120")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    go(page, "Classes")
+    page.get_by_role("button", name="New class").click()
+    dialog.get_by_label("Name").fill("Form 3 Blue")
+    dialog.get_by_label("Level (0-100)").fill("300")
+    page.watch.expected.append("status of 400")
+    dialog.get_by_role("button", name="Create").click()
+    expect(dialog.locator('[data-error-for="level"]')).to_be_visible()
+    dialog.get_by_label("Level (0-100)").fill("3")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.locator('tr[data-name="Form 3 Blue"]')).to_contain_text("3")
+
+
+def test_an_admin_creates_and_activates_a_session(page):
+    signed_in(page, "admin@greenwood.test")
+    go(page, "Sessions")
+    page.get_by_role("button", name="New session").click()
+    dialog = page.locator("dialog")
+    dialog.get_by_label("Name").fill("2027/2028")
+    dialog.get_by_label("Starts").fill("2027-09-01")
+    dialog.get_by_label("Ends").fill("2028-07-15")
+    dialog.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("status").filter(has_text="2027/2028")).to_be_visible()
+    new, previous = page.locator('tr[data-name="2027/2028"]'), page.locator('tr[data-name="2026/2027"]')
+    expect(new).to_contain_text("active")
+    expect(previous.locator(".badge")).to_have_text("inactive")
+    # Activating the previous one again deactivates the new one.
+    previous.get_by_role("button", name="Activate").click()
+    expect(previous.locator(".badge")).to_have_text("active")
+    expect(new.locator(".badge")).to_have_text("inactive")
+
+
+def test_a_user_without_change_permissions_sees_no_edit_actions(page):
+    signed_in(page, "student@greenwood.test")
+    nav = page.locator("#nav")
+    expect(nav.get_by_role("link", name="Sessions")).to_be_visible()
+    expect(nav.get_by_role("link", name="Settings")).to_have_count(0)
+    expect(nav.get_by_role("link", name="Students")).to_have_count(0)
+    go(page, "Sessions")
+    expect(page.locator('tr[data-name="2026/2027"]')).to_be_visible()
+    expect(page.locator("main button").filter(has_text=re.compile("New|Edit|Activate|Delete"))).to_have_count(0)
+    go(page, "Subjects")
+    expect(page.locator('tr[data-name="Mathematics"]')).to_be_visible()
+    expect(page.locator("main button").filter(has_text=re.compile("New|Edit|Delete"))).to_have_count(0)
+    expect(page.locator("main input[type=checkbox]")).to_have_count(0)
+
+
+def test_a_teacher_sees_no_settings_and_signs_in_by_phone(page):
+    signed_in(page, "+1 555 0100 101")
+    expect(page.locator("#whoami-name")).to_contain_text("Grace Mensah")
+    expect(page.locator("#nav").get_by_role("link", name="Settings")).to_have_count(0)
+    page.goto(SCHOOL + "/app/#/settings")
+    expect(page.get_by_role("heading", name="2026/2027 (active session)")).to_be_visible()
+
+
+def test_a_platform_administrator_is_refused_with_the_apis_message(page):
+    status, _, problem = http("POST", "/api/v1/school/auth/login/", {"identifier": "root@platform.test", "password": PASSWORD})
+    assert status == 403 and problem["code"] == "wrong_auth_layer"
+    page.watch.expected.append("status of 403")
+    sign_in(page, "root@platform.test")
+    expect(page.get_by_role("alert").filter(has_text=problem["detail"])).to_be_visible()
+    expect(page.locator("#nav")).to_be_hidden()
+
+
+def test_subjects_search_create_and_bulk_soft_delete(page):
+    signed_in(page, "admin@greenwood.test")
+    go(page, "Subjects")
+    for name, code in [("Art", "ART"), ("Music", "MUS")]:
+        page.get_by_role("button", name="New subject").click()
+        dialog = page.locator("dialog")
+        dialog.get_by_label("Name").fill(name)
+        dialog.get_by_label("Code").fill(code)
+        dialog.get_by_label("Department").select_option(label="Humanities")
+        dialog.get_by_role("button", name="Create").click()
+        expect(page.locator(f'tr[data-name="{name}"]')).to_contain_text("Humanities")
+    page.get_by_label("Search subjects").fill("MU")
+    expect(page.locator("tbody tr")).to_have_count(1)
+    page.get_by_label("Search subjects").fill("")
+    expect(page.locator('tr[data-name="Art"]')).to_be_visible()
+    page.get_by_label("Select Art").check()
+    page.get_by_label("Select Music").check()
+    page.get_by_role("button", name="Delete selected").click()
+    page.locator("dialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("status").filter(has_text="2 deleted")).to_be_visible()
+    expect(page.locator('tr[data-name="Art"]')).to_have_count(0)
+    token = school_token("admin@greenwood.test")
+    subjects = http("GET", "/api/v1/school/subjects/?search=Art&include_deleted=true", token=token)[2]["results"]
+    assert [s["is_deleted"] for s in subjects if s["code"] == "ART"] == [True]
+
+
+def test_the_grading_scale_editor_saves_bands(page):
+    signed_in(page, "principal@greenwood.test")
+    go(page, "Settings")
+    academic = page.get_by_role("form", name="Academic settings")
+    expect(academic.locator("[data-band]")).to_have_count(6)
+    academic.get_by_role("button", name="Add a band").click()
+    band = academic.locator("[data-band]").last
+    band.get_by_label("Symbol").fill("A*")
+    band.get_by_label("From").fill("95")
+    band.get_by_label("To").fill("100")
+    academic.get_by_role("button", name="Save academic settings").click()
+    expect(academic.get_by_role("status")).to_have_text("Saved.")
+    token = school_token("principal@greenwood.test")
+    settings = http("GET", "/api/v1/school/academic-settings/", token=token)[2]["results"][0]
+    assert settings["grading_scale"][-1] == {"symbol": "A*", "min": 95, "max": 100}
+    # A band the API refuses shows the API's reason.
+    band.get_by_label("From").fill("300")
+    page.watch.expected.append("status of 400")
+    academic.get_by_role("button", name="Save academic settings").click()
+    expect(academic.locator('[data-error-for="grading_scale"]')).to_contain_text("min <= max")
+
+
+def test_a_reload_keeps_the_session_a_phone_works_and_logout_revokes(browser):
+    context, page = watched_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True)
+    signed_in(page, "teacher@greenwood.test")
+    page.reload()
+    expect(page.get_by_role("heading", name="2026/2027 (active session)")).to_be_visible()
+    page.get_by_role("link", name="Term 1 examinations").click()
+    page.get_by_role("link", name="Mathematics - Form 1 Blue").click()
+    expect(page.locator("tbody tr")).to_have_count(40)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 400, f"the page scrolls sideways at phone width ({width}px)"
+    assert page.evaluate("localStorage.length") == 0 and context.cookies() == []
+    refresh = page.evaluate("sessionStorage.getItem('school-app.refresh')")
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    assert page.evaluate("sessionStorage.length") == 0
+    status, _, body = http("POST", "/api/v1/school/auth/refresh/", {"refresh": refresh})
+    assert status == 401, body
+    assert not page.watch.unexpected(), page.watch.problems
+    context.close()
+
+
+def test_an_unavailable_database_shows_a_banner_until_it_is_back(page):
+    signed_in(page, "admin@greenwood.test")
+    problem = '{"type":"about:blank","title":"Service Unavailable","status":503,"code":"service_unavailable","detail":"the database is unavailable"}'
+    down = lambda route: route.fulfill(status=503, content_type="application/problem+json", body=problem, headers={"Retry-After": "1"})
+    page.watch.expected.append("status of 503")
+    page.route("**/api/v1/school/classes/**", down)
+    page.route("**/readyz", down)
+    go(page, "Classes")
+    banner = page.locator("#banner")
+    expect(banner).to_contain_text("unavailable")
+    page.unroute("**/api/v1/school/classes/**")
+    page.unroute("**/readyz")
+    expect(banner).to_be_hidden(timeout=10_000)
+    expect(page.locator('tr[data-name="Form 1 Blue"]')).to_be_visible()
+
+
+def test_the_console_still_lives_on_the_main_domain(page):
+    page.goto(MAIN + "/admin/")
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
