@@ -1,7 +1,6 @@
 """The summary of `make bench-fairness`: per mode, each run's quiet p99 and throughput beside
 the noisy school against alone in the same run, and the medians over the runs."""
 
-import re
 import statistics
 import sys
 
@@ -13,8 +12,8 @@ def read_mode(path):
         if line.startswith("== "):
             mode["spec"] = line[3:].strip()
         elif words[:1] and words[0].startswith("cpu+"):
-            numbers = [int(n) for n in re.findall(r"\b(\d+)\b", line)]
-            mode["cpu"][words[0][4:]] = dict(zip(("server", "postgres", "wrk-quiet", "wrk-noisy"), numbers))
+            labels = ("server", "postgres", "wrk-quiet", "wrk-noisy")
+            mode["cpu"][words[0][4:]] = {k: int(words[words.index(k) + 1]) for k in labels}
         elif len(words) == 5 and words[1].replace(".", "").isdigit():
             mode["rows"][words[0]] = [float(w) for w in words[1:]]
         elif "load average" in line or "peak RSS" in line:
