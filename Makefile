@@ -14,7 +14,7 @@ help:
 	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make bench-provision  provisioning against PostgreSQL's floor, fleet migrate timings"
-	@echo "make bench-fairness  one school with 50,000 students searched by 64 connections beside five quiet schools"
+	@echo "make bench-fairness  49 quiet schools beside one searching (64 connections) or reading at 20x; FAIRNESS_MODES, FAIRNESS_RUNS"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
 	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
 	@echo "            PgBouncer restarts, SIGKILLed servers and a slow-query storm; checks every acknowledged write"

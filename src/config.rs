@@ -49,6 +49,12 @@ pub struct Config {
     /// `SCHOOL_RATE_BURST`: how many requests a school may send at once within its rate
     /// (default: one second's worth).
     pub school_rate_burst: Option<u32>,
+    /// `SCHOOL_RATE_MAX_DELAY_MS`: how long a request past its school's rate is held for
+    /// its token before it is answered 429 instead.
+    pub school_rate_max_delay: Duration,
+    /// `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests are worked on at once;
+    /// `None` (`0`): no cap but the pool's per-school share.
+    pub school_max_in_flight: Option<u32>,
     pub cors_allowed_origins: Vec<String>,
     /// `http` or `https`: the scheme of the links the server writes (pagination). Taken
     /// from configuration, never from a client's `X-Forwarded-Proto`.
@@ -86,6 +92,7 @@ impl Config {
         let database_listen_url = env_str("DATABASE_LISTEN_URL")
             .or_else(|| (db_pool_mode == PoolMode::Session).then(|| database_url.clone()));
         let db_pool_size = parse_env("DB_POOL_SIZE", default_pool_size())?;
+        let db_pool_per_school = parse_env("DB_POOL_PER_SCHOOL", default_per_school(db_pool_size))?;
         Self {
             database_url,
             db_pool_mode,
@@ -101,7 +108,7 @@ impl Config {
             bcrypt_cost: parse_env("BCRYPT_COST", 12)?,
             db_pool_size,
             db_pool_timeout: Duration::from_millis(parse_env("DB_POOL_TIMEOUT_MS", 5_000)?),
-            db_pool_per_school: parse_env("DB_POOL_PER_SCHOOL", default_per_school(db_pool_size))?,
+            db_pool_per_school,
             db_statement_timeout: match parse_env::<u64>("DB_STATEMENT_TIMEOUT_MS", 5_000)? {
                 0 => None,
                 millis => Some(Duration::from_millis(millis)),
@@ -119,6 +126,16 @@ impl Config {
             login_rate_per_minute: parse_env("LOGIN_RATE_PER_MINUTE", 10)?,
             school_rate_per_second: optional_env("SCHOOL_RATE_PER_SECOND")?,
             school_rate_burst: optional_env("SCHOOL_RATE_BURST")?,
+            school_rate_max_delay: Duration::from_millis(parse_env(
+                "SCHOOL_RATE_MAX_DELAY_MS",
+                1_000,
+            )?),
+            // By default as many as the school's share of the pool: each request admitted
+            // can have its connection.
+            school_max_in_flight: match parse_env("SCHOOL_MAX_IN_FLIGHT", db_pool_per_school)? {
+                0 => None,
+                cap => Some(cap),
+            },
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
             public_scheme: env_str("PUBLIC_SCHEME")
                 .unwrap_or_else(|| "http".into())

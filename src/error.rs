@@ -125,6 +125,9 @@ pub enum ApiError {
     CorsRefused(String),
     #[error("the database is unavailable; try again shortly")]
     ServiceUnavailable,
+    /// The request waited `DB_POOL_TIMEOUT_MS` for its school's turn (`SCHOOL_MAX_IN_FLIGHT`).
+    #[error("this school has too many requests in progress; try again shortly")]
+    SchoolBusy,
     /// A statement ran past `DB_STATEMENT_TIMEOUT_MS` and was cancelled.
     #[error("the request took too long in the database and was cancelled; try again shortly")]
     DatabaseTimeout,
@@ -170,7 +173,7 @@ impl ApiError {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Throttled(_) | Self::SchoolRateLimited(_) => "throttled",
             Self::CorsRefused(_) => "cors_refused",
-            Self::ServiceUnavailable => "service_unavailable",
+            Self::ServiceUnavailable | Self::SchoolBusy => "service_unavailable",
             Self::DatabaseTimeout => "database_timeout",
             Self::Internal(_) => "internal_error",
         }
@@ -204,7 +207,9 @@ impl ResponseError for ApiError {
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Throttled(_) | Self::SchoolRateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            Self::ServiceUnavailable | Self::DatabaseTimeout => StatusCode::SERVICE_UNAVAILABLE,
+            Self::ServiceUnavailable | Self::SchoolBusy | Self::DatabaseTimeout => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -232,7 +237,7 @@ impl ResponseError for ApiError {
             Self::Throttled(secs) | Self::SchoolRateLimited(secs) => {
                 response.insert_header((header::RETRY_AFTER, secs.to_string()));
             }
-            Self::ServiceUnavailable | Self::DatabaseTimeout => {
+            Self::ServiceUnavailable | Self::SchoolBusy | Self::DatabaseTimeout => {
                 response.insert_header((header::RETRY_AFTER, UNAVAILABLE_RETRY_AFTER_SECS));
             }
             Self::MethodNotAllowed { allow, .. } => {

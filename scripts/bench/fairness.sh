@@ -8,10 +8,14 @@
 # times the quiet load) of its cheap reads; last (after the change only) beside 2,000 idle
 # keep-alive connections and 200 uploads sending a byte a second, with the server's peak
 # memory.
-# Run twice in one go: "before" emulates the server as it was (no per-school share:
-# DB_POOL_PER_SCHOOL = DB_POOL_SIZE; no statement limit; the search indexes dropped) and
-# "after" is the server as configured by default. Also: one search and one unfiltered first
-# page over the 50,000 students, one connection, p50. Nothing here asserts a number.
+# Modes (FAIRNESS_MODES, run in turn on one database): "before" emulates the server as it
+# was (no per-school share: DB_POOL_PER_SCHOOL = DB_POOL_SIZE, SCHOOL_MAX_IN_FLIGHT=0; no
+# statement limit; the search indexes dropped), "after" is the server as configured by
+# default, "rate-refused" and "rate-held" add SCHOOL_RATE_PER_SECOND (refused at once, or
+# held for the token). Each mode measures alone / beside the noisy school FAIRNESS_RUNS
+# times in turn (default 3), and the summary gives each run's ratios (against alone in the
+# same run) and their median. Also: one search and one unfiltered first page over the
+# 50,000 students, one connection, p50. Nothing here asserts a number.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
@@ -93,93 +97,129 @@ EOF
   done
 }
 
+# CPU ticks (user + system, 1/100 s) of the processes with these pids.
+ticks() {
+  local pid total=0
+  for pid in "$@"; do
+    [ -r "/proc/$pid/stat" ] && total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+  done
+  echo "$total"
+}
+pg_pids() { pgrep -f "postgres: .*$db" || true; }
+
 measure() { # name lua connections [seconds]
   wrk -t1 -c"$3" -d"${4:-$DURATION}s" --timeout 30s --latency -s "$work/$2.lua" \
     "http://127.0.0.1:$PORT" >"$work/$1.out" 2>&1
   python3 scripts/bench/parse_wrk.py "$1" "$work/$1.out"
 }
 
-# The quiet schools alone, then beside a noisy school (both loads start together; the
-# noisy one runs a second longer so it covers the whole quiet measurement).
-side_by_side() { # label noisy-lua connections
-  wrk -t1 -c"$3" -d"$((DURATION + 2))s" --timeout 30s --latency -s "$work/$2.lua" \
-    "http://127.0.0.1:$PORT" >"$work/noisy-$1.out" 2>&1 &
-  local noisy_pid=$!
-  sleep 1
-  measure "quiet+$1" quiet 5
-  wait "$noisy_pid"
-  python3 scripts/bench/parse_wrk.py "noisy-$1" "$work/noisy-$1.out"
+# The quiet schools alone, or beside a noisy school (both loads start together; the noisy
+# one runs two seconds longer so it covers the whole quiet measurement). Also prints the
+# CPU seconds server, PostgreSQL and the load generators used meanwhile.
+side_by_side() { # label [noisy-lua connections]
+  local noisy_pid="" before_server before_pg before_noisy quiet_pid
+  if [ -n "${2:-}" ]; then
+    wrk -t1 -c"$3" -d"$((DURATION + 2))s" --timeout 30s --latency -s "$work/$2.lua" \
+      "http://127.0.0.1:$PORT" >"$work/noisy-$1.out" 2>&1 &
+    noisy_pid=$!
+    sleep 1
+  fi
+  before_server=$(ticks "$server_pid"); before_pg=$(ticks $(pg_pids))
+  before_noisy=$(ticks $noisy_pid)
+  wrk -t1 -c5 -d"${DURATION}s" --timeout 30s --latency -s "$work/quiet.lua" \
+    "http://127.0.0.1:$PORT" >"$work/quiet-$1.out" 2>&1 &
+  quiet_pid=$!
+  sleep "$((DURATION - 1))"
+  # Sampled a second before the end, while every process is still there.
+  local server_s pg_s quiet_s noisy_s
+  server_s=$(( $(ticks "$server_pid") - before_server )); pg_s=$(( $(ticks $(pg_pids)) - before_pg ))
+  quiet_s=$(ticks "$quiet_pid"); noisy_s=$(( $(ticks $noisy_pid) - before_noisy ))
+  wait "$quiet_pid"
+  python3 scripts/bench/parse_wrk.py "quiet+$1" "$work/quiet-$1.out"
+  if [ -n "$noisy_pid" ]; then
+    wait "$noisy_pid"
+    python3 scripts/bench/parse_wrk.py "noisy+$1" "$work/noisy-$1.out"
+  fi
+  echo "cpu+$1 server $server_s postgres $pg_s wrk-quiet $quiet_s wrk-noisy $noisy_s (1/100 s over $((DURATION - 1)) s)"
 }
 
-run_mode() { # mode
-  echo "== $1: DB_POOL_SIZE=$DB_POOL_SIZE DB_POOL_PER_SCHOOL=$DB_POOL_PER_SCHOOL DB_STATEMENT_TIMEOUT_MS=$DB_STATEMENT_TIMEOUT_MS SCHOOL_RATE_PER_SECOND=${SCHOOL_RATE_PER_SECOND:-}"
-  "$bin" serve &
-  server_pid=$!
-  wait_ready "http://127.0.0.1:$PORT"
-  write_scripts
-  measure warm-up quiet 5 3 >/dev/null
-  psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
-  printf '%-16s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
-  if [ "$1" = rate-limited ]; then
-    # Only the case the rate limit is for: cheap requests at 20 times the quiet load.
-    measure quiet-alone quiet 5
-    side_by_side cheap cheap 100
-    stop_server
-    return
-  fi
-  measure search-alone search 1 5
-  measure first-page first-page 1 5
-  measure quiet-alone quiet 5
-  side_by_side search search 64
-  side_by_side cheap cheap 100
-  if [ "$1" = after ]; then
-    python3 scripts/bench/slow_clients.py "$PORT" 2000 200 "$((DURATION + 5))" &
-    local slow_pid=$!
-    sleep 3
-    measure quiet+slow quiet 5
-    wait "$slow_pid"
-    echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
-  fi
-  stop_server
-}
-
+indexes_now=present
 indexes() { # drop | create
-  if [ "$1" = drop ]; then
+  if [ "$1" = drop ] && [ "$indexes_now" = present ]; then
     psql -q "$DATABASE_URL" -c "DROP INDEX fair50.students_search, fair50.students_list_order"
-  else
+    indexes_now=dropped
+  elif [ "$1" = create ] && [ "$indexes_now" = dropped ]; then
     psql -q "$DATABASE_URL" -c "
       CREATE INDEX students_search ON fair50.students USING gin (admission_number public.gin_trgm_ops,
         first_name public.gin_trgm_ops, last_name public.gin_trgm_ops);
       CREATE INDEX students_list_order ON fair50.students (created_at, id) WHERE NOT is_deleted;
       ANALYZE fair50.students;"
+    indexes_now=present
   fi
 }
 
-indexes drop
-DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$pool_size DB_STATEMENT_TIMEOUT_MS=0 run_mode before \
-  | tee "$work/before.txt"
-indexes create
-DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$(( (pool_size + 1) / 2 )) DB_STATEMENT_TIMEOUT_MS=5000 \
-  run_mode after | tee "$work/after.txt"
-# The same with each school's rate capped well above a quiet school's (about 100 req/s
-# here) and far below what 100 connections of cheap reads send.
-DB_POOL_SIZE=$pool_size DB_POOL_PER_SCHOOL=$(( (pool_size + 1) / 2 )) DB_STATEMENT_TIMEOUT_MS=5000 \
-  SCHOOL_RATE_PER_SECOND="${BENCH_SCHOOL_RATE:-300}" run_mode rate-limited | tee "$work/rate.txt"
+# One mode: `name[:VAR=value...]`. The name says what is measured and how the server is
+# configured (before: as it was before the fairness work; after: the defaults; rate-held,
+# rate-refused: the defaults with SCHOOL_RATE_PER_SECOND, the request past it held for its
+# token or refused at once); the VAR=value pairs override settings (experiments).
+run_mode() { # spec
+  local spec="$1" name="${1%%:*}" r
+  (
+    trap stop_server EXIT
+    unset DB_POOL_PER_SCHOOL SCHOOL_MAX_IN_FLIGHT SCHOOL_RATE_PER_SECOND SCHOOL_RATE_MAX_DELAY_MS
+    export DB_POOL_SIZE=$pool_size DB_STATEMENT_TIMEOUT_MS=5000
+    case "$name" in
+      before*) export DB_POOL_PER_SCHOOL=$pool_size SCHOOL_MAX_IN_FLIGHT=0 DB_STATEMENT_TIMEOUT_MS=0 ;;
+      rate-held*) export SCHOOL_RATE_PER_SECOND="$RATE" ;;
+      rate-refused*) export SCHOOL_RATE_PER_SECOND="$RATE" SCHOOL_RATE_MAX_DELAY_MS=0 ;;
+    esac
+    local pair
+    IFS=: read -ra pairs <<<"${spec#"$name"}"
+    for pair in "${pairs[@]}"; do [ -n "$pair" ] && export "$pair"; done
+    echo "== $spec: $(env | grep -E '^(DB_POOL_SIZE|DB_POOL_PER_SCHOOL|DB_STATEMENT_TIMEOUT_MS|SCHOOL_[A-Z_]+)=' | sort | tr '\n' ' ')"
+    echo "   load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$bin" serve &
+    server_pid=$!
+    wait_ready "http://127.0.0.1:$PORT"
+    write_scripts
+    measure warm-up quiet 5 3 >/dev/null
+    psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
+    printf '%-16s %10s %8s %8s %8s\n' scenario req/s p50_ms p99_ms errors
+    case "$name" in
+      rate*) ;;
+      *)
+        measure search-alone search 1 5
+        measure first-page first-page 1 5
+        ;;
+    esac
+    for r in $(seq 1 "$RUNS"); do
+      side_by_side "alone#$r"
+      # The rate limit is for cheap requests at 20 times the quiet load only.
+      case "$name" in rate*) ;; *) side_by_side "search#$r" search 64 ;; esac
+      side_by_side "cheap#$r" cheap 100
+    done
+    if [ "$name" = after ]; then
+      python3 scripts/bench/slow_clients.py "$PORT" 2000 200 "$((DURATION + 5))" &
+      local slow_pid=$!
+      sleep 3
+      measure quiet+slow quiet 5
+      wait "$slow_pid"
+      echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
+    fi
+    echo "   load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+    stop_server
+  )
+}
 
-python3 - "$work/before.txt" "$work/after.txt" "$work/rate.txt" <<'PY'
-import sys
-def rows(path):
-    return {l.split()[0]: l.split() for l in open(path) if l.split() and l.split()[0][0].isalpha() and len(l.split()) == 5 and l.split()[1][0].isdigit()}
-before, after, rate = rows(sys.argv[1]), rows(sys.argv[2]), rows(sys.argv[3])
-print("== quiet schools beside a noisy one (p99 and throughput relative to quiet-alone of the same mode)")
-for mode, r in (("before", before), ("after", after), ("rate", rate)):
-    alone = r["quiet-alone"]
-    for noisy in ("search", "cheap", "slow"):
-        if f"quiet+{noisy}" not in r:
-            continue
-        side = r[f"quiet+{noisy}"]
-        print(f"{mode:7} beside {noisy:7}: p99 {float(side[3]):8.1f} ms = {float(side[3]) / float(alone[3]):6.1f}x alone; "
-              f"throughput {float(side[1]) / float(alone[1]):.2f} of alone")
-print(f"search over the students, p50: before {before['search-alone'][2]} ms, after {after['search-alone'][2]} ms")
-print(f"unfiltered first page, p50: before {before['first-page'][2]} ms, after {after['first-page'][2]} ms")
-PY
+RUNS="${FAIRNESS_RUNS:-3}"
+# Well above a quiet school's rate (about 100 req/s here), far below what 100 connections
+# of cheap reads send.
+RATE="${BENCH_SCHOOL_RATE:-300}"
+n=0
+for spec in ${FAIRNESS_MODES:-before after rate-refused rate-held}; do
+  case "$spec" in before*) indexes drop ;; *) indexes create ;; esac
+  n=$((n + 1))
+  run_mode "$spec" | tee "$work/mode-$n.txt"
+done
+
+python3 scripts/bench/fairness_summary.py "$work"/mode-*.txt

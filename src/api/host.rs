@@ -7,13 +7,14 @@ use actix_web::{
     Error, HttpMessage,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
+    http::header,
     middleware::Next,
     web,
 };
 
 use crate::{
     api::{console, docs, metrics, school_app},
-    auth::AppState,
+    auth::{AppState, school_admission::Admitted},
     error::ApiError,
     tenancy::host::{self, HostKind, request_host},
 };
@@ -73,8 +74,38 @@ pub async fn classify_host(
     if misplaced {
         return Ok(req.error_response(ApiError::not_found()));
     }
+    // A school's requests without a body take their school's turn here, before any work
+    // is done on them; the others once their body is in (`SchoolRequest::run`).
+    let admitted = match (&kind, &state.school_admission) {
+        (HostKind::Tenant(tenant), Some(admission)) if has_no_body(&req) => {
+            match admission.admit(&tenant.schema_name).await {
+                Ok(permit) => Some(permit),
+                Err(err) => return Ok(req.error_response(err)),
+            }
+        }
+        _ => None,
+    };
+    if admitted.is_some() {
+        req.extensions_mut().insert(Admitted);
+    }
     req.extensions_mut().insert(kind);
-    next.call(req)
+    let answered = next
+        .call(req)
         .await
-        .map(ServiceResponse::map_into_boxed_body)
+        .map(ServiceResponse::map_into_boxed_body);
+    drop(admitted);
+    answered
+}
+
+/// A request that announces no body (no `Content-Length` above zero, not chunked): nothing
+/// is left to arrive once its head is in.
+fn has_no_body(req: &ServiceRequest) -> bool {
+    let headers = req.headers();
+    let length = headers.get(header::CONTENT_LENGTH).map(|value| {
+        value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+    });
+    !headers.contains_key(header::TRANSFER_ENCODING) && matches!(length, None | Some(Some(0)))
 }

@@ -11,6 +11,7 @@ use std::{future::Ready, sync::Arc};
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::Method, web};
 use chrono::Utc;
 use diesel::pg::PgConnection;
+use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use crate::{
@@ -20,6 +21,7 @@ use crate::{
         jwt::{Claims, Layer, TokenType},
         permissions::{Action, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
+        school_admission::Admitted,
         user_cache::UserCache,
     },
     db::models::User,
@@ -209,15 +211,38 @@ impl SchoolRequest {
         Ok(tenant)
     }
 
-    /// Takes one of the school's requests from its `SCHOOL_RATE_PER_SECOND` (when set).
-    fn admit(&self, school: &TenantRef) -> ApiResult<()> {
+    /// Takes one of the school's requests from its `SCHOOL_RATE_PER_SECOND` (when set),
+    /// holding the request until its token comes when that is near enough.
+    async fn admit(&self, school: &TenantRef) -> ApiResult<()> {
         let Some(limit) = &self.state.school_rate else {
             return Ok(());
         };
-        limit.take(&school.schema_name).map_err(|wait| {
-            crate::observability::metrics::school_throttled();
-            ApiError::SchoolRateLimited(wait.as_secs().saturating_add(1))
-        })
+        match limit.take(&school.schema_name) {
+            Ok(delay) if delay.is_zero() => Ok(()),
+            Ok(delay) => {
+                crate::observability::metrics::school_delayed();
+                tokio::time::sleep(delay).await;
+                Ok(())
+            }
+            Err(wait) => {
+                crate::observability::metrics::school_throttled();
+                Err(ApiError::SchoolRateLimited(
+                    wait.as_secs().saturating_add(1),
+                ))
+            }
+        }
+    }
+
+    /// The school's turn (`SCHOOL_MAX_IN_FLIGHT`) for a request not admitted before
+    /// routing (one with a body, or whose school only its `X-Tenant` or token names).
+    async fn admission(&self, school: &TenantRef) -> ApiResult<Option<OwnedSemaphorePermit>> {
+        let Some(admission) = &self.state.school_admission else {
+            return Ok(None);
+        };
+        if self.http.extensions().get::<Admitted>().is_some() {
+            return Ok(None);
+        }
+        admission.admit(&school.schema_name).await.map(Some)
     }
 
     /// On a school's address, an `X-Tenant` naming another school (API.md 1: refused).
@@ -242,7 +267,7 @@ impl SchoolRequest {
                 "the X-Tenant header names another school",
             ));
         }
-        self.admit(&tenant)?;
+        self.admit(&tenant).await?;
         Ok(tenant)
     }
 
@@ -289,7 +314,9 @@ impl SchoolRequest {
             (None, Err(err)) => return Err(err),
         };
         let credentials = auth?;
-        self.admit(&tenant)?;
+        self.admit(&tenant).await?;
+        // Held until the work is done (the answer is written by the caller).
+        let _admitted = self.admission(&tenant).await?;
         let x_tenant_mismatch = self.x_tenant_conflicts();
         let method = self.http.method().clone();
         let secret = self.state.config.jwt_secret.clone();

@@ -9,8 +9,8 @@ use actix_web::web;
 
 use crate::{
     auth::{
-        jwt::JwtKeys, password, role_cache::RoleCache, school_rate::SchoolRateLimit,
-        throttle::LoginThrottle, user_cache::UserCache,
+        jwt::JwtKeys, password, role_cache::RoleCache, school_admission::SchoolAdmission,
+        school_rate::SchoolRateLimit, throttle::LoginThrottle, user_cache::UserCache,
     },
     config::Config,
     db::Db,
@@ -29,6 +29,8 @@ pub struct AppState {
     pub throttle: LoginThrottle,
     /// `SCHOOL_RATE_PER_SECOND`, when set.
     pub school_rate: Option<SchoolRateLimit>,
+    /// `SCHOOL_MAX_IN_FLIGHT`, unless `0`.
+    pub school_admission: Option<SchoolAdmission>,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
     pub dummy_hash: String,
     /// Requests being handled; graceful shutdown waits for it to reach zero.
@@ -51,9 +53,16 @@ impl AppState {
                 config.refresh_token_ttl,
             ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
-            school_rate: config
-                .school_rate_per_second
-                .map(|rate| SchoolRateLimit::new(rate, config.school_rate_burst.unwrap_or(rate))),
+            school_rate: config.school_rate_per_second.map(|rate| {
+                SchoolRateLimit::new(
+                    rate,
+                    config.school_rate_burst.unwrap_or(rate),
+                    config.school_rate_max_delay,
+                )
+            }),
+            school_admission: config
+                .school_max_in_flight
+                .map(|cap| SchoolAdmission::new(cap, config.db_pool_timeout)),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             hashing: tokio::sync::Semaphore::new(

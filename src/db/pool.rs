@@ -7,9 +7,8 @@
 //! one transaction, a school's bound with `SET LOCAL`, and no named prepared statements.
 
 use std::{
-    collections::HashMap,
     str::FromStr,
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -24,7 +23,7 @@ use diesel::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{
-    db::schema_name::SchemaName,
+    db::{per_school::PerSchoolTurns, schema_name::SchemaName},
     error::{ApiError, ApiResult},
     observability::metrics,
 };
@@ -208,37 +207,12 @@ pub struct Db {
     pool: r2d2::Pool<Manager>,
     /// One permit per pooled connection, handed out in arrival order (see [`Turn`]).
     turns: Arc<Semaphore>,
-    /// Each school's own turns, taken before the pool's (see [`SchoolTurns`]).
-    school_turns: Arc<SchoolTurns>,
+    /// Each school's own turns, taken before the pool's: a school's units of work first
+    /// wait (in arrival order) for one of its `per_school` permits, and only then queue for
+    /// the pool. A school whose requests hold connections for long fills its own share and
+    /// waits behind itself; the rest of the pool stays free for the other schools.
+    school_turns: Arc<PerSchoolTurns>,
     checkout_timeout: Duration,
-}
-
-/// Per-school turns: a school's units of work first wait (in arrival order) for one of its
-/// `per_school` permits, and only then queue for the pool. A school whose requests hold
-/// connections for long fills its own share and waits behind itself; the rest of the pool
-/// stays free for the other schools.
-struct SchoolTurns {
-    per_school: usize,
-    schools: Mutex<HashMap<SchemaName, Arc<Semaphore>>>,
-}
-
-/// Above this many schools in the map, the idle ones are dropped on the next insert.
-const SCHOOL_TURNS_PRUNE_AT: usize = 1024;
-
-impl SchoolTurns {
-    fn of(&self, school: &SchemaName) -> Arc<Semaphore> {
-        let mut schools = self.schools.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(turns) = schools.get(school) {
-            return turns.clone();
-        }
-        if schools.len() >= SCHOOL_TURNS_PRUNE_AT {
-            // A semaphore only the map holds has no permit out and no waiter.
-            schools.retain(|_, turns| Arc::strong_count(turns) > 1);
-        }
-        let turns = Arc::new(Semaphore::new(self.per_school));
-        schools.insert(school.clone(), turns.clone());
-        turns
-    }
 }
 
 /// A unit of work's turn at the pool. Async callers take one before they move to a
@@ -293,10 +267,9 @@ impl Db {
         Self {
             pool,
             turns: Arc::new(Semaphore::new(settings.size as usize)),
-            school_turns: Arc::new(SchoolTurns {
-                per_school: settings.per_school.clamp(1, settings.size.max(1)) as usize,
-                schools: Mutex::default(),
-            }),
+            school_turns: Arc::new(PerSchoolTurns::new(
+                settings.per_school.clamp(1, settings.size.max(1)) as usize,
+            )),
             checkout_timeout: settings.checkout_timeout,
         }
     }

@@ -25,6 +25,9 @@ pub const CACHE_LOOKUPS: &str = "cache_lookups_total";
 pub const CACHE_INVALIDATIONS: &str = "cache_invalidations_total";
 pub const LOGIN_THROTTLED: &str = "login_throttled_total";
 pub const SCHOOL_THROTTLED: &str = "school_requests_throttled_total";
+pub const SCHOOL_DELAYED: &str = "school_requests_delayed_total";
+pub const SCHOOL_ADMISSION_WAIT: &str = "school_admission_wait_seconds";
+pub const SCHOOL_ADMISSION_TIMEOUTS: &str = "school_admission_timeouts_total";
 pub const HASH_QUEUE_WAIT: &str = "password_hash_queue_wait_seconds";
 pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
 pub const SCHOOLS: &str = "schools";
@@ -111,6 +114,19 @@ fn describe() {
         SCHOOL_THROTTLED,
         "School requests answered 429 by SCHOOL_RATE_PER_SECOND (all schools together)"
     );
+    describe_counter!(
+        SCHOOL_DELAYED,
+        "School requests held for their token by SCHOOL_RATE_PER_SECOND, then served (all schools together)"
+    );
+    describe_histogram!(
+        SCHOOL_ADMISSION_WAIT,
+        Unit::Seconds,
+        "Time a school request waited for its school's turn (SCHOOL_MAX_IN_FLIGHT)"
+    );
+    describe_counter!(
+        SCHOOL_ADMISSION_TIMEOUTS,
+        "School requests that waited DB_POOL_TIMEOUT_MS for their school's turn (answered 503)"
+    );
     describe_counter!(SCHOOLS_PROVISIONED, "Schools created by this process");
     describe_gauge!(
         SCHOOLS,
@@ -187,6 +203,17 @@ pub fn cache_invalidated(cache: &'static str) {
 
 pub fn school_throttled() {
     counter!(SCHOOL_THROTTLED).increment(1);
+}
+
+pub fn school_delayed() {
+    counter!(SCHOOL_DELAYED).increment(1);
+}
+
+pub fn school_admission(waited: Duration, timed_out: bool) {
+    histogram!(SCHOOL_ADMISSION_WAIT).record(waited.as_secs_f64());
+    if timed_out {
+        counter!(SCHOOL_ADMISSION_TIMEOUTS).increment(1);
+    }
 }
 
 pub fn login_throttled() {

@@ -432,6 +432,8 @@ pub fn test_config(db_url: &str) -> Config {
         login_rate_per_minute: 1000,
         school_rate_per_second: None,
         school_rate_burst: None,
+        school_rate_max_delay: Duration::from_secs(1),
+        school_max_in_flight: Some(2),
         cors_allowed_origins: vec!["https://app.example.org".into()],
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),

@@ -6,6 +6,7 @@ mod access;
 
 mod exams;
 mod fairness;
+mod fairness_admission;
 mod hostile;
 
 mod archive;

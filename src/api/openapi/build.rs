@@ -272,9 +272,14 @@ fn reason(status: u16) -> &'static str {
 /// than one cause the `code`s that tell them apart.
 fn error_description(status: u16) -> String {
     match status {
-        503 => "Service Unavailable: `service_unavailable` (the database is unreachable or \
-                the pool is exhausted) or `database_timeout` (a statement ran past \
-                DB_STATEMENT_TIMEOUT_MS and was cancelled); both carry `Retry-After`"
+        503 => "Service Unavailable: `service_unavailable` (the database is unreachable, \
+                the pool is exhausted, or the request waited DB_POOL_TIMEOUT_MS for its \
+                school's turn: SCHOOL_MAX_IN_FLIGHT) or `database_timeout` (a statement ran \
+                past DB_STATEMENT_TIMEOUT_MS and was cancelled); both carry `Retry-After`"
+            .to_owned(),
+        429 => "Too Many Requests: `throttled` (the login throttle, or the school's \
+                SCHOOL_RATE_PER_SECOND: a request past it is first held up to \
+                SCHOOL_RATE_MAX_DELAY_MS for its turn); carries `Retry-After`"
             .to_owned(),
         other => reason(other).to_owned(),
     }
