@@ -61,7 +61,7 @@ pub(super) async fn create_many(
     let started = std::time::Instant::now();
     let results = blocking(move || {
         let create = |new: &NewTenant| -> Result<bool, ApiError> {
-            let row = match provision::create_tenant(&db, new, crate::auth::roles::seed_defaults) {
+            let row = match provision::create_tenant(&db, new, crate::auth::roles::SEED) {
                 Ok(row) => row,
                 Err(ApiError::Conflict(_)) => return Ok(false),
                 Err(err) => return Err(err),
@@ -145,8 +145,7 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         }
         let db = state.db.clone();
         let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
-        blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults))
-            .await?;
+        blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED)).await?;
         directory.invalidate();
         for (who, role, teacher) in [("admin", "admin", false), ("teacher", "teacher", true)] {
             let email = format!("{who}@{schema}.test");

@@ -9,6 +9,7 @@ mod fairness;
 mod hostile;
 
 mod archive;
+mod attendance;
 mod auth;
 mod baseline;
 mod black_box;
@@ -17,6 +18,7 @@ mod contract;
 mod fleet;
 mod isolation;
 mod observability;
+mod permission_sync;
 mod pgbouncer;
 mod placement;
 mod proxy;

@@ -21,10 +21,19 @@
 
 use actix_web::http::Method;
 
-/// The paths that are no API resource.
-const FIXED: [(&str, &str); 2] = [
+/// The paths that are no API resource, and actions the rule would name badly
+/// (`attendanceClass`).
+const FIXED: [(&str, &str); 4] = [
     ("/healthz/", "checkLiveness"),
     ("/readyz/", "checkReadiness"),
+    (
+        "/api/v1/school/classes/{class_pk}/attendance/",
+        "takeClassAttendance",
+    ),
+    (
+        "/api/v1/school/students/{id}/attendance-summary/",
+        "getStudentAttendanceSummary",
+    ),
 ];
 
 /// What the document knows about one path, for naming its operations.

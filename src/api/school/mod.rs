@@ -4,7 +4,10 @@
 
 pub mod academic_settings;
 pub mod assignments;
+pub mod attendance;
+pub mod attendance_ops;
 pub mod auth;
+pub mod class_access;
 pub mod classes;
 pub mod crud;
 pub mod departments;
@@ -46,6 +49,8 @@ pub fn mount(m: &mut Mount) {
     marks::mount(m);
     teachers::mount(m);
     students::mount(m);
+    attendance::mount(m);
+    attendance_ops::mount(m);
     assignments::mount(m);
     grade_comments::mount(m);
     session_setup::mount(m);

@@ -1,0 +1,2 @@
+DROP TABLE known_permissions;
+DROP TABLE attendance;
