@@ -22,6 +22,7 @@ mod permission_sync;
 mod pgbouncer;
 mod placement;
 mod proxy;
+mod report_cards;
 mod resilience;
 mod resources;
 mod security;

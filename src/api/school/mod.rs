@@ -16,6 +16,7 @@ pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
 pub mod session_setup;
@@ -57,6 +58,7 @@ pub fn mount(m: &mut Mount) {
     general_settings::mount(m);
     academic_settings::mount(m);
     report_settings::mount(m);
+    report_cards::mount(m);
     roles::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,

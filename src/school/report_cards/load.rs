@@ -202,6 +202,40 @@ pub fn class_sheet(
     Ok((sheet, header))
 }
 
+/// The sheet of a student who has no class: no exams, so a card without subjects.
+pub fn classless_sheet(
+    conn: &mut TenantConn,
+    exam_session: &ExamSession,
+    student: StudentRow,
+) -> ApiResult<(ClassSheet, CardHeader)> {
+    let (from, to) = (
+        exam_session.start_date.map(|d| d.date_naive()),
+        exam_session.end_date.map(|d| d.date_naive()),
+    );
+    let counts = status_counts_of_many(conn, &[student.id], from, to)?;
+    let counts = counts.get(&student.id).cloned().unwrap_or_default();
+    let attendance = HashMap::from([(
+        student.id,
+        AttendanceSummary::of_counts(student.id, from, to, &counts),
+    )]);
+    let sheet = ClassSheet {
+        students: vec![student],
+        subjects: Vec::new(),
+        marks: HashMap::new(),
+        attendance,
+        rules: rules(conn)?,
+    };
+    let header = CardHeader {
+        exam_session: CardExamSession {
+            id: exam_session.id,
+            name: exam_session.name.clone(),
+            term: exam_session.term.clone(),
+        },
+        academic_class: None,
+    };
+    Ok((sheet, header))
+}
+
 /// What a printed card shows beyond the card: the school (oldest general settings record,
 /// if any) and the report settings' signature and footer.
 pub fn print_settings(
