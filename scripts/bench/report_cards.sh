@@ -10,8 +10,12 @@ cd "$(dirname "$0")/../.."
 source scripts/pg.sh
 pg_ensure
 
-cargo build --release --quiet --bin school-service
-bin="$PWD/target/release/school-service"
+# BENCH_BIN: a release binary built already (else this builds one).
+bin="${BENCH_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --bin school-service
+  bin="$PWD/target/release/school-service"
+fi
 
 db="school_cards_bench_$$"
 work="$(mktemp -d)"

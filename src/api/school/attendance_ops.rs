@@ -202,7 +202,8 @@ async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let summary = request
         .run(Need::Authenticated, move |conn, caller| {
             let student_id = path.last()?;
-            let student = Student::get(conn, (), student_id, false)?;
+            // A soft-deleted student's records are still theirs.
+            let student = Student::get(conn, (), student_id, true)?;
             let class = student.as_ref().and_then(|s| s.academic_class_id);
             require_class_access(conn, caller, VIEW, class)?;
             let student = student.ok_or_else(ApiError::not_found)?;

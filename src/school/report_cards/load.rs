@@ -202,6 +202,16 @@ pub fn class_sheet(
     Ok((sheet, header))
 }
 
+/// Every live class, by name (the cards of a whole exam session).
+pub fn live_classes(conn: &mut TenantConn) -> ApiResult<Vec<AcademicClass>> {
+    use crate::school::schema::academic_classes as c;
+    Ok(c::table
+        .filter(c::is_deleted.eq(false))
+        .order((c::name, c::id))
+        .select(AcademicClass::as_select())
+        .load(conn.pg())?)
+}
+
 /// The sheet of a student who has no class: no exams, so a card without subjects.
 pub fn classless_sheet(
     conn: &mut TenantConn,

@@ -1,4 +1,5 @@
-//! `.../exam-sessions/{exam_session_pk}/report-cards/?academic_class=` (a class's cards)
+//! `.../exam-sessions/{exam_session_pk}/report-cards/?academic_class=` (a class's cards;
+//! without the class, every class's, for permission holders)
 //! and `.../report-cards/{student_id}/` (one card): JSON, or with `Accept:
 //! application/pdf` a PDF of one A4 page per card (`pdf`). The cards are computed in
 //! `crate::school::report_cards`; here are HTTP, access and the choice of format.
@@ -29,7 +30,7 @@ use crate::{
         report_cards::{
             ReportCard,
             compute::{StudentRow, cards},
-            load::{class_sheet, classless_sheet, print_settings},
+            load::{class_sheet, classless_sheet, live_classes, print_settings},
         },
         students::Student,
     },
@@ -56,7 +57,11 @@ pub fn mount(m: &mut Mount) {
             Auth::BearerOrKey,
         )
         .description(Some(ACCESS))
-        .query("academic_class", schema::uuid(), "the class (required)")
+        .query(
+            "academic_class",
+            schema::uuid(),
+            "the class; without it every live class's cards, class by class (needs `view_report_card`)",
+        )
         .ok(200, Some(schema::array(card)))
         .also_file(PDF)
     });
@@ -145,18 +150,27 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let as_pdf = wants_pdf(request.http());
     let answer = request
         .run(Need::Authenticated, move |conn, caller| {
-            let class_id = match params?.get("academic_class") {
-                None => Err(ApiError::InvalidQuery("academic_class is required".into())),
-                Some(raw) => Uuid::parse_str(raw)
-                    .map_err(|_| ApiError::InvalidQuery("academic_class must be a UUID".into())),
-            }?;
-            require_class_access(conn, caller, VIEW, Some(class_id))?;
+            let class_id =
+                match params?.get("academic_class") {
+                    None => None,
+                    Some(raw) => Some(Uuid::parse_str(raw).map_err(|_| {
+                        ApiError::InvalidQuery("academic_class must be a UUID".into())
+                    })?),
+                };
+            require_class_access(conn, caller, VIEW, class_id)?;
             let exam_session = exam_session(conn, &path)?;
-            let class = AcademicClass::get(conn, (), class_id, false)?.ok_or_else(|| {
-                ApiError::InvalidQuery(format!("no live class has the id {class_id}"))
-            })?;
-            let (sheet, header) = class_sheet(conn, &exam_session, &class)?;
-            answer(conn, cards(&sheet, &header), as_pdf, false)
+            let classes = match class_id {
+                Some(id) => vec![AcademicClass::get(conn, (), id, false)?.ok_or_else(|| {
+                    ApiError::InvalidQuery(format!("no live class has the id {id}"))
+                })?],
+                None => live_classes(conn)?,
+            };
+            let mut all = Vec::new();
+            for class in &classes {
+                let (sheet, header) = class_sheet(conn, &exam_session, class)?;
+                all.extend(cards(&sheet, &header));
+            }
+            answer(conn, all, as_pdf, false)
         })
         .await?;
     Ok(respond(answer))
