@@ -1,2 +1,1 @@
-DROP TABLE known_permissions;
-DROP TABLE attendance;
+DROP TABLE known_permissions, attendance;
