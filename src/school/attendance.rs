@@ -36,6 +36,7 @@ pub struct Attendance {
     pub date: NaiveDate,
     /// `present`, `absent`, `late` or `excused`.
     pub status: String,
+    #[schema(max_length = 500)]
     pub note: Option<String>,
     pub is_deleted: bool,
     pub created_by: Option<Uuid>,

@@ -75,10 +75,12 @@ pub struct CardSubject {
     /// Of `max_mark`, two decimals.
     pub percentage: Option<f64>,
     /// From the grading scale of academic settings.
+    #[schema(max_length = 10)]
     pub grade: Option<String>,
     /// At least `pass_mark` on the school's scale.
     pub passed: Option<bool>,
     /// The teacher grade comment whose range holds the mark (`show_teacher_comments`).
+    #[schema(max_length = 10000)]
     pub teacher_comment: Option<String>,
     /// The mean percentage of the class's students with a mark (`show_class_average`).
     pub class_average: Option<f64>,
@@ -98,6 +100,7 @@ pub struct ReportCard {
     pub total_mark: Option<i64>,
     pub total_max_mark: i64,
     pub percentage: Option<f64>,
+    #[schema(max_length = 10)]
     pub grade: Option<String>,
     pub passed: Option<bool>,
     /// Whether every subject has a mark.
