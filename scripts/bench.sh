@@ -160,3 +160,8 @@ fi
 if [ "${BENCH_ARCHIVE:-1}" = 1 ]; then
   scripts/bench/archive.sh
 fi
+
+# Report card PDFs (make bench-report-cards); BENCH_REPORT_CARDS=0 skips.
+if [ "${BENCH_REPORT_CARDS:-1}" = 1 ]; then
+  scripts/bench/report_cards.sh
+fi

@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 source scripts/pgbouncer.sh
 pg_ensure
+# The report card tests read the PDFs back with pdftotext (tests/api/report_cards.rs).
+need_command pdftotext poppler-utils
 export TEST_PG_URL="$PG_SERVER_URL"
 export TEST_RUN_ID="r$(date +%s)_$$"
 export RUST_LOG="${RUST_LOG:-warn}"

@@ -28,6 +28,8 @@ pub enum Kind {
     Boolean,
     Uuid,
     DateTime,
+    /// A calendar date, `YYYY-MM-DD`.
+    Date,
     UuidList,
     StringList,
     /// A school's grading scale (`GradingScale`).
@@ -139,6 +141,18 @@ impl FieldType for DateTime<Utc> {
             }
         }
         Err("datetime has wrong format; use RFC 3339 with an offset (2026-11-21T10:00:00Z) or YYYY-MM-DD".into())
+    }
+}
+
+impl FieldType for NaiveDate {
+    const KIND: Kind = Kind::Date;
+
+    fn from_json(value: &Value) -> Result<Self, String> {
+        let Value::String(s) = value else {
+            return Err("expected a date string (YYYY-MM-DD)".into());
+        };
+        crate::school::attendance::parse_date(s)
+            .ok_or_else(|| "date has wrong format; use YYYY-MM-DD".into())
     }
 }
 

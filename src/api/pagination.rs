@@ -94,6 +94,7 @@ impl ListQuery {
             page_size,
             include_deleted: flag(&params, "include_deleted")?,
             search,
+            params,
         })
     }
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use actix_web::http::Method;
 
 macro_rules! resources {
-    ($($variant:ident => $name:literal),+ $(,)?) => {
+    ($($variant:ident => $name:literal $(only $only:ident)?),+ $(,)?) => {
         /// A school resource that permissions are granted on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Resource { $($variant),+ }
@@ -19,8 +19,18 @@ macro_rules! resources {
             pub fn codename(self) -> &'static str {
                 match self { $(Resource::$variant => $name),+ }
             }
+
+            /// The actions that exist on this resource: all four, or the one it is
+            /// `only` (report cards are only viewed).
+            pub fn actions(self) -> &'static [Action] {
+                match self {
+                    $(Resource::$variant => resources!(@actions $($only)?)),+
+                }
+            }
         }
     };
+    (@actions) => { &Action::ALL };
+    (@actions $only:ident) => { &[Action::$only] };
 }
 
 resources! {
@@ -41,6 +51,8 @@ resources! {
     ReportSettings => "reportsettings",
     SchoolRole => "schoolrole",
     UserRoleAssignment => "userroleassignment",
+    Attendance => "attendance",
+    ReportCard => "report_card" only View,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,11 +114,15 @@ impl Permission {
 
     pub fn parse(codename: &str) -> Option<Self> {
         let (action, resource) = codename.split_once('_')?;
-        let action = Action::ALL.into_iter().find(|a| a.as_str() == action)?;
         let resource = Resource::ALL
             .iter()
             .copied()
             .find(|r| r.codename() == resource)?;
+        let action = resource
+            .actions()
+            .iter()
+            .copied()
+            .find(|a| a.as_str() == action)?;
         Some(Self::new(action, resource))
     }
 }
@@ -201,7 +217,7 @@ impl FromIterator<Permission> for PermissionSet {
 pub fn all_permissions() -> impl Iterator<Item = Permission> {
     Resource::ALL
         .iter()
-        .flat_map(|r| Action::ALL.into_iter().map(move |a| Permission::new(a, *r)))
+        .flat_map(|r| r.actions().iter().map(move |a| Permission::new(*a, *r)))
 }
 
 /// Every codename, sorted: the answer of `GET /api/v1/school/permissions/`.
@@ -219,6 +235,9 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             .map(|r| Permission::new(Action::View, *r))
             .collect()
     };
+    // Teachers reach attendance and report cards through their class assignments
+    // (`crate::auth::class_access`), not through a school-wide grant.
+    let by_assignment = [Attendance, ReportCard];
     let grant = |resources: &[Resource], actions: &[Action]| -> PermissionSet {
         resources
             .iter()
@@ -239,15 +258,21 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             GeneralSettings,
             AcademicSettings,
             ReportSettings,
+            Attendance,
         ],
         &[Action::Add, Action::Change, Action::Delete],
     ));
-    let teacher = view_all(&[SchoolRole, UserRoleAssignment])
-        .union(grant(
-            &[Exam, Mark, TeacherGradeComment],
-            &[Action::Add, Action::Change],
-        ))
-        .union(grant(&[TeacherGradeComment], &[Action::Delete]));
+    let teacher = view_all(&[
+        SchoolRole,
+        UserRoleAssignment,
+        by_assignment[0],
+        by_assignment[1],
+    ])
+    .union(grant(
+        &[Exam, Mark, TeacherGradeComment],
+        &[Action::Add, Action::Change],
+    ))
+    .union(grant(&[TeacherGradeComment], &[Action::Delete]));
     let student = grant(
         &[AcademicSession, ExamSession, Exam, Subject, AcademicClass],
         &[Action::View],
@@ -268,7 +293,10 @@ mod tests {
     #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        assert_eq!(all.len(), Resource::COUNT * 4);
+        // Every resource has four actions but report cards, which are only viewed.
+        assert_eq!(all.len(), (Resource::COUNT - 1) * 4 + 1);
+        assert!(all.contains(&"view_report_card".to_owned()));
+        assert_eq!(Permission::parse("add_report_card"), None);
         for name in &all {
             assert_eq!(
                 Permission::parse(name).map(|p| p.to_string()).as_deref(),
@@ -295,21 +323,21 @@ mod tests {
         assert!(has("teacher", "delete_teachergradecomment") && !has("teacher", "view_schoolrole"));
         assert!(has("student", "view_exam") && !has("student", "view_mark"));
         assert_eq!(roles["student"].codenames().len(), 5);
+        assert!(has("office", "add_attendance") && has("office", "view_report_card"));
+        assert!(!has("teacher", "view_attendance") && !has("teacher", "view_report_card"));
     }
 
     #[test]
     fn sets_hold_every_permission_of_the_catalogue_whatever_its_size() {
         let all = PermissionSet::all();
-        assert_eq!(all.iter().count(), Resource::COUNT * 4);
-        let last = Permission::new(Action::Delete, Resource::ALL[Resource::COUNT - 1]);
+        let size = all_permissions().count();
+        assert_eq!(all.iter().count(), size);
+        let last = Permission::new(Action::View, Resource::ALL[Resource::COUNT - 1]);
         let mut only_last = PermissionSet::default();
         only_last.insert(last);
         assert!(only_last.contains(last) && !only_last.is_empty());
         assert!(all.lacking(only_last).is_empty());
-        assert_eq!(
-            only_last.lacking(all).iter().count(),
-            Resource::COUNT * 4 - 1
-        );
+        assert_eq!(only_last.lacking(all).iter().count(), size - 1);
         assert!(all.is_complete() && !only_last.is_complete());
     }
 }

@@ -1,11 +1,19 @@
 //! Roles inside one school: what a user's roles grant, and the default roles. The rows are
 //! read and written by `school::roles`.
 
+use std::collections::BTreeSet;
+
 use crate::{
-    auth::permissions::{PermissionSet, default_roles},
+    auth::permissions::{PermissionSet, all_codenames, default_roles},
     error::ApiResult,
     school::roles::{self as rows, NewRole},
-    tenancy::TenantConn,
+    tenancy::{TenantConn, provision::SchoolSeed},
+};
+
+/// What provisioning and `migrate` run on a school (see `seed_defaults`).
+pub const SEED: SchoolSeed = SchoolSeed {
+    apply: seed_defaults,
+    codenames: all_codenames,
 };
 
 /// The user's role names (sorted) and the union of their permissions, in one query.
@@ -24,17 +32,64 @@ pub fn for_user(
     Ok((names, permissions))
 }
 
-/// Creates the default roles that are missing (by name); existing roles are left alone.
+/// Creates the default roles when the school has none (a new school, or one whose roles
+/// table just came with a migration). Then the permissions that grow: every catalogue
+/// codename the school has not recorded in `known_permissions` is granted to the default
+/// roles (by name) that have it by default, and recorded. A codename is granted once: one
+/// an administrator removes later stays removed, and renamed or deleted default roles get
+/// nothing.
 pub fn seed_defaults(conn: &mut TenantConn) -> ApiResult<()> {
-    let roles = default_roles()
+    let defaults = default_roles();
+    let mut changed = false;
+    if !rows::any_role(conn)? {
+        let roles = defaults
+            .iter()
+            .map(|(name, permissions)| NewRole {
+                name: (*name).to_owned(),
+                permissions: permissions.codenames().into_iter().map(Some).collect(),
+            })
+            .collect();
+        rows::create_missing(conn, roles)?;
+        changed = true;
+    }
+    let known: BTreeSet<String> = rows::known_permissions(conn)?.into_iter().collect();
+    let new: Vec<String> = all_codenames()
         .into_iter()
-        .map(|(name, permissions)| NewRole {
-            name: name.to_owned(),
-            permissions: permissions.codenames().into_iter().map(Some).collect(),
-        })
+        .filter(|code| !known.contains(code))
         .collect();
-    rows::create_missing(conn, roles)?;
-    announce_change(conn)
+    if !new.is_empty() {
+        for (name, permissions) in &defaults {
+            let grant: Vec<String> = permissions
+                .codenames()
+                .into_iter()
+                .filter(|code| new.contains(code))
+                .collect();
+            changed |= grant_to_role(conn, name, &grant)?;
+        }
+        rows::record_known_permissions(conn, &new)?;
+    }
+    if changed {
+        announce_change(conn)?;
+    }
+    Ok(())
+}
+
+/// Adds `codenames` to the role called `name` (kept sorted, without repeats); answers
+/// whether the role changed.
+fn grant_to_role(conn: &mut TenantConn, name: &str, codenames: &[String]) -> ApiResult<bool> {
+    if codenames.is_empty() {
+        return Ok(false);
+    }
+    let Some((id, current)) = rows::permissions_by_name(conn, name)? else {
+        return Ok(false);
+    };
+    let mut merged: BTreeSet<String> = current.iter().cloned().collect();
+    merged.extend(codenames.iter().cloned());
+    if merged.len() == current.len() {
+        return Ok(false);
+    }
+    rows::set_permissions(conn, id, merged.into_iter().collect())?;
+    Ok(true)
 }
 
 /// Gives `user_id` the role called `role_name` (idempotent).

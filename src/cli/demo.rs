@@ -78,10 +78,7 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         {
             let db = state.db.clone();
             let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
-            blocking(move || {
-                provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults)
-            })
-            .await?;
+            blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED)).await?;
             state.directory.invalidate();
         }
         for (local, first, last, role, phone) in demo.accounts {

@@ -86,13 +86,7 @@ pub(super) async fn migrate(config: &Config, args: MigrateArgs) -> anyhow::Resul
                 eprint!("\rmigrating schools: {done} done");
             }
         };
-        let report = migrate_schools(
-            &db,
-            &schools,
-            options,
-            crate::auth::roles::seed_defaults,
-            &on_done,
-        );
+        let report = migrate_schools(&db, &schools, options, crate::auth::roles::SEED, &on_done);
         if show_progress && done.load(Ordering::Relaxed) > 0 {
             eprintln!();
         }

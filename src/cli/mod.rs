@@ -198,10 +198,9 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             domains,
         } => {
             let new = NewTenant::parse(&schema, &name, &domains)?;
-            let row = blocking(move || {
-                provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults)
-            })
-            .await?;
+            let row =
+                blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED))
+                    .await?;
             println!(
                 "created school '{}' ({}) with schema {}",
                 row.name, row.id, row.schema_name

@@ -60,7 +60,7 @@ pub(super) async fn create_many(
     let started = std::time::Instant::now();
     let results = blocking(move || {
         let create = |new: &NewTenant| -> Result<bool, ApiError> {
-            let row = match provision::create_tenant(&db, new, crate::auth::roles::seed_defaults) {
+            let row = match provision::create_tenant(&db, new, crate::auth::roles::SEED) {
                 Ok(row) => row,
                 Err(ApiError::Conflict(_)) => return Ok(false),
                 Err(err) => return Err(err),

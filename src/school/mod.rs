@@ -19,6 +19,8 @@ pub mod demo;
 
 pub mod academic_settings;
 pub mod assignments;
+pub mod attendance;
+pub mod attendance_ops;
 pub mod class_students;
 pub mod classes;
 pub mod departments;
@@ -27,6 +29,7 @@ pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
 pub mod session_setup;
@@ -53,6 +56,8 @@ pub struct ListQuery {
     pub include_deleted: bool,
     /// A case-insensitive substring of the table's name-like columns.
     pub search: Option<String>,
+    /// Every query parameter as given, for the resources that filter on more (attendance).
+    pub params: std::collections::HashMap<String, String>,
 }
 
 impl ListQuery {

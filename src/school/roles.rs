@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::{
     FromRows, Store,
-    schema::{school_roles as t, user_role_assignments as a},
+    schema::{known_permissions as k, school_roles as t, user_role_assignments as a},
     table::{school_forms, school_table},
 };
 use crate::{
@@ -193,4 +193,49 @@ pub fn permissions_of(conn: &mut TenantConn, role_id: Uuid) -> ApiResult<Option<
         .first(conn.pg())
         .optional()?;
     Ok(row.map(|codenames| codenames.into_iter().flatten().collect()))
+}
+
+/// Whether the school has any role.
+pub fn any_role(conn: &mut TenantConn) -> ApiResult<bool> {
+    Ok(diesel::select(diesel::dsl::exists(t::table.select(t::id))).get_result(conn.pg())?)
+}
+
+/// The id and codenames of the role called `name`, when it exists.
+pub fn permissions_by_name(
+    conn: &mut TenantConn,
+    name: &str,
+) -> ApiResult<Option<(Uuid, Vec<String>)>> {
+    let row: Option<(Uuid, Vec<Option<String>>)> = t::table
+        .filter(t::name.eq(name))
+        .select((t::id, t::permissions))
+        .first(conn.pg())
+        .optional()?;
+    Ok(row.map(|(id, codenames)| (id, codenames.into_iter().flatten().collect())))
+}
+
+/// Replaces the codenames of role `id` (sorted, without repeats: the caller's care).
+pub fn set_permissions(conn: &mut TenantConn, id: Uuid, codenames: Vec<String>) -> ApiResult<()> {
+    let codenames: Vec<Option<String>> = codenames.into_iter().map(Some).collect();
+    diesel::update(t::table.find(id))
+        .set((
+            t::permissions.eq(codenames),
+            t::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn.pg())?;
+    Ok(())
+}
+
+/// The codenames this school has already been given (see `auth::roles::seed_defaults`).
+pub fn known_permissions(conn: &mut TenantConn) -> ApiResult<Vec<String>> {
+    Ok(k::table.select(k::codename).load(conn.pg())?)
+}
+
+/// Records `codenames` as given to this school (idempotent).
+pub fn record_known_permissions(conn: &mut TenantConn, codenames: &[String]) -> ApiResult<()> {
+    let rows: Vec<_> = codenames.iter().map(|code| k::codename.eq(code)).collect();
+    diesel::insert_into(k::table)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .execute(conn.pg())?;
+    Ok(())
 }

@@ -45,6 +45,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    attendance (id) {
+        id -> Uuid,
+        student_id -> Uuid,
+        academic_class_id -> Nullable<Uuid>,
+        date -> Date,
+        status -> Text,
+        note -> Nullable<Text>,
+        is_deleted -> Bool,
+        created_by -> Nullable<Uuid>,
+        updated_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     department_teachers (department_id, teacher_id) {
         department_id -> Uuid,
         teacher_id -> Uuid,
@@ -117,6 +133,13 @@ diesel::table! {
         updated_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    known_permissions (codename) {
+        codename -> Text,
+        recorded_at -> Timestamptz,
     }
 }
 
@@ -270,6 +293,8 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(attendance -> academic_classes (academic_class_id));
+diesel::joinable!(attendance -> students (student_id));
 diesel::joinable!(department_teachers -> departments (department_id));
 diesel::joinable!(department_teachers -> teacher_profiles (teacher_id));
 diesel::joinable!(departments -> teacher_profiles (hod_id));
@@ -292,11 +317,13 @@ diesel::allow_tables_to_appear_in_same_query!(
     academic_classes,
     academic_sessions,
     academic_settings,
+    attendance,
     department_teachers,
     departments,
     exam_sessions,
     exams,
     general_settings,
+    known_permissions,
     marks,
     report_settings,
     school_roles,

@@ -13,7 +13,9 @@ use crate::{
     tenancy::{
         SchemaName, TenantRef,
         provision::SchoolSeed,
-        school_migrations::{MigrationFailure, applied_versions, migrate_school, pending_count},
+        school_migrations::{
+            MigrationFailure, applied_versions, known_permissions, migrate_school, pending_count,
+        },
     },
 };
 
@@ -97,14 +99,24 @@ pub fn migrate_schools(
     on_done: &(dyn Fn() + Sync),
 ) -> ApiResult<FleetReport> {
     let schemas: Vec<SchemaName> = schools.iter().map(|t| t.schema_name.clone()).collect();
-    let applied = db.with_conn(|conn| Ok(applied_versions(conn, &schemas)?))?;
+    let (applied, known) = db.with_conn(|conn| {
+        Ok((
+            applied_versions(conn, &schemas)?,
+            known_permissions(conn, &schemas)?,
+        ))
+    })?;
+    let catalogue = (seed.codenames)();
     let mut outcomes: Vec<Option<Outcome>> = schools
         .iter()
         .map(|t| {
             let behind = applied
                 .get(t.schema_name.as_str())
                 .is_none_or(|versions| pending_count(versions) > 0);
-            (!behind).then_some(Outcome::UpToDate)
+            // A codename new to the school: the seed grants it to the default roles.
+            let permissions_behind = known
+                .get(t.schema_name.as_str())
+                .is_none_or(|codes| catalogue.iter().any(|c| !codes.contains(c)));
+            (!behind && !permissions_behind).then_some(Outcome::UpToDate)
         })
         .collect();
     let behind: Vec<usize> = (0..schools.len())

@@ -16,10 +16,6 @@ use crate::{
     tenancy::{SchemaName, TenantConn},
 };
 
-/// The tenant migration that creates `school_roles`: a school that gets it by replay also
-/// gets the default roles.
-const ROLES_MIGRATION_VERSION: &str = "20261121000001";
-
 /// diesel's table of applied migrations, as diesel creates it (the baseline has it too).
 const CREATE_MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS __diesel_schema_migrations (\
      version VARCHAR(50) PRIMARY KEY NOT NULL, \
@@ -175,7 +171,8 @@ fn apply(conn: &mut PgConnection, migration: &SqlMigration) -> Result<(), Migrat
 }
 
 /// Brings the bound school up to date in one transaction: every migration it has not
-/// applied, in order, and the default roles when the roles table came with them. On any
+/// applied, in order, then the seed (default roles when the school has none, codenames new
+/// to the school granted to the default roles: see `SchoolSeed`). On any
 /// failure the transaction rolls back, so the school is fully migrated or untouched.
 /// Concurrent runs on one school wait for each other (a transaction-scoped advisory lock),
 /// and the second finds nothing left to do. Answers the versions applied.
@@ -202,9 +199,7 @@ pub fn migrate_school(
             apply(conn.pg(), migration)?;
             newly_applied.push(migration.version());
         }
-        if newly_applied.iter().any(|v| v == ROLES_MIGRATION_VERSION) {
-            seed(conn)?;
-        }
+        (seed.apply)(conn)?;
         Ok(newly_applied)
     })
 }
@@ -230,6 +225,26 @@ pub fn applied_versions(
     conn: &mut PgConnection,
     schemas: &[SchemaName],
 ) -> QueryResult<HashMap<String, Vec<String>>> {
+    read_column_per_school(conn, schemas, "__diesel_schema_migrations", "version")
+}
+
+/// The permission codenames each school of `schemas` has recorded as known (granted to its
+/// default roles when they were new); a school without the table knows none.
+pub fn known_permissions(
+    conn: &mut PgConnection,
+    schemas: &[SchemaName],
+) -> QueryResult<HashMap<String, Vec<String>>> {
+    read_column_per_school(conn, schemas, "known_permissions", "codename")
+}
+
+/// `column` of `table` in each school of `schemas`, with one query per
+/// `SCHOOLS_PER_STATUS_QUERY` schools (names are constants of this module).
+fn read_column_per_school(
+    conn: &mut PgConnection,
+    schemas: &[SchemaName],
+    table: &str,
+    column: &str,
+) -> QueryResult<HashMap<String, Vec<String>>> {
     #[derive(QueryableByName)]
     struct Schema {
         #[diesel(sql_type = sql_types::Text)]
@@ -238,8 +253,9 @@ pub fn applied_versions(
     let with_table: std::collections::HashSet<String> = diesel::sql_query(
         "SELECT n.nspname::text AS nspname FROM pg_class c \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
-         WHERE c.relname = '__diesel_schema_migrations' AND c.relkind IN ('r', 'p')",
+         WHERE c.relname = $1 AND c.relkind IN ('r', 'p')",
     )
+    .bind::<sql_types::Text, _>(table)
     .load::<Schema>(conn)?
     .into_iter()
     .map(|row| row.nspname)
@@ -258,8 +274,8 @@ pub fn applied_versions(
             .iter()
             .map(|schema| {
                 format!(
-                    "SELECT '{}'::text AS schema_name, array_agg(version::text) AS versions \
-                     FROM {}.__diesel_schema_migrations",
+                    "SELECT '{}'::text AS schema_name, array_agg({column}::text) AS versions \
+                     FROM {}.{table}",
                     schema.as_str(),
                     schema.quoted()
                 )

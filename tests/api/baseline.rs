@@ -95,7 +95,7 @@ async fn the_baseline_and_the_replayed_history_give_the_same_school_schema() {
         let test_db = TestDb::new();
         let db = Db::new(&test_db.url, 2, Duration::from_secs(10));
         let new = NewTenant::parse("from_baseline", "From the baseline", &[]).expect("tenant");
-        create_tenant(&db, &new, roles::seed_defaults).expect("create from the baseline");
+        create_tenant(&db, &new, roles::SEED).expect("create from the baseline");
         // An existing school that predates every migration: an empty schema, replayed.
         let replayed = Arc::new(Tenant {
             id: Uuid::new_v4(),
@@ -109,9 +109,7 @@ async fn the_baseline_and_the_replayed_history_give_the_same_school_schema() {
         })
         .expect("schema");
         let applied = db
-            .with_tenant(&replayed, |conn| {
-                Ok(migrate_school(conn, roles::seed_defaults))
-            })
+            .with_tenant(&replayed, |conn| Ok(migrate_school(conn, roles::SEED)))
             .expect("bind")
             .expect("replay the history");
         assert_eq!(applied.len(), TENANT_MIGRATIONS.iter().count());

@@ -115,7 +115,7 @@ fn seed(url: &str) {
             &[format!("{school}.localhost")],
         )
         .expect("tenant");
-        let row = create_tenant(&db, &new, roles::seed_defaults).expect("provision");
+        let row = create_tenant(&db, &new, roles::SEED).expect("provision");
         let directory = TenantDirectory::new(db.clone());
         let tenant = directory.find_schema(school).expect("tenant in directory");
         db.with_tenant(&tenant, |conn| {

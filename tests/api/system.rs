@@ -377,6 +377,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
             .execute(&mut conn)
             .expect("path");
         for statement in [
+            include_str!("../../tenant_migrations/2026-11-24-000001_attendance/down.sql"),
             include_str!("../../tenant_migrations/2026-11-23-000001_search_trgm/down.sql"),
             "ALTER TABLE beta.academic_sessions DROP CONSTRAINT academic_sessions_deleted_inactive",
             "ALTER TABLE beta.user_role_assignments DROP COLUMN updated_by, DROP COLUMN updated_at",

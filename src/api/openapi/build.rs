@@ -197,6 +197,14 @@ impl ApiDoc {
                         ContentBuilder::new().schema(Some(schema)).build(),
                     );
                 }
+                if let Some(media_type) = op.ok_also {
+                    ok = ok.content(
+                        media_type,
+                        ContentBuilder::new()
+                            .schema(Some(super::schema::binary()))
+                            .build(),
+                    );
+                }
                 responses = responses.response(status.to_string(), ok.build());
                 for error in op.errors {
                     responses = responses.response(

@@ -21,14 +21,23 @@
 
 use actix_web::http::Method;
 
-/// The paths named by hand: those that are no API resource, and a list nested under an
-/// item of another resource (the rule would read it as an action).
-const FIXED: [(&str, &str); 3] = [
+/// The paths named by hand: those that are no API resource, a list nested under an item
+/// of another resource (the rule would read it as an action), and actions the rule would
+/// name badly (`attendanceClass`).
+const FIXED: [(&str, &str); 5] = [
     ("/healthz/", "checkLiveness"),
     ("/readyz/", "checkReadiness"),
     (
         "/api/v1/school/classes/{class_pk}/students/",
         "listClassStudents",
+    ),
+    (
+        "/api/v1/school/classes/{class_pk}/attendance/",
+        "takeClassAttendance",
+    ),
+    (
+        "/api/v1/school/students/{id}/attendance-summary/",
+        "getStudentAttendanceSummary",
     ),
 ];
 

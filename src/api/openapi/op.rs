@@ -27,6 +27,9 @@ pub struct Op {
     pub ok: (u16, Option<RefOr<Schema>>),
     /// The success body's media type: JSON, unless the operation answers a file.
     pub ok_media_type: &'static str,
+    /// Another media type the success may come as, a binary file (content negotiation:
+    /// report cards as `application/pdf`).
+    pub ok_also: Option<&'static str>,
     /// Error statuses this operation can answer (problem+json).
     pub errors: Vec<u16>,
 }
@@ -46,6 +49,7 @@ impl Op {
             body: None,
             ok: (200, None),
             ok_media_type: "application/json",
+            ok_also: None,
             errors,
         }
     }
@@ -69,6 +73,12 @@ impl Op {
     pub fn ok_file(mut self, status: u16) -> Self {
         self.ok = (status, Some(super::schema::binary()));
         self.ok_media_type = "application/octet-stream";
+        self
+    }
+
+    /// The success may also be a file of `media_type`, chosen by the `Accept` header.
+    pub fn also_file(mut self, media_type: &'static str) -> Self {
+        self.ok_also = Some(media_type);
         self
     }
 

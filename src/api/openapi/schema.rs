@@ -125,6 +125,9 @@ fn field_schema(field: &FieldDoc) -> RefOr<Schema> {
         Kind::DateTime => builder.schema_type(Type::String).description(Some(
             "RFC 3339 date-time with an offset, or YYYY-MM-DD (midnight UTC)",
         )),
+        Kind::Date => builder
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Date))),
         Kind::UuidList => {
             return ArrayBuilder::new()
                 .items(uuid())
@@ -183,6 +186,7 @@ fn example_value(field: &FieldDoc) -> serde_json::Value {
         Kind::UuidList if c.min_items.unwrap_or(0) > 0 => {
             json!(["3fa85f64-5717-4562-b3fc-2c963f66afa6"])
         }
+        Kind::Date => json!("2026-09-01"),
         Kind::UuidList | Kind::StringList | Kind::GradingScale => json!([]),
         Kind::Any => json!([]),
     }

@@ -4,7 +4,10 @@
 
 pub mod academic_settings;
 pub mod assignments;
+pub mod attendance;
+pub mod attendance_ops;
 pub mod auth;
+pub mod class_access;
 pub mod class_students;
 pub mod classes;
 pub mod crud;
@@ -14,6 +17,7 @@ pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
 pub mod session_setup;
@@ -48,12 +52,15 @@ pub fn mount(m: &mut Mount) {
     marks::mount(m);
     teachers::mount(m);
     students::mount(m);
+    attendance::mount(m);
+    attendance_ops::mount(m);
     assignments::mount(m);
     grade_comments::mount(m);
     session_setup::mount(m);
     general_settings::mount(m);
     academic_settings::mount(m);
     report_settings::mount(m);
+    report_cards::mount(m);
     roles::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,

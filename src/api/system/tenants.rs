@@ -247,8 +247,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
     }
     let db = state.db.clone();
     let row =
-        web::block(move || provision::create_tenant(&db, &new, crate::auth::roles::seed_defaults))
-            .await??;
+        web::block(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED)).await??;
     state.directory.invalidate();
     let view = state
         .db

@@ -46,6 +46,9 @@ pub trait SchoolResource: Store<Record: Serialize + utoipa::ToSchema> {
     /// Rules of every write (create, replace, patch, delete) beyond the permission of the
     /// method, for the OpenAPI document (see `authorize`).
     const WRITE_RULES: Option<&'static str> = None;
+    /// Query parameters the list narrows by beyond the usual ones (name, what it does),
+    /// read by the store's `list` from `ListQuery::params`; for the OpenAPI document.
+    const LIST_FILTERS: &'static [(&'static str, &'static str)] = &[];
 
     /// Reads a body: on create and replace every field is set (required ones given,
     /// optional ones defaulted), on patch only the given ones.
@@ -360,11 +363,15 @@ pub fn mount<R: SchoolResource>(m: &mut Mount) {
         )
     };
     let full_body = schema::request_schema(&fields, true);
+    let mut list_op = op("List");
+    for (filter, what) in R::LIST_FILTERS {
+        list_op = list_op.query(filter, schema::string(), what);
+    }
     m.endpoint(R::PATH)
         .get(
             list::<R>,
             with_flag(
-                op("List")
+                list_op
                     .query("page", schema::integer(), "page number, from 1")
                     .query(
                         "page_size",

@@ -1,0 +1,232 @@
+//! `.../exam-sessions/{exam_session_pk}/report-cards/?academic_class=` (a class's cards;
+//! without the class, every class's, for permission holders)
+//! and `.../report-cards/{student_id}/` (one card): JSON, or with `Accept:
+//! application/pdf` a PDF of one A4 page per card (`pdf`). The cards are computed in
+//! `crate::school::report_cards`; here are HTTP, access and the choice of format.
+
+mod font;
+mod pdf;
+
+use actix_web::{HttpRequest, HttpResponse, http::header};
+use uuid::Uuid;
+
+use crate::{
+    api::{
+        PathIds,
+        openapi::{ApiDoc, Auth, Op, schema},
+        pagination::query_map,
+        routes::Mount,
+        school::class_access::require_class_access,
+    },
+    auth::{
+        Caller, Need, SchoolRequest,
+        permissions::{Action, Permission, Resource},
+    },
+    error::{ApiError, ApiResult},
+    school::{
+        Store, Target,
+        classes::Classes,
+        exam_sessions::{ExamSession, ExamSessions},
+        report_cards::{
+            ReportCard,
+            compute::{StudentRow, cards},
+            load::{class_sheet, classless_sheet, live_classes, print_settings},
+        },
+        students::{Student, Students},
+    },
+    tenancy::TenantConn,
+};
+
+const PATH: &str =
+    "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/report-cards/";
+const VIEW: &[Permission] = &[Permission::new(Action::View, Resource::ReportCard)];
+const PDF: &str = "application/pdf";
+
+const ACCESS: &str = "Needs `view_report_card`, or an assignment to teach the class; a \
+    student (the `user` of a student record) reads only their own card. With `Accept: \
+    application/pdf` the answer is a PDF: one A4 page per card, with the school's name, \
+    address and contact from general settings, the principal's signature line and the \
+    footer text from report settings.";
+
+pub fn mount(m: &mut Mount) {
+    m.endpoint(PATH).get(class_cards, |doc: &mut ApiDoc| {
+        let card = doc.schema::<ReportCard>();
+        Op::new(
+            "report-cards",
+            "Report cards of a class for an exam session",
+            Auth::BearerOrKey,
+        )
+        .description(Some(ACCESS))
+        .query(
+            "academic_class",
+            schema::uuid(),
+            "the class; without it every live class's cards, class by class (needs `view_report_card`)",
+        )
+        .ok(200, Some(schema::array(card)))
+        .also_file(PDF)
+    });
+    m.endpoint(&format!("{PATH}{{student_id}}/"))
+        .get(student_card, |doc: &mut ApiDoc| {
+            let card = doc.schema::<ReportCard>();
+            Op::new(
+                "report-cards",
+                "A student's report card for an exam session",
+                Auth::BearerOrKey,
+            )
+            .description(Some(ACCESS))
+            .ok(200, Some(card))
+            .also_file(PDF)
+        });
+}
+
+/// Whether the client asked for the PDF: `application/pdf` accepted, JSON not.
+fn wants_pdf(req: &HttpRequest) -> bool {
+    let accept = req
+        .headers()
+        .get_all(header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",")
+        .to_ascii_lowercase();
+    let accepts = |media: &str| {
+        accept.split(',').any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            parts.next() == Some(media)
+                && !parts.any(|p| p.replace(' ', "") == "q=0" || p.replace(' ', "") == "q=0.0")
+        })
+    };
+    accepts(PDF) && !accepts("application/json")
+}
+
+/// The live record `id` under `parent`.
+fn live<P>(parent: P, id: Uuid) -> Target<P> {
+    Target {
+        parent,
+        id,
+        include_deleted: false,
+    }
+}
+
+/// The exam session of the path's ids (404 when it or its academic session is missing).
+fn exam_session(conn: &mut TenantConn, path: &PathIds) -> ApiResult<ExamSession> {
+    let ids = path.parse()?;
+    let (session, id) = match ids.as_slice() {
+        [session, id, ..] => (*session, *id),
+        _ => return Err(ApiError::not_found()),
+    };
+    let session = ExamSessions::scope(conn, &[session])?;
+    ExamSessions::find(conn, live(session, id))?.ok_or_else(ApiError::not_found)
+}
+
+/// The answer: the cards as JSON, or printed.
+enum Answer {
+    Json(serde_json::Value),
+    Pdf(Vec<u8>),
+}
+
+fn answer(
+    conn: &mut TenantConn,
+    cards: Vec<ReportCard>,
+    as_pdf: bool,
+    one: bool,
+) -> ApiResult<Answer> {
+    if as_pdf {
+        let (school, report) = print_settings(conn)?;
+        return Ok(Answer::Pdf(pdf::render(&cards, school.as_ref(), &report)));
+    }
+    let value = if one {
+        cards.into_iter().next().map(serde_json::to_value)
+    } else {
+        Some(serde_json::to_value(cards))
+    };
+    Ok(Answer::Json(
+        value
+            .ok_or_else(ApiError::not_found)?
+            .map_err(ApiError::internal)?,
+    ))
+}
+
+fn respond(answer: Answer) -> HttpResponse {
+    match answer {
+        Answer::Json(value) => HttpResponse::Ok().json(value),
+        Answer::Pdf(bytes) => HttpResponse::Ok().content_type(PDF).body(bytes),
+    }
+}
+
+async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let path = PathIds::of(request.http());
+    let params = query_map(request.http());
+    let as_pdf = wants_pdf(request.http());
+    let answer = request
+        .run(Need::Authenticated, move |conn, caller| {
+            let class_id =
+                match params?.get("academic_class") {
+                    None => None,
+                    Some(raw) => Some(Uuid::parse_str(raw).map_err(|_| {
+                        ApiError::InvalidQuery("academic_class must be a UUID".into())
+                    })?),
+                };
+            require_class_access(conn, caller, VIEW, class_id)?;
+            let exam_session = exam_session(conn, &path)?;
+            let classes = match class_id {
+                Some(id) => vec![Classes::find(conn, live((), id))?.ok_or_else(|| {
+                    ApiError::InvalidQuery(format!("no live class has the id {id}"))
+                })?],
+                None => live_classes(conn)?,
+            };
+            let mut all = Vec::new();
+            for class in &classes {
+                let (sheet, header) = class_sheet(conn, &exam_session, class)?;
+                all.extend(cards(&sheet, &header));
+            }
+            answer(conn, all, as_pdf, false)
+        })
+        .await?;
+    Ok(respond(answer))
+}
+
+/// Whether `caller` is the student's own user.
+fn is_own(caller: &Caller, student: &Student) -> bool {
+    caller.user_id().is_some() && caller.user_id() == student.user_id
+}
+
+async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let path = PathIds::of(request.http());
+    let as_pdf = wants_pdf(request.http());
+    let answer = request
+        .run(Need::Authenticated, move |conn, caller| {
+            let student_id = path.last()?;
+            let student = Students::find(conn, live((), student_id))?;
+            let own = student.as_ref().is_some_and(|s| is_own(caller, s));
+            if !own {
+                let class = student.as_ref().and_then(|s| s.academic_class_id);
+                require_class_access(conn, caller, VIEW, class)?;
+            }
+            let student = student.ok_or_else(ApiError::not_found)?;
+            let exam_session = exam_session(conn, &path)?;
+            let class = match student.academic_class_id {
+                Some(id) => Classes::find(conn, live((), id))?,
+                None => None,
+            };
+            let (sheet, header) = match class {
+                Some(class) => class_sheet(conn, &exam_session, &class)?,
+                None => classless_sheet(conn, &exam_session, row_of(&student))?,
+            };
+            let card = cards(&sheet, &header)
+                .into_iter()
+                .find(|card| card.student.id == student.id)
+                .ok_or_else(ApiError::not_found)?;
+            answer(conn, vec![card], as_pdf, true)
+        })
+        .await?;
+    Ok(respond(answer))
+}
+
+fn row_of(student: &Student) -> StudentRow {
+    StudentRow {
+        id: student.id,
+        admission_number: student.admission_number.clone(),
+        first_name: student.first_name.clone(),
+        last_name: student.last_name.clone(),
+    }
+}

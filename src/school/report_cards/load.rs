@@ -1,0 +1,260 @@
+//! What a class's report cards are computed from, read in a fixed number of queries
+//! whatever the class's size: students, exams with their subjects, marks, settings,
+//! comments and attendance.
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+use uuid::Uuid;
+
+use super::{
+    CardClass, CardExamSession, CardHeader,
+    compute::{ClassSheet, CommentRange, ExamColumn, Rules, StudentRow, SubjectColumn},
+};
+use crate::{
+    error::ApiResult,
+    school::{
+        academic_settings::{AcademicSettings, GradingScale},
+        attendance_ops::{AttendanceSummary, status_counts_of_many},
+        classes::AcademicClass,
+        exam_sessions::ExamSession,
+        general_settings::GeneralSettings,
+        report_settings::ReportSettings,
+        schema::{
+            academic_settings, exams, general_settings, marks, students, subjects,
+            teacher_grade_comments as comments,
+        },
+    },
+    tenancy::TenantConn,
+};
+
+/// The live students of `class`, by last name, first name and admission number.
+fn students_of(conn: &mut TenantConn, class: Uuid) -> ApiResult<Vec<StudentRow>> {
+    let rows: Vec<(Uuid, String, String, String)> = students::table
+        .filter(students::academic_class_id.eq(class))
+        .filter(students::is_deleted.eq(false))
+        .order((
+            students::last_name,
+            students::first_name,
+            students::admission_number,
+        ))
+        .select((
+            students::id,
+            students::admission_number,
+            students::first_name,
+            students::last_name,
+        ))
+        .load(conn.pg())?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, admission_number, first_name, last_name)| StudentRow {
+            id,
+            admission_number,
+            first_name,
+            last_name,
+        })
+        .collect())
+}
+
+/// The subjects of the class's live exams in the exam session, by subject name, each with
+/// its exams by name.
+fn subjects_of(conn: &mut TenantConn, session: Uuid, class: Uuid) -> ApiResult<Vec<SubjectColumn>> {
+    type Row = (Uuid, String, String, Uuid, String, i32, Option<Uuid>);
+    let rows: Vec<Row> = exams::table
+        .inner_join(subjects::table)
+        .filter(exams::exam_session_id.eq(session))
+        .filter(exams::academic_class_id.eq(class))
+        .filter(exams::is_deleted.eq(false))
+        .order((subjects::name, subjects::id, exams::name, exams::id))
+        .select((
+            subjects::id,
+            subjects::name,
+            subjects::code,
+            exams::id,
+            exams::name,
+            exams::max_mark,
+            exams::teacher_id,
+        ))
+        .load(conn.pg())?;
+    let mut columns: Vec<SubjectColumn> = Vec::new();
+    for (subject, name, code, exam, exam_name, max_mark, teacher) in rows {
+        let exam = ExamColumn {
+            id: exam,
+            name: exam_name,
+            max_mark,
+            teacher,
+        };
+        match columns.last_mut() {
+            Some(last) if last.id == subject => last.exams.push(exam),
+            _ => columns.push(SubjectColumn {
+                id: subject,
+                name,
+                code,
+                exams: vec![exam],
+            }),
+        }
+    }
+    Ok(columns)
+}
+
+/// The live marks of `exam_ids`, by (exam, admission number).
+fn marks_of(
+    conn: &mut TenantConn,
+    exam_ids: &[Uuid],
+) -> ApiResult<HashMap<(Uuid, String), Option<i32>>> {
+    let rows: Vec<(Uuid, String, Option<i32>)> = marks::table
+        .filter(marks::exam_id.eq_any(exam_ids))
+        .filter(marks::is_deleted.eq(false))
+        .select((marks::exam_id, marks::studentadmissionnumber, marks::mark))
+        .load(conn.pg())?;
+    Ok(rows
+        .into_iter()
+        .map(|(exam, number, mark)| ((exam, number), mark))
+        .collect())
+}
+
+/// The rules from academic settings (the oldest record; the contract's defaults without
+/// one), report settings and the live teacher grade comments.
+fn rules(conn: &mut TenantConn) -> ApiResult<Rules> {
+    let academic: Option<AcademicSettings> = academic_settings::table
+        .order((academic_settings::created_at, academic_settings::id))
+        .select(AcademicSettings::as_select())
+        .first(conn.pg())
+        .optional()?;
+    let report = ReportSettings::load(conn)?;
+    let comments: Vec<(Option<Uuid>, i32, i32, String)> = comments::table
+        .filter(comments::is_deleted.eq(false))
+        .order((comments::created_at, comments::id))
+        .select((
+            comments::teacher_id,
+            comments::min_mark,
+            comments::max_mark,
+            comments::comment,
+        ))
+        .load(conn.pg())?;
+    let (pass_mark, scale_max, grading) = academic
+        .map_or((50, 100, GradingScale::default()), |a| {
+            (a.pass_mark, a.max_mark, a.grading_scale)
+        });
+    Ok(Rules {
+        pass_mark,
+        scale_max,
+        grading,
+        comments: comments
+            .into_iter()
+            .map(|(teacher, min, max, comment)| CommentRange {
+                teacher,
+                min,
+                max,
+                comment,
+            })
+            .collect(),
+        show_position: report.show_position,
+        show_class_average: report.show_class_average,
+        show_teacher_comments: report.show_teacher_comments,
+    })
+}
+
+/// Everything the cards of `class` for `exam_session` are computed from.
+pub fn class_sheet(
+    conn: &mut TenantConn,
+    exam_session: &ExamSession,
+    class: &AcademicClass,
+) -> ApiResult<(ClassSheet, CardHeader)> {
+    let students = students_of(conn, class.id)?;
+    let subjects = subjects_of(conn, exam_session.id, class.id)?;
+    let exam_ids: Vec<Uuid> = subjects
+        .iter()
+        .flat_map(|s| s.exams.iter().map(|e| e.id))
+        .collect();
+    let marks = marks_of(conn, &exam_ids)?;
+    let (from, to) = (
+        exam_session.start_date.map(|d| d.date_naive()),
+        exam_session.end_date.map(|d| d.date_naive()),
+    );
+    let ids: Vec<Uuid> = students.iter().map(|s| s.id).collect();
+    let counts = status_counts_of_many(conn, &ids, from, to)?;
+    let attendance = ids
+        .iter()
+        .map(|id| {
+            let counts = counts.get(id).cloned().unwrap_or_default();
+            (*id, AttendanceSummary::of_counts(*id, from, to, &counts))
+        })
+        .collect();
+    let sheet = ClassSheet {
+        students,
+        subjects,
+        marks,
+        attendance,
+        rules: rules(conn)?,
+    };
+    let header = CardHeader {
+        exam_session: CardExamSession {
+            id: exam_session.id,
+            name: exam_session.name.clone(),
+            term: exam_session.term.clone(),
+        },
+        academic_class: Some(CardClass {
+            id: class.id,
+            name: class.name.clone(),
+        }),
+    };
+    Ok((sheet, header))
+}
+
+/// Every live class, by name (the cards of a whole exam session).
+pub fn live_classes(conn: &mut TenantConn) -> ApiResult<Vec<AcademicClass>> {
+    use crate::school::schema::academic_classes as c;
+    Ok(c::table
+        .filter(c::is_deleted.eq(false))
+        .order((c::name, c::id))
+        .select(AcademicClass::as_select())
+        .load(conn.pg())?)
+}
+
+/// The sheet of a student who has no class: no exams, so a card without subjects.
+pub fn classless_sheet(
+    conn: &mut TenantConn,
+    exam_session: &ExamSession,
+    student: StudentRow,
+) -> ApiResult<(ClassSheet, CardHeader)> {
+    let (from, to) = (
+        exam_session.start_date.map(|d| d.date_naive()),
+        exam_session.end_date.map(|d| d.date_naive()),
+    );
+    let counts = status_counts_of_many(conn, &[student.id], from, to)?;
+    let counts = counts.get(&student.id).cloned().unwrap_or_default();
+    let attendance = HashMap::from([(
+        student.id,
+        AttendanceSummary::of_counts(student.id, from, to, &counts),
+    )]);
+    let sheet = ClassSheet {
+        students: vec![student],
+        subjects: Vec::new(),
+        marks: HashMap::new(),
+        attendance,
+        rules: rules(conn)?,
+    };
+    let header = CardHeader {
+        exam_session: CardExamSession {
+            id: exam_session.id,
+            name: exam_session.name.clone(),
+            term: exam_session.term.clone(),
+        },
+        academic_class: None,
+    };
+    Ok((sheet, header))
+}
+
+/// What a printed card shows beyond the card: the school (oldest general settings record,
+/// if any) and the report settings' signature and footer.
+pub fn print_settings(
+    conn: &mut TenantConn,
+) -> ApiResult<(Option<GeneralSettings>, ReportSettings)> {
+    let school = general_settings::table
+        .order((general_settings::created_at, general_settings::id))
+        .select(GeneralSettings::as_select())
+        .first(conn.pg())
+        .optional()?;
+    Ok((school, ReportSettings::load(conn)?))
+}
