@@ -4,13 +4,25 @@
 # (`school-service demo`). Run by `make test`; with `shots`, by `make app-shots`
 # (screenshots in target/app-shots/ and the marks sheet's figures).
 #
-#   scripts/app-test.sh          the browser tests (pytest tests/app)
-#   scripts/app-test.sh shots    the screenshots and measurements
+#   scripts/app-test.sh                    the browser tests (pytest tests/app)
+#   scripts/app-test.sh shots              the screenshots and measurements
+#   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
+#                                          uses it: the figures README quotes are release)
+# In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
+# skips the screenshots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
+mode=test
+profile=debug
+for arg in "$@"; do
+  case "$arg" in
+    shots | test) mode="$arg" ;;
+    --release) profile=release ;;
+    *) echo "usage: scripts/app-test.sh [shots] [--release]" >&2; exit 2 ;;
+  esac
+done
 pg_ensure
-mode="${1:-test}"
 
 need_command chromium
 if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
@@ -19,8 +31,12 @@ if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
   .venv/bin/pip install -q playwright pytest
 fi
 
-cargo build --quiet --bin school-service
-bin="$PWD/target/debug/school-service"
+if [ "$profile" = release ]; then
+  cargo build --quiet --release --bin school-service
+else
+  cargo build --quiet --bin school-service
+fi
+bin="$PWD/target/$profile/school-service"
 port="$(free_port)"
 server_database school_app
 
