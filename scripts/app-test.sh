@@ -9,7 +9,7 @@
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
 # In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
-# skips the screenshots.
+# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -31,12 +31,15 @@ if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
   .venv/bin/pip install -q playwright pytest
 fi
 
-if [ "$profile" = release ]; then
+if [ -n "${APP_TEST_BIN:-}" ]; then
+  bin="$APP_TEST_BIN" # another build to compare, e.g. a copy of an earlier release binary
+elif [ "$profile" = release ]; then
   cargo build --quiet --release --bin school-service
+  bin="$PWD/target/release/school-service"
 else
   cargo build --quiet --bin school-service
+  bin="$PWD/target/debug/school-service"
 fi
-bin="$PWD/target/$profile/school-service"
 port="$(free_port)"
 server_database school_app
 

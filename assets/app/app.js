@@ -9,7 +9,6 @@ import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
 
 const API = "/api/v1/school";
-const NAME_KEY = "school-app.name";
 const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSignedOut: (message) => signedOut(message) });
 
 /** Who is signed in: the `/auth/me/` answer, and a permission test on it. */
@@ -105,10 +104,7 @@ async function signedIn() {
   Promise.resolve(view && view.ready).catch(() => {}).then(schoolName);
 }
 
-/**
- * The school's name: its general settings when it has them, else the tenant's name. Kept
- * in sessionStorage (it is no secret) so that a reload shows it before it is asked again.
- */
+/** The school's name: its general settings when it has them, else the tenant's name. */
 async function schoolName() {
   let name = me.tenant.name;
   if (me.can("view", "generalsettings")) {
@@ -117,7 +113,6 @@ async function schoolName() {
   }
   $("school-name").textContent = name;
   document.title = name;
-  sessionStorage.setItem(NAME_KEY, name);
 }
 
 function buildNav() {
@@ -154,8 +149,6 @@ function route() {
 }
 
 async function start() {
-  const known = sessionStorage.getItem(NAME_KEY);
-  if (known) { $("school-name").textContent = known; document.title = known; }
   $("login-form").addEventListener("submit", login);
   $("logout").addEventListener("click", logout);
   window.addEventListener("hashchange", route);

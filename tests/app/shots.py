@@ -36,7 +36,7 @@ def name_of(url):
 WATCH = """
 window.watchSheet = () => new Promise((resolve) => {
   const seen = () => document.querySelector(%r);
-  const done = () => requestAnimationFrame(() => resolve(window.sheetShown = performance.now()));
+  const done = () => (window.sheetInDom = performance.now(), requestAnimationFrame(() => resolve(window.sheetShown = performance.now())));
   if (seen()) return done();
   const observer = new MutationObserver(() => { if (seen()) { observer.disconnect(); done(); } });
   observer.observe(document, { childList: true, subtree: true });
@@ -56,12 +56,13 @@ def opening(page, since):
     page.evaluate("window.sheet")
     since = page.evaluate(since)
     shown = page.evaluate("window.sheetShown") - since
+    drawn = page.evaluate("window.sheetInDom") - since
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(100)
     requests = page.evaluate(TIMINGS, since)
     api = [r for r in requests if "/api/" in r["url"]]
-    before = [r for r in api if r["start"] < shown]
-    after = [r for r in api if r["start"] >= shown]
+    before = [r for r in api if r["start"] < drawn]
+    after = [r for r in api if r["start"] >= drawn]
     files = [r for r in requests if "/api/" not in r["url"]]
     return shown, before, after, files
 
@@ -71,7 +72,7 @@ def report(label, openings):
     _, before, after, files = sorted(openings, key=lambda o: o[0])[len(openings) // 2]
     print(f"marks sheet, 40 students, {label}: median {statistics.median(times):.0f} ms "
           f"(min {min(times):.0f}, max {max(times):.0f}, {len(times)} openings); "
-          f"{len(before)} API requests before it showed, {len(after)} after")
+          f"{len(before)} API requests before its rows were drawn, {len(after)} after")
     counts = {(len(b), len(a)) for _, b, a, _ in openings}
     if len(counts) > 1:
         print(f"  request counts varied between openings (before, after): {sorted(counts)}")
