@@ -23,7 +23,7 @@ help:
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
 	@echo "make console-shots  the admin console at laptop and phone width, in target/console-shots/"
-	@echo "make app-shots  the school app at laptop and phone width, in target/app-shots/, and the marks sheet's timing"
+	@echo "make app-shots  the school app at laptop and phone width, in target/app-shots/, and the marks sheet's timing (release build)"
 	@echo "make lint   rustfmt check and clippy with warnings as errors"
 
 build:
@@ -54,7 +54,7 @@ console-shots:
 	@scripts/console-test.sh shots
 
 app-shots:
-	@scripts/app-test.sh shots
+	@scripts/app-test.sh shots --release
 
 profile:
 	@scripts/profile.sh

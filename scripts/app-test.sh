@@ -4,13 +4,25 @@
 # (`school-service demo`). Run by `make test`; with `shots`, by `make app-shots`
 # (screenshots in target/app-shots/ and the marks sheet's figures).
 #
-#   scripts/app-test.sh          the browser tests (pytest tests/app)
-#   scripts/app-test.sh shots    the screenshots and measurements
+#   scripts/app-test.sh                    the browser tests (pytest tests/app)
+#   scripts/app-test.sh shots              the screenshots and measurements
+#   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
+#                                          uses it: the figures README quotes are release)
+# In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
+# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
+mode=test
+profile=debug
+for arg in "$@"; do
+  case "$arg" in
+    shots | test) mode="$arg" ;;
+    --release) profile=release ;;
+    *) echo "usage: scripts/app-test.sh [shots] [--release]" >&2; exit 2 ;;
+  esac
+done
 pg_ensure
-mode="${1:-test}"
 
 need_command chromium
 if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
@@ -19,8 +31,15 @@ if ! .venv/bin/python -c "import playwright, pytest" >/dev/null 2>&1; then
   .venv/bin/pip install -q playwright pytest
 fi
 
-cargo build --quiet --bin school-service
-bin="$PWD/target/debug/school-service"
+if [ -n "${APP_TEST_BIN:-}" ]; then
+  bin="$APP_TEST_BIN" # another build to compare, e.g. a copy of an earlier release binary
+elif [ "$profile" = release ]; then
+  cargo build --quiet --release --bin school-service
+  bin="$PWD/target/release/school-service"
+else
+  cargo build --quiet --bin school-service
+  bin="$PWD/target/debug/school-service"
+fi
 port="$(free_port)"
 server_database school_app
 

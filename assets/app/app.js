@@ -4,7 +4,8 @@
 // settings.js; what the console shares with it: /app/shared.js.
 import { $, h, apiClient, whenRecovered, clearErrors } from "/app/shared.js";
 import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
-import { homePage, sessionsPage } from "/app/year.js";
+import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
+import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
 
 const API = "/api/v1/school";
@@ -18,9 +19,12 @@ const me = {
 
 setContext({ client, me, API });
 
-/** The pages by the first segment of the route: a nav label, who sees it, what it shows. */
+/**
+ * The pages by the first segment of the route: a nav label, who sees it, what it shows,
+ * and what it may start loading before `/auth/me/` answers (`prefetch`).
+ */
 const PAGES = {
-  sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage },
+  sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage, prefetch: sessionsPrefetch },
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
@@ -67,6 +71,7 @@ async function logout() {
 
 function signedOut(message) {
   client.forget();
+  forgetSheets();
   me.user = null;
   me.permissions = new Set();
   for (const id of ["nav", "whoami", "view"]) $(id).hidden = true;
@@ -77,11 +82,15 @@ function signedOut(message) {
   document.querySelector("#login-form input").focus();
 }
 
-/** Loads who is signed in, names the school, builds the navigation, shows the page. */
+/**
+ * Loads who is signed in (with the page's own data, when it can start without knowing
+ * that), builds the navigation, shows the page, then names the school.
+ */
 async function signedIn() {
+  const { page, args, params } = where();
+  if (page && page.prefetch) page.prefetch(args, params);
   const answer = await client.request("GET", `${API}/auth/me/`);
   Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, permissions: new Set(answer.permissions) });
-  schoolName();
   $("login-view").hidden = true;
   buildNav();
   $("nav").hidden = false;
@@ -90,7 +99,9 @@ async function signedIn() {
   const name = `${user.first_name || ""} ${user.last_name || ""}`.trim() || user.email || user.phone || "API key";
   $("whoami-name").textContent = `${name} (${me.roles.join(", ") || "no role"})`;
   $("view").hidden = false;
-  route();
+  const view = route();
+  // The page's requests first: the header's name is not what the user came for.
+  Promise.resolve(view && view.ready).catch(() => {}).then(schoolName);
 }
 
 /** The school's name: its general settings when it has them, else the tenant's name. */
@@ -114,20 +125,27 @@ function buildNav() {
 
 // ---- Routing -----------------------------------------------------------------------
 
-/** `#/<page>/<id>/...`: the page named by the first segment, with the rest as arguments. */
-function route() {
-  if (!client.session.access || !me.tenant) return;
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+/** `#/<page>/<id>/...[?name=value]`: the page named by the first segment, the rest as arguments. */
+function where() {
+  const [path, search] = location.hash.replace(/^#\/?/, "").split("?");
+  const parts = path.split("/").filter(Boolean);
   const key = parts[0] || "";
-  const page = PAGES[key];
+  return { key, page: PAGES[key], args: parts.slice(1), params: new URLSearchParams(search || "") };
+}
+
+/** Shows the page the address names, and answers its view. */
+function route() {
+  if (!client.session.access || !me.tenant) return null;
+  const { key, page, args, params } = where();
   const active = page ? key : "home";
   document.querySelectorAll("#nav a").forEach((a) => {
     if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
-  const view = page && page.visible(me) ? page.render(parts.slice(1)) : homePage();
+  const view = page && page.visible(me) ? page.render(args, params) : homePage();
   $("view").replaceChildren(view);
   const heading = $("view").querySelector("h1");
   if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");
+  return view;
 }
 
 async function start() {

@@ -3,15 +3,20 @@
 // saved through `confirm-students` when the cursor leaves it, or with "Save marks"; each
 // row shows whether it is saved, and a rejected value shows its error on its cell.
 //
-// Shown with two requests when opened from the exams page (the class's students and the
-// exam's marks, in parallel): that page has already fetched the exam and the grading
-// scale (which fills in symbols as marks are typed).
+// What it takes to draw, all in parallel: the class's students and the exam's marks
+// when opened from the exams page (which has the exam); loaded by its address, the
+// exam too, started with `/auth/me/` right after the token refresh, and the students
+// of the class the address names (`?class=`, checked against the exam when it comes).
+// The grading scale (symbols filled in as marks are typed) comes after the sheet shows.
 import { h } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
 
 /** Exams seen on the exams page, so opening one needs no request for it. */
 const knownExams = new Map();
-export function rememberExam(exam) { knownExams.set(exam.id, exam); }
+export function rememberExam(exam) { knownExams.set(String(exam.id), exam); }
+
+/** The address of an exam's marks sheet, naming its class so a load can ask for both at once. */
+export const sheetHref = (sid, esid, exam) => `#/sessions/${sid}/exam-sessions/${esid}/exams/${exam.id}?class=${exam.academic_class}`;
 
 /** The school's grading scale, fetched once per page load. */
 let scale = null;
@@ -27,27 +32,63 @@ export function gradingScale() {
 }
 
 const MARK = /^\d+$/;
+const examPathOf = (sid, esid, eid) => api(`/sessions/${sid}/exam-sessions/${esid}/exams/${eid}/`);
 
-export function marksSheet(sid, esid, eid) {
-  const { client, me } = ctx;
+/**
+ * The exam, its class's students and its marks: the students of `classId` (the address's
+ * `?class=`, or the known exam's) in parallel with the rest, asked again for the exam's
+ * own class should that be another.
+ */
+function load(sid, esid, eid, classId) {
+  const { client } = ctx;
+  const examPath = examPathOf(sid, esid, eid);
+  const known = knownExams.get(eid);
+  const exam = known ? Promise.resolve(known) : client.request("GET", examPath);
+  const marks = client.all(`${examPath}marks/`);
+  const guess = known ? String(known.academic_class) : classId;
+  const guessed = guess ? client.all(api(`/classes/${guess}/students/`)) : null;
+  if (guessed) guessed.catch(() => {}); // a stale class: answered below by the exam's own
+  const students = exam.then((e) => (guessed && String(e.academic_class) === guess
+    ? guessed : client.all(api(`/classes/${e.academic_class}/students/`))));
+  return Promise.all([exam, students, marks]);
+}
+
+/** What the next user (after a sign-out) may not see or may see differently. */
+export function forgetSheets() {
+  knownExams.clear();
+  early.clear();
+  scale = null;
+}
+
+/** Loads started before `/auth/me/` answered, by exam id (a sheet loaded by its address). */
+const early = new Map();
+
+/** Starts loading a sheet; `marksSheet` then takes what is under way. */
+export function prefetchSheet(sid, esid, eid, classId) {
+  const loading = load(sid, esid, eid, classId);
+  loading.catch(() => {}); // reported by marksSheet, or unused when the page is not shown
+  early.set(eid, loading);
+}
+
+/** The sheet; its `ready` settles once it is drawn (or has failed). */
+export function marksSheet(sid, esid, eid, classId) {
+  const { me } = ctx;
   const wrap = h("div", { class: "sheet" }, h("p", { class: "muted", text: "Loading the marks sheet…" }));
-  const examPath = api(`/sessions/${sid}/exam-sessions/${esid}/exams/${eid}/`);
-  (async () => {
-    const exam = knownExams.get(eid) || await client.request("GET", examPath);
+  const loading = early.get(eid) || load(sid, esid, eid, classId);
+  early.clear();
+  wrap.ready = (async () => {
+    const [exam, students, marks] = await loading;
     const editable = me.can("add", "mark") && me.can("change", "mark");
-    const [students, marks, bands] = await Promise.all([
-      client.all(api(`/classes/${exam.academic_class}/students/`)),
-      client.all(`${examPath}marks/`),
-      editable ? gradingScale() : [],
-    ]);
-    wrap.replaceChildren(...sheet(exam, students, marks, examPath, editable, bands, sid, esid));
+    const bands = { list: [] };
+    wrap.replaceChildren(...sheet(exam, students, marks, examPathOf(sid, esid, eid), editable, bands, sid, esid));
     const first = wrap.querySelector("input[name=mark]");
     if (first) { first.focus(); first.select(); }
+    if (editable) gradingScale().then((list) => { bands.list = list; });
   })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
   return wrap;
 }
 
-function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
+function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
   const byNumber = new Map(marks.map((m) => [m.studentadmissionnumber, m]));
   const rows = [];
   const summary = h("p", { class: "summary", role: "status" });
@@ -114,7 +155,7 @@ function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
   }
 
   function symbolFor(value) {
-    const band = scale.find((b) => value >= b.min && value <= b.max);
+    const band = bands.list.find((b) => value >= b.min && value <= b.max);
     return band ? band.symbol : "";
   }
 
@@ -156,7 +197,7 @@ function sheet(exam, students, marks, examPath, editable, scale, sid, esid) {
       input[column].addEventListener("keydown", (event) => move(event, index, column));
       input[column].addEventListener("input", () => {
         if (column === "symbol") row.autoSymbol = false;
-        if (column === "mark" && row.autoSymbol && scale.length) {
+        if (column === "mark" && row.autoSymbol && bands.list.length) {
           const value = input.mark.value.trim();
           input.symbol.value = MARK.test(value) ? symbolFor(Number(value)) : "";
         }

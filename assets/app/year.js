@@ -1,10 +1,11 @@
 // The academic year: the home page (the active session's exam sessions), sessions
 // (create, activate), a session's exam sessions, and an exam session's exams with "my
 // exams" for teachers. Routes: #/, #/sessions, #/sessions/<id>,
-// #/sessions/<id>/exam-sessions/<id>, #/sessions/<id>/exam-sessions/<id>/exams/<id>.
+// #/sessions/<id>/exam-sessions/<id>, #/sessions/<id>/exam-sessions/<id>/exams/<id>
+// (a marks sheet; `?class=<id>` names the exam's class, see marks.js).
 import { h, listView, query, day } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
-import { marksSheet, rememberExam, gradingScale } from "/app/marks.js";
+import { marksSheet, prefetchSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
@@ -60,12 +61,18 @@ export function homePage() {
 }
 
 /** #/sessions[/...]: the sessions list, or deeper pages by the path. */
-export function sessionsPage(args) {
+export function sessionsPage(args, params) {
   const [sid, , esid, , eid] = args;
-  if (eid) return marksSheet(sid, esid, eid);
+  if (eid) return marksSheet(sid, esid, eid, params.get("class"));
   if (esid) return examsPage(sid, esid);
   if (sid) return sessionPage(sid);
   return sessionsList();
+}
+
+/** Before `/auth/me/` answers: a marks sheet starts loading at once. */
+export function sessionsPrefetch(args, params) {
+  const [sid, , esid, , eid] = args;
+  if (eid) prefetchSheet(sid, esid, eid, params.get("class"));
 }
 
 function sessionsList() {
@@ -137,9 +144,9 @@ function examsPage(sid, esid) {
       const exams = await client.all(path);
       const shown = mine.checked ? exams.filter((e) => e.teacher === me.teacher.id) : exams;
       body.replaceChildren(...shown.map((e) => {
-        rememberExam(e, lookups);
+        rememberExam(e);
         return h("tr", { "data-name": e.name },
-          h("td", { "data-label": "Exam" }, h("a", { href: `#/sessions/${sid}/exam-sessions/${esid}/exams/${e.id}`, text: e.name })),
+          h("td", { "data-label": "Exam" }, h("a", { href: sheetHref(sid, esid, e), text: e.name })),
           h("td", { "data-label": "Subject", text: named(lookups.subjects, e.subject) }),
           h("td", { "data-label": "Class", text: named(lookups.classes, e.academic_class) }),
           h("td", { "data-label": "Teacher", text: named(lookups.teachers, e.teacher) }),

@@ -116,6 +116,66 @@ def test_the_marks_sheet_takes_two_requests_from_the_exams_page(page):
     assert len(sheet) == 2, sheet
 
 
+API_TIMINGS = """() => performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"))
+  .map((e) => ({ name: e.name.split("/api/v1/school")[1].split("?")[0], start: e.startTime, end: e.responseEnd }))"""
+
+
+def named(timings, pattern):
+    found = [t for t in timings if re.search(pattern, t["name"])]
+    assert len(found) == 1, (pattern, timings)
+    return found[0]
+
+
+def test_the_marks_sheet_loaded_by_its_address_needs_two_rounds_of_requests(page):
+    """Loaded by its address, the sheet asks for the exam, its marks and its class's students
+    together with `/auth/me/` once the token is refreshed; the school's name and the grading
+    scale are asked for after it is drawn."""
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 1 examinations").click()
+    link = page.get_by_role("link", name="Mathematics - Form 1 Blue")
+    expect(link).to_be_visible()
+    href = link.get_attribute("href")
+    assert re.search(r"\?class=[^&]+$", href), href
+    page.goto(SCHOOL + "/app/" + href)
+    page.reload()
+    expect(page.locator("tbody tr")).to_have_count(40)
+    expect(page.locator('[data-summary="entered"]')).to_have_text("40")
+    expect(page.locator("#school-name")).to_have_text("Greenwood High")
+    page.wait_for_load_state("networkidle")
+    timings = page.evaluate(API_TIMINGS)
+    refresh, me = named(timings, r"^/auth/refresh/$"), named(timings, r"^/auth/me/$")
+    exam = named(timings, r"/exams/[^/]+/$")
+    marks = named(timings, r"/exams/[^/]+/marks/$")
+    students = named(timings, r"^/classes/[^/]+/students/$")
+    name, scale = named(timings, r"^/general-settings/$"), named(timings, r"^/academic-settings/$")
+    assert len(timings) == 7, timings
+    # Round one: the refresh; round two: who is signed in and the sheet's data, together.
+    for t in [me, exam, marks, students]:
+        assert t["start"] >= refresh["end"] and t["start"] <= me["end"], (t, refresh, me)
+    assert students["start"] <= exam["end"]
+    # Then what the sheet does not need to show.
+    for t in [name, scale]:
+        assert t["start"] >= max(marks["end"], students["end"], exam["end"], me["end"]), (t, timings)
+
+
+def test_a_marks_sheet_address_naming_another_class_shows_the_exams_own(page):
+    """`?class=` only lets a load ask for the students early: an exam moved to another class
+    (or a wrong address) still shows the exam's own class."""
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 1 examinations").click()
+    link = page.get_by_role("link", name="Mathematics - Form 1 Blue")
+    expect(link).to_be_visible()
+    href = link.get_attribute("href")
+    token = school_token("teacher@greenwood.test")
+    classes = http("GET", "/api/v1/school/classes/?page_size=200", token=token)[2]["results"]
+    other = next(c for c in classes if c["name"] == "Form 1 Green")
+    page.goto(SCHOOL + "/app/" + re.sub(r"\?class=.*$", f"?class={other['id']}", href))
+    page.reload()
+    expect(page.get_by_role("heading", name="Marks: Mathematics - Form 1 Blue")).to_be_visible()
+    expect(page.locator("tbody tr")).to_have_count(40)
+    expect(page.locator('[data-summary="entered"]')).to_have_text("40")
+
+
 def test_a_teacher_creates_their_exams_for_a_new_term(page):
     signed_in(page, "teacher@greenwood.test")
     page.get_by_role("link", name="Term 2 examinations").click()
