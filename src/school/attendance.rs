@@ -10,7 +10,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ListQuery, Store,
+    ListQuery, Store, id_param,
     schema::attendance as t,
     store::Narrowing,
     table::{school_forms, school_table},
@@ -111,15 +111,7 @@ impl AttendanceFilter {
 
     /// Reads the filter from query parameters; a malformed value is a 400 `invalid_query`.
     pub fn parse(params: &HashMap<String, String>) -> ApiResult<Self> {
-        let id = |key: &str| -> ApiResult<Option<Uuid>> {
-            params
-                .get(key)
-                .map(|raw| {
-                    Uuid::parse_str(raw)
-                        .map_err(|_| ApiError::InvalidQuery(format!("{key} must be a UUID")))
-                })
-                .transpose()
-        };
+        let id = |key: &str| id_param(params, key);
         let date = |key: &str| -> ApiResult<Option<NaiveDate>> {
             params
                 .get(key)

@@ -74,12 +74,7 @@ impl Marks {
                 .first(conn.pg())
                 .optional()?;
             if let Some(id) = live {
-                let target = Target {
-                    parent: exam,
-                    id,
-                    include_deleted: false,
-                };
-                return Self::update(conn, target, changes, actor);
+                return Self::update(conn, Target::live(exam, id), changes, actor);
             }
             let new = NewMark {
                 studentadmissionnumber: number.to_owned(),

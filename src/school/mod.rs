@@ -43,9 +43,22 @@ pub mod teachers;
 pub use store::{FromRows, Store};
 pub use table::{Actor, Incomplete, Table, Target};
 
+use std::collections::HashMap;
+
 use uuid::Uuid;
 
 use crate::{error::ApiResult, tenancy::TenantConn};
+
+/// The id a query parameter names, if given; a malformed one is a 400 `invalid_query`.
+pub fn id_param(params: &HashMap<String, String>, key: &str) -> ApiResult<Option<Uuid>> {
+    params
+        .get(key)
+        .map(|raw| {
+            Uuid::parse_str(raw)
+                .map_err(|_| crate::error::ApiError::InvalidQuery(format!("{key} must be a UUID")))
+        })
+        .transpose()
+}
 
 /// Which page of a list, narrowed how.
 #[derive(Debug, Clone)]
@@ -57,7 +70,7 @@ pub struct ListQuery {
     /// A case-insensitive substring of the table's name-like columns.
     pub search: Option<String>,
     /// Every query parameter as given, for the resources that filter on more (attendance).
-    pub params: std::collections::HashMap<String, String>,
+    pub params: HashMap<String, String>,
 }
 
 impl ListQuery {

@@ -37,6 +37,17 @@ pub struct Target<P> {
     pub include_deleted: bool,
 }
 
+impl<P> Target<P> {
+    /// The live (not soft-deleted) record `id` under `parent`.
+    pub fn live(parent: P, id: Uuid) -> Self {
+        Self {
+            parent,
+            id,
+            include_deleted: false,
+        }
+    }
+}
+
 /// The statements over one school table (see the module's documentation).
 pub trait Table: Sized + Send + 'static {
     /// A row as selected.

@@ -87,11 +87,7 @@ async fn auto_create(request: SchoolRequest, payload: web::Payload) -> ApiResult
             let parents = path.parse()?;
             let exam_session_id = Exams::scope(conn, &parents)?;
             let session = *parents.first().ok_or_else(ApiError::not_found)?;
-            let target = Target {
-                parent: session,
-                id: exam_session_id,
-                include_deleted: false,
-            };
+            let target = Target::live(session, exam_session_id);
             let exam_session = ExamSessions::find(conn, target)?.ok_or_else(ApiError::not_found)?;
             body?;
             conn.transaction(|conn| create_missing(conn, &exam_session, &profile, &user))

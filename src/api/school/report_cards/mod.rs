@@ -8,7 +8,6 @@ mod font;
 mod pdf;
 
 use actix_web::{HttpRequest, HttpResponse, http::header};
-use uuid::Uuid;
 
 use crate::{
     api::{
@@ -27,6 +26,7 @@ use crate::{
         Store, Target,
         classes::Classes,
         exam_sessions::{ExamSession, ExamSessions},
+        id_param,
         report_cards::{
             ReportCard,
             compute::{StudentRow, cards},
@@ -98,15 +98,6 @@ fn wants_pdf(req: &HttpRequest) -> bool {
     accepts(PDF) && !accepts("application/json")
 }
 
-/// The live record `id` under `parent`.
-fn live<P>(parent: P, id: Uuid) -> Target<P> {
-    Target {
-        parent,
-        id,
-        include_deleted: false,
-    }
-}
-
 /// The exam session of the path's ids (404 when it or its academic session is missing).
 fn exam_session(conn: &mut TenantConn, path: &PathIds) -> ApiResult<ExamSession> {
     let ids = path.parse()?;
@@ -115,7 +106,7 @@ fn exam_session(conn: &mut TenantConn, path: &PathIds) -> ApiResult<ExamSession>
         _ => return Err(ApiError::not_found()),
     };
     let session = ExamSessions::scope(conn, &[session])?;
-    ExamSessions::find(conn, live(session, id))?.ok_or_else(ApiError::not_found)
+    ExamSessions::find(conn, Target::live(session, id))?.ok_or_else(ApiError::not_found)
 }
 
 /// The answer: the cards as JSON, or printed.
@@ -159,17 +150,11 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let as_pdf = wants_pdf(request.http());
     let answer = request
         .run(Need::Authenticated, move |conn, caller| {
-            let class_id =
-                match params?.get("academic_class") {
-                    None => None,
-                    Some(raw) => Some(Uuid::parse_str(raw).map_err(|_| {
-                        ApiError::InvalidQuery("academic_class must be a UUID".into())
-                    })?),
-                };
+            let class_id = id_param(&params?, "academic_class")?;
             require_class_access(conn, caller, VIEW, class_id)?;
             let exam_session = exam_session(conn, &path)?;
             let classes = match class_id {
-                Some(id) => vec![Classes::find(conn, live((), id))?.ok_or_else(|| {
+                Some(id) => vec![Classes::find(conn, Target::live((), id))?.ok_or_else(|| {
                     ApiError::InvalidQuery(format!("no live class has the id {id}"))
                 })?],
                 None => live_classes(conn)?,
@@ -196,7 +181,7 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let answer = request
         .run(Need::Authenticated, move |conn, caller| {
             let student_id = path.last()?;
-            let student = Students::find(conn, live((), student_id))?;
+            let student = Students::find(conn, Target::live((), student_id))?;
             let own = student.as_ref().is_some_and(|s| is_own(caller, s));
             if !own {
                 let class = student.as_ref().and_then(|s| s.academic_class_id);
@@ -205,7 +190,7 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
             let student = student.ok_or_else(ApiError::not_found)?;
             let exam_session = exam_session(conn, &path)?;
             let class = match student.academic_class_id {
-                Some(id) => Classes::find(conn, live((), id))?,
+                Some(id) => Classes::find(conn, Target::live((), id))?,
                 None => None,
             };
             let (sheet, header) = match class {
