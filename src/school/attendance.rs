@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::{
     ListQuery, Store, id_param,
     schema::attendance as t,
-    store::Narrowing,
+    store::{LiveCount, Narrowing},
     table::{school_forms, school_table},
 };
 use crate::{
@@ -65,9 +65,14 @@ school_table!(Attendances: Attendance in t, new: NewAttendance, changes: Attenda
 impl Store for Attendances {
     type Record = Attendance;
 
-    fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Narrowing<Self>> {
+    const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("attendance"));
+
+    fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let filter = AttendanceFilter::parse(&query.params)?;
-        Ok(Box::new(move |mut rows| {
+        if filter == AttendanceFilter::default() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(move |mut rows| {
             if let Some(class) = filter.academic_class {
                 rows = rows.filter(t::academic_class_id.eq(class));
             }
@@ -84,7 +89,7 @@ impl Store for Attendances {
                 rows = rows.filter(t::date.le(to));
             }
             rows
-        }))
+        })))
     }
 }
 

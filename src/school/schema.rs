@@ -144,6 +144,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    live_counts (table_name) {
+        table_name -> Text,
+        live -> Int8,
+    }
+}
+
+diesel::table! {
     marks (id) {
         id -> Uuid,
         exam_id -> Uuid,
@@ -324,6 +331,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     exams,
     general_settings,
     known_permissions,
+    live_counts,
     marks,
     report_settings,
     school_roles,

@@ -9,11 +9,12 @@
 //! has no methods that write, and the API's resource is the store itself
 //! (`api::school::crud::SchoolResource: Store`), so it cannot be paired with another.
 
-use std::collections::HashSet;
+use std::{collections::HashSet, marker::PhantomData};
 
+use diesel::{OptionalExtension, QueryDsl, QueryResult, RunQueryDsl};
 use uuid::Uuid;
 
-use super::{Actor, ListQuery, Table, Target};
+use super::{Actor, ListQuery, Table, Target, schema::live_counts};
 use crate::{
     error::{ApiError, ApiResult},
     tenancy::TenantConn,
@@ -41,16 +42,49 @@ impl<T> FromRows<T> for T {
 /// A list's narrowing beyond the table's search columns (see [`Store::narrowing`]).
 pub type Narrowing<S> = Box<dyn Fn(<S as Table>::Query) -> <S as Table>::Query>;
 
+/// The row of `live_counts` (tenant migration `live_counts`) that keeps a table's number
+/// of live rows, read by its unfiltered lists. Only a top-level table's count can be kept
+/// there (one number per table, not per parent), so only `LiveCount<()>` can be made.
+pub struct LiveCount<Parent> {
+    table: &'static str,
+    parent: PhantomData<Parent>,
+}
+
+impl LiveCount<()> {
+    /// The count kept under `table`, the table's own name (the triggers write it so).
+    pub const fn kept_as(table: &'static str) -> Self {
+        Self {
+            table,
+            parent: PhantomData,
+        }
+    }
+}
+
+impl<P> LiveCount<P> {
+    /// The kept count; `None` where the database keeps none (Citus: no triggers there).
+    fn read(&self, conn: &mut TenantConn) -> QueryResult<Option<i64>> {
+        live_counts::table
+            .find(self.table)
+            .select(live_counts::live)
+            .first(conn.pg())
+            .optional()
+    }
+}
+
 pub trait Store: Table {
     /// The record as answered.
     type Record: FromRows<Self::Row> + Send + 'static;
 
     // The hooks: where a resource differs. Each does nothing unless a store says otherwise.
 
+    /// Where the database keeps the count of live records (tables that grow with a school:
+    /// students, attendance); `None`: lists count the rows.
+    const LIVE_COUNT: Option<LiveCount<Self::Parent>> = None;
+
     /// Narrows a list further, after `?search=` over the table's search columns (teachers
-    /// search their users' names).
-    fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Narrowing<Self>> {
-        Ok(Box::new(|rows| rows))
+    /// search their users' names); `None` when `query` asks for no narrowing.
+    fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
+        Ok(None)
     }
 
     /// Before a create is written, in its transaction.
@@ -109,7 +143,8 @@ pub trait Store: Table {
 
     /// One page of the records under `parent` (order `created_at, id`) and the count of
     /// all that match: soft-deleted ones only when asked for, `?search=` over the search
-    /// columns, then the store's `narrowing`.
+    /// columns, then the store's `narrowing`. The count of every live record is read where
+    /// the database keeps it (`LIVE_COUNT`), else counted.
     fn list(
         conn: &mut TenantConn,
         parent: Self::Parent,
@@ -117,14 +152,25 @@ pub trait Store: Table {
     ) -> ApiResult<(i64, Vec<Self::Record>)> {
         let pattern = query.search.as_deref().map(crate::db::like_pattern);
         let narrowing = Self::narrowing(conn, query)?;
+        let every_live = pattern.is_none() && narrowing.is_none() && !query.include_deleted;
         let matching = || {
             let mut rows = Self::select(SEALED, parent, query.include_deleted);
             if let Some(pattern) = &pattern {
                 rows = Self::search(SEALED, rows, pattern);
             }
-            narrowing(rows)
+            match &narrowing {
+                Some(narrowing) => narrowing(rows),
+                None => rows,
+            }
         };
-        let count = Self::count(SEALED, conn, matching())?;
+        let kept = match &Self::LIVE_COUNT {
+            Some(live_count) if every_live => live_count.read(conn)?,
+            _ => None,
+        };
+        let count = match kept {
+            Some(count) => count,
+            None => Self::count(SEALED, conn, matching())?,
+        };
         let rows = Self::load(SEALED, conn, matching(), query.offset(), query.page_size)?;
         Ok((count, Self::Record::from_rows(conn, rows)?))
     }

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::{
     Store,
     schema::students as t,
+    store::LiveCount,
     table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
@@ -47,6 +48,8 @@ school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
 
 impl Store for Students {
     type Record = Student;
+
+    const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
 }
 
 impl Students {

@@ -119,9 +119,9 @@ impl FromRows<TeacherProfile> for TeacherView {
 impl Store for Teachers {
     type Record = TeacherView;
 
-    fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Narrowing<Self>> {
+    fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let Some(pattern) = query.search.as_deref().map(crate::db::like_pattern) else {
-            return Ok(Box::new(|rows| rows));
+            return Ok(None);
         };
         let matching_users: Vec<Uuid> = users::table
             .filter(users::client_id.eq(conn.tenant().id))
@@ -133,12 +133,12 @@ impl Store for Teachers {
             )
             .select(users::id)
             .load(conn.pg())?;
-        Ok(Box::new(move |rows| {
+        Ok(Some(Box::new(move |rows| {
             rows.filter(
                 t::user_id
                     .eq_any(matching_users.clone())
                     .or(t::staff_number.ilike(pattern.clone()).assume_not_null()),
             )
-        }))
+        })))
     }
 }

@@ -20,6 +20,7 @@ mod contract;
 mod demo;
 mod fleet;
 mod isolation;
+mod live_counts;
 mod observability;
 mod permission_sync;
 mod pgbouncer;

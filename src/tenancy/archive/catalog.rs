@@ -14,6 +14,10 @@ use super::format::ArchivedColumn;
 /// The table diesel keeps a schema's migration history in; restores rebuild it by migrating.
 pub const MIGRATIONS_TABLE: &str = "__diesel_schema_migrations";
 
+/// Derived data an archive leaves out: the kept counts of live rows start at 0 in the
+/// schema a restore builds, and its triggers count the rows as they load.
+const LIVE_COUNTS_TABLE: &str = "live_counts";
+
 #[derive(QueryableByName)]
 struct ColumnRow {
     #[diesel(sql_type = Text)]
@@ -53,7 +57,7 @@ fn shapes(
                 format_type(a.atttypid, a.atttypmod) AS sql_type \
          FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid \
          WHERE c.relnamespace = {namespace_sql} AND c.relkind = 'r' \
-           AND c.relname <> '{MIGRATIONS_TABLE}' {filter} \
+           AND c.relname NOT IN ('{MIGRATIONS_TABLE}', '{LIVE_COUNTS_TABLE}') {filter} \
            AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '' \
          ORDER BY c.relname, a.attnum"
     ))

@@ -1,0 +1,11 @@
+DROP TRIGGER IF EXISTS students_live_insert ON students;
+DROP TRIGGER IF EXISTS students_live_update ON students;
+DROP TRIGGER IF EXISTS students_live_delete ON students;
+DROP TRIGGER IF EXISTS students_live_truncate ON students;
+DROP TRIGGER IF EXISTS attendance_live_insert ON attendance;
+DROP TRIGGER IF EXISTS attendance_live_update ON attendance;
+DROP TRIGGER IF EXISTS attendance_live_delete ON attendance;
+DROP TRIGGER IF EXISTS attendance_live_truncate ON attendance;
+DROP FUNCTION IF EXISTS count_live_rows();
+DROP INDEX attendance_list_order;
+DROP TABLE live_counts;
