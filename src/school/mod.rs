@@ -21,7 +21,6 @@ pub mod academic_settings;
 pub mod assignments;
 pub mod attendance;
 pub mod attendance_ops;
-pub mod class_students;
 pub mod classes;
 pub mod departments;
 pub mod exam_sessions;

@@ -6,9 +6,11 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Store,
+    ListQuery, Store, Target,
+    classes::Classes,
+    id_param,
     schema::students as t,
-    store::LiveCount,
+    store::{LiveCount, Narrowing},
     table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
@@ -46,13 +48,47 @@ pub struct Students;
 school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
     search: [admission_number, first_name, last_name], soft_delete: is_deleted);
 
+/// `?academic_class=` narrows a list to one class's students.
 impl Store for Students {
     type Record = Student;
 
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
+
+    fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
+        let class = id_param(&query.params, CLASS_FILTER)?;
+        Ok(class.map(|class| -> Narrowing<Self> {
+            Box::new(move |rows| rows.filter(t::academic_class_id.eq(class)))
+        }))
+    }
 }
 
+const CLASS_FILTER: &str = "academic_class";
+
 impl Students {
+    /// The list filters beyond `?search=`, with what they do (for the API document).
+    pub const FILTERS: &'static [(&'static str, &'static str)] =
+        &[(CLASS_FILTER, "students of this class (id)")];
+
+    /// One page of `class`'s students, listed like every student list; `None` when the
+    /// class does not exist, or is soft-deleted and `include_deleted` is not set.
+    pub fn page_in_class(
+        conn: &mut TenantConn,
+        class: Uuid,
+        query: &ListQuery,
+    ) -> ApiResult<Option<(i64, Vec<Student>)>> {
+        let target = Target {
+            parent: (),
+            id: class,
+            include_deleted: query.include_deleted,
+        };
+        if Classes::find(conn, target)?.is_none() {
+            return Ok(None);
+        }
+        let mut query = query.clone();
+        query.params.insert(CLASS_FILTER.into(), class.to_string());
+        Self::list(conn, (), &query).map(Some)
+    }
+
     /// Whether a live student has this admission number (marks must name one).
     pub fn admission_number_is_live(conn: &mut TenantConn, number: &str) -> ApiResult<bool> {
         Ok(diesel::select(diesel::dsl::exists(

@@ -1,5 +1,6 @@
 //! `GET /api/v1/school/classes/{class_pk}/students/`: the students of one class (the school
-//! app's marks sheet), paged and searched like every list.
+//! app's marks sheet), paged and searched like every list, and the same rows through
+//! `/students/?academic_class=`.
 
 use serde_json::json;
 
@@ -111,4 +112,15 @@ async fn a_class_lists_its_own_live_students() {
     );
     let reply = app.get(&of("not-a-uuid", ""), &admin).await;
     assert_eq!(reply.status.as_u16(), 400, "{:?}", reply.body);
+
+    // The same rows through `/students/?academic_class=`.
+    let filtered = app
+        .get(&format!("{STUDENTS}?academic_class={blue}"), &admin)
+        .await;
+    filtered.assert(200, None);
+    assert_eq!(filtered.body["count"], 2);
+    assert_eq!(filtered.body["results"][1]["admission_number"], "B-2");
+    app.get(&format!("{STUDENTS}?academic_class=nope"), &admin)
+        .await
+        .assert(400, Some("invalid_query"));
 }

@@ -17,7 +17,7 @@ use crate::{
     },
     auth::{Need, SchoolRequest, permissions::Resource},
     error::{ApiError, ApiResult},
-    school::students::Student,
+    school::students::{Student, Students},
 };
 
 pub const PATH: &str = "/api/v1/school/classes/{class_pk}/students/";
@@ -65,7 +65,7 @@ async fn list(request: SchoolRequest) -> ApiResult<HttpResponse> {
             let class = path.last()?;
             let query = query?;
             let (count, rows) =
-                Student::page_in_class(conn, class, &query)?.ok_or_else(ApiError::not_found)?;
+                Students::page_in_class(conn, class, &query)?.ok_or_else(ApiError::not_found)?;
             query.check_page(count)?;
             Ok((count, rows))
         })

@@ -18,6 +18,7 @@ use crate::{
 impl SchoolResource for Students {
     const PERMISSION: Resource = Resource::Student;
     const PATH: &'static str = "/api/v1/school/students/";
+    const LIST_FILTERS: &'static [(&'static str, &'static str)] = Students::FILTERS;
     const CREATE_RULES: Option<&'static str> =
         Some("`admission_number` is unique among live students (409 `conflict`).");
 
