@@ -4,7 +4,7 @@ use std::{env, net::SocketAddr, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 
-use crate::db::pool::{PoolMode, PoolSettings, default_per_school};
+use crate::db::pool::{PoolMode, PoolSettings, default_in_flight, default_per_school};
 
 /// The secret used when none is configured and the server runs in development mode.
 const DEV_JWT_SECRET: &str = "insecure-development-secret-change-me";
@@ -52,9 +52,14 @@ pub struct Config {
     /// `SCHOOL_RATE_MAX_DELAY_MS`: how long a request past its school's rate is held for
     /// its token before it is answered 429 instead.
     pub school_rate_max_delay: Duration,
-    /// `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests are worked on at once;
-    /// `None` (`0`): no cap but the pool's per-school share.
+    /// `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests are worked on at once
+    /// while other schools have requests (alone, up to `db_pool_per_school`); `None`
+    /// (`0`): no cap but the pool's per-school share.
     pub school_max_in_flight: Option<u32>,
+    /// `SCHOOL_ALONE_AFTER_MS`: how long after another school's last request a school
+    /// counts as alone, and may have up to `db_pool_per_school` requests in flight; zero:
+    /// never (the cap holds at all times).
+    pub school_alone_after: Duration,
     pub cors_allowed_origins: Vec<String>,
     /// `http` or `https`: the scheme of the links the server writes (pagination). Taken
     /// from configuration, never from a client's `X-Forwarded-Proto`.
@@ -130,12 +135,15 @@ impl Config {
                 "SCHOOL_RATE_MAX_DELAY_MS",
                 1_000,
             )?),
-            // By default as many as the school's share of the pool: each request admitted
-            // can have its connection.
-            school_max_in_flight: match parse_env("SCHOOL_MAX_IN_FLIGHT", db_pool_per_school)? {
+            // By default a third of the pool (a school alone may go up to its share).
+            school_max_in_flight: match parse_env(
+                "SCHOOL_MAX_IN_FLIGHT",
+                default_in_flight(db_pool_size).min(db_pool_per_school),
+            )? {
                 0 => None,
                 cap => Some(cap),
             },
+            school_alone_after: Duration::from_millis(parse_env("SCHOOL_ALONE_AFTER_MS", 100)?),
             cors_allowed_origins: env_list("CORS_ALLOWED_ORIGINS").unwrap_or_default(),
             public_scheme: env_str("PUBLIC_SCHEME")
                 .unwrap_or_else(|| "http".into())

@@ -2,7 +2,7 @@
 // the permissions `/auth/me/` answers (the server stays the authority). The academic
 // year: year.js; the marks sheet: marks.js; the other resources: resources.js;
 // settings.js; what the console shares with it: /app/shared.js.
-import { $, h, apiClient, whenRecovered, clearErrors } from "/app/shared.js";
+import { $, h, apiClient, whenRecovered, signInForm, showSignIn } from "/app/shared.js";
 import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
@@ -33,35 +33,9 @@ whenRecovered(() => route());
 
 // ---- Sign in and out ---------------------------------------------------------------
 
-function loginMessage(problem) {
-  switch (problem.code) {
-    case "invalid_credentials":
-      return "The e-mail, phone or password is wrong, or the account is deactivated.";
-    case "throttled":
-      return `Too many failed sign-ins. Try again in ${problem.retryAfter || 60} seconds.`;
-    case "validation_error":
-      return "Enter your e-mail or phone and your password.";
-    default:
-      // wrong_auth_layer (a platform administrator), tenant_mismatch (another school's
-      // user), tenant_inactive: the API's own words say it best.
-      return problem.message;
-  }
-}
-
-async function login(event) {
-  event.preventDefault();
-  const form = event.target;
-  clearErrors(form);
-  const data = Object.fromEntries(new FormData(form));
-  try {
-    client.signIn(await client.request("POST", `${API}/auth/login/`, { identifier: data.identifier.trim(), password: data.password }));
-    form.reset();
-    await signedIn();
-  } catch (problem) {
-    const general = form.querySelector(".form-error");
-    general.textContent = loginMessage(problem);
-    general.hidden = false;
-  }
+async function signIn(identifier, password) {
+  client.signIn(await client.request("POST", `${API}/auth/login/`, { identifier, password }));
+  await signedIn();
 }
 
 async function logout() {
@@ -74,12 +48,7 @@ function signedOut(message) {
   forgetSheets();
   me.user = null;
   me.permissions = new Set();
-  for (const id of ["nav", "whoami", "view"]) $(id).hidden = true;
-  $("login-view").hidden = false;
-  const error = document.querySelector("#login-form .form-error");
-  error.textContent = message || "";
-  error.hidden = !message;
-  document.querySelector("#login-form input").focus();
+  showSignIn(["nav", "whoami", "view"], message);
 }
 
 /**
@@ -149,7 +118,7 @@ function route() {
 }
 
 async function start() {
-  $("login-form").addEventListener("submit", login);
+  signInForm(signIn);
   $("logout").addEventListener("click", logout);
   window.addEventListener("hashchange", route);
   if (await client.refresh()) {

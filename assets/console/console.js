@@ -4,7 +4,7 @@
 // Untrusted text is always set with textContent, never as HTML.
 import {
   $, h, field, checkbox, date, Problem, apiClient, unavailable, whenRecovered,
-  clearErrors, showProblem, dialog, listView, query,
+  clearErrors, showProblem, dialog, listView, query, signInForm, showSignIn,
 } from "/admin/shared.js/";
 
 const API = "/api/v1/system";
@@ -47,42 +47,21 @@ async function download(path) {
 
 // ---- Sign in and out ---------------------------------------------------------------
 
-function loginMessage(problem) {
-  switch (problem.code) {
-    case "wrong_auth_layer":
-      return "This account belongs to a school. School staff sign in on their school's own site, not in the platform console.";
-    case "invalid_credentials":
-      return "The e-mail, phone or password is wrong, or the account is deactivated.";
-    case "throttled":
-      return `Too many failed sign-ins. Try again in ${problem.retryAfter || 60} seconds.`;
-    case "validation_error":
-      return "Enter your e-mail or phone and your password.";
-    default:
-      return problem.message;
+/** Signs in a platform administrator; a school's user is refused before anything is kept. */
+async function signIn(identifier, password) {
+  const answer = await request("POST", `${API}/auth/login/`, { identifier, password });
+  if (!answer.user.is_superuser && !answer.user.is_staff) {
+    await request("POST", `${API}/auth/logout/`, { refresh: answer.refresh }).catch(() => {});
+    throw new Problem(403, { detail: "This account has no platform administration rights." });
   }
+  client.signIn(answer);
+  session.user = answer.user;
+  signedIn();
 }
 
-async function login(event) {
-  event.preventDefault();
-  const form = event.target;
-  clearErrors(form);
-  const data = Object.fromEntries(new FormData(form));
-  try {
-    const answer = await request("POST", `${API}/auth/login/`, data);
-    if (!answer.user.is_superuser && !answer.user.is_staff) {
-      await request("POST", `${API}/auth/logout/`, { refresh: answer.refresh }).catch(() => {});
-      throw new Problem(403, { detail: "This account has no platform administration rights." });
-    }
-    client.signIn(answer);
-    session.user = answer.user;
-    form.reset();
-    signedIn();
-  } catch (problem) {
-    const general = form.querySelector(".form-error");
-    general.textContent = loginMessage(problem);
-    general.hidden = false;
-  }
-}
+const SIGN_IN_WORDS = {
+  wrong_auth_layer: "This account belongs to a school. School staff sign in on their school's own site, not in the platform console.",
+};
 
 async function logout() {
   await client.signOut();
@@ -92,14 +71,7 @@ async function logout() {
 function signedOut(message) {
   client.forget();
   session.user = null;
-  $("nav").hidden = true;
-  $("whoami").hidden = true;
-  $("view").hidden = true;
-  $("login-view").hidden = false;
-  const error = document.querySelector("#login-form .form-error");
-  error.textContent = message || "";
-  error.hidden = !message;
-  document.querySelector("#login-form input").focus();
+  showSignIn(["nav", "whoami", "view"], message);
 }
 
 function signedIn() {
@@ -401,7 +373,7 @@ function route() {
 }
 
 async function start() {
-  $("login-form").addEventListener("submit", login);
+  signInForm(signIn, SIGN_IN_WORDS);
   $("logout").addEventListener("click", logout);
   window.addEventListener("hashchange", route);
   if (await client.refresh()) {

@@ -176,6 +176,55 @@ export function unavailable() {
   }, 2000);
 }
 
+// ---- Sign in ------------------------------------------------------------------------
+
+/** What a failed sign-in says; `own` words a code the app knows better (by code). */
+function signInMessage(problem, own) {
+  if (own[problem.code]) return own[problem.code];
+  switch (problem.code) {
+    case "invalid_credentials":
+      return "The e-mail, phone or password is wrong, or the account is deactivated.";
+    case "throttled":
+      return `Too many failed sign-ins. Try again in ${problem.retryAfter || 60} seconds.`;
+    case "validation_error":
+      return "Enter your e-mail or phone and your password.";
+    default:
+      // wrong_auth_layer, tenant_mismatch, tenant_inactive: the API's own words.
+      return problem.message;
+  }
+}
+
+/**
+ * The sign-in form (`#login-form`): on submit, `signIn(identifier, password)` runs; a
+ * problem it throws is shown on the form, worded by `signInMessage` (and `own`).
+ */
+export function signInForm(signIn, own = {}) {
+  const form = $("login-form");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    const data = Object.fromEntries(new FormData(form));
+    try {
+      await signIn(data.identifier.trim(), data.password);
+      form.reset();
+    } catch (problem) {
+      const general = form.querySelector(".form-error");
+      general.textContent = signInMessage(problem, own);
+      general.hidden = false;
+    }
+  });
+}
+
+/** Hides the signed-in parts (`ids`), shows the sign-in form with `message`, if any. */
+export function showSignIn(ids, message) {
+  for (const id of ids) $(id).hidden = true;
+  $("login-view").hidden = false;
+  const error = document.querySelector("#login-form .form-error");
+  error.textContent = message || "";
+  error.hidden = !message;
+  document.querySelector("#login-form input").focus();
+}
+
 // ---- Forms and errors --------------------------------------------------------------
 
 export function clearErrors(form) {

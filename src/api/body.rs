@@ -42,13 +42,24 @@ pub async fn read_object(req: &HttpRequest, payload: web::Payload) -> PendingBod
         })
 }
 
-async fn read_within(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> PendingBody {
-    let declared = req
-        .headers()
+/// The body length the head declares: `None` without `Content-Length`, `Some(None)` when
+/// its value is no number.
+fn declared_length(headers: &header::HeaderMap) -> Option<Option<u64>> {
+    headers
         .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|len| len > limit) {
+        .map(|value| value.to_str().ok().and_then(|v| v.trim().parse().ok()))
+}
+
+/// Whether nothing is left to arrive once the head is in: no `Content-Length` above zero,
+/// not chunked.
+pub fn announces_no_body(headers: &header::HeaderMap) -> bool {
+    !headers.contains_key(header::TRANSFER_ENCODING)
+        && matches!(declared_length(headers), None | Some(Some(0)))
+}
+
+async fn read_within(req: &HttpRequest, mut payload: web::Payload, limit: usize) -> PendingBody {
+    let declared = declared_length(req.headers()).flatten();
+    if declared.is_some_and(|len| len > limit as u64) {
         return Err(ApiError::PayloadTooLarge(limit));
     }
     let mut bytes = web::BytesMut::new();

@@ -7,13 +7,12 @@ use actix_web::{
     Error, HttpMessage,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
-    http::header,
     middleware::Next,
     web,
 };
 
 use crate::{
-    api::{console, docs, metrics, school_app},
+    api::{body::announces_no_body, console, docs, metrics, school_app},
     auth::{AppState, school_admission::Admitted},
     error::ApiError,
     tenancy::host::{self, HostKind, request_host},
@@ -77,7 +76,7 @@ pub async fn classify_host(
     // A school's requests without a body take their school's turn here, before any work
     // is done on them; the others once their body is in (`SchoolRequest::run`).
     let admitted = match (&kind, &state.school_admission) {
-        (HostKind::Tenant(tenant), Some(admission)) if has_no_body(&req) => {
+        (HostKind::Tenant(tenant), Some(admission)) if announces_no_body(req.headers()) => {
             match admission.admit(&tenant.schema_name).await {
                 Ok(permit) => Some(permit),
                 Err(err) => return Ok(req.error_response(err)),
@@ -95,17 +94,4 @@ pub async fn classify_host(
         .map(ServiceResponse::map_into_boxed_body);
     drop(admitted);
     answered
-}
-
-/// A request that announces no body (no `Content-Length` above zero, not chunked): nothing
-/// is left to arrive once its head is in.
-fn has_no_body(req: &ServiceRequest) -> bool {
-    let headers = req.headers();
-    let length = headers.get(header::CONTENT_LENGTH).map(|value| {
-        value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-    });
-    !headers.contains_key(header::TRANSFER_ENCODING) && matches!(length, None | Some(Some(0)))
 }

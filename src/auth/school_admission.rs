@@ -1,28 +1,43 @@
-//! `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests the server works on at once.
-//! The rest of that school's requests wait, in arrival order and without using the CPU,
-//! before any work is done on them (authentication, the handler, the database, the
-//! answer), so a school sending many requests at once competes with the other schools for
-//! the cores with a few of them, not with all (the pool's per-school share bounds only the
-//! database part of a request). A request waits at most `DB_POOL_TIMEOUT_MS`, then answers
-//! 503 `service_unavailable` with `Retry-After`.
+//! `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests the server works on at once
+//! while other schools have requests too. The rest of that school's requests wait, in
+//! arrival order and without using the CPU, before any work is done on them
+//! (authentication, the handler, the database, the answer), so a school sending many
+//! requests at once competes with the other schools for the cores with a few of them, not
+//! with all (the pool's per-school share bounds only the database part of a request). A
+//! request waits at most `DB_POOL_TIMEOUT_MS`, then answers 503 `service_unavailable`
+//! with `Retry-After`.
+//!
+//! A school alone on the server (no other school's request arrived for
+//! `SCHOOL_ALONE_AFTER_MS`) may have more in flight, up to its share of the pool
+//! (`DB_POOL_PER_SCHOOL`): those spare turns cost no one anything while nobody else is
+//! there, and the next request of another school takes them away again.
 //!
 //! Requests without a body on a school's address are admitted before routing (`api::host`);
 //! the others once their body has arrived and their credentials have been read
 //! (`SchoolRequest::run`), so a client that sends a body slowly, or no valid credentials,
 //! never holds a school's turn.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Mutex,
+    time::{Duration, Instant},
+};
 
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
+    config::Config,
     db::{per_school::PerSchoolTurns, schema_name::SchemaName},
     error::{ApiError, ApiResult},
     observability::metrics,
 };
 
 pub struct SchoolAdmission {
+    /// Each school's turns while others are there.
     turns: PerSchoolTurns,
+    /// Each school's further turns while it is alone; `None` when the share allows none.
+    spare: Option<PerSchoolTurns>,
+    recent: Mutex<RecentSchools>,
+    alone_after: Duration,
     timeout: Duration,
 }
 
@@ -31,10 +46,30 @@ pub struct SchoolAdmission {
 pub struct Admitted;
 
 impl SchoolAdmission {
-    /// `per_school` requests of a school at once; a request waits at most `timeout`.
-    pub fn new(per_school: u32, timeout: Duration) -> Self {
+    /// `cap` requests of a school at once, as configured (see the module's documentation).
+    pub fn new(cap: u32, config: &Config) -> Self {
+        Self::with_window(
+            cap,
+            config.db_pool_per_school,
+            config.db_pool_timeout,
+            config.school_alone_after,
+        )
+    }
+
+    /// `per_school` requests of a school at once, up to `alone` when no other school's
+    /// request arrived for `alone_after` (zero: never); a request waits at most `timeout`.
+    pub fn with_window(
+        per_school: u32,
+        alone: u32,
+        timeout: Duration,
+        alone_after: Duration,
+    ) -> Self {
+        let spare = alone.saturating_sub(per_school) as usize;
         Self {
             turns: PerSchoolTurns::new(per_school as usize),
+            spare: (spare > 0 && !alone_after.is_zero()).then(|| PerSchoolTurns::new(spare)),
+            recent: Mutex::default(),
+            alone_after,
             timeout,
         }
     }
@@ -42,8 +77,107 @@ impl SchoolAdmission {
     /// Waits for one of `school`'s turns; the request is worked on while the permit lives.
     pub async fn admit(&self, school: &SchemaName) -> ApiResult<OwnedSemaphorePermit> {
         let started = Instant::now();
+        let others_there = self
+            .recent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .arrived(school, started, self.alone_after);
+        if let Some(spare) = self.spare.as_ref().filter(|_| !others_there) {
+            // Alone: a free turn at once, the school's own first (no request of the school
+            // is waiting for those when one is free), else a spare one.
+            let now = self.turns.of(school).try_acquire_owned();
+            if let Some(permit) = now.or_else(|_| spare.of(school).try_acquire_owned()).ok() {
+                metrics::school_admission(started.elapsed(), false);
+                return Ok(permit);
+            }
+        }
         let permit = self.turns.take(school, self.timeout).await;
         metrics::school_admission(started.elapsed(), permit.is_none());
         permit.ok_or(ApiError::SchoolBusy)
+    }
+}
+
+/// The last two different schools whose requests arrived, and when.
+#[derive(Default)]
+struct RecentSchools {
+    last: Option<(SchemaName, Instant)>,
+    before: Option<(SchemaName, Instant)>,
+}
+
+impl RecentSchools {
+    /// Records that a request of `school` arrived `now`; answers whether a request of
+    /// another school arrived less than `window` before.
+    fn arrived(&mut self, school: &SchemaName, now: Instant, window: Duration) -> bool {
+        let same = self.last.as_ref().is_some_and(|(last, _)| last == school);
+        let other = if same { &self.before } else { &self.last };
+        let others_there = other
+            .as_ref()
+            .is_some_and(|(_, at)| now.saturating_duration_since(*at) < window);
+        if !same {
+            self.before = self.last.take();
+        }
+        self.last = Some((school.clone(), now));
+        others_there
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::SchoolAdmission;
+    use crate::db::schema_name::SchemaName;
+
+    fn school(name: &str) -> SchemaName {
+        SchemaName::parse(name).expect("schema name")
+    }
+
+    #[actix_web::test]
+    async fn a_school_alone_has_its_spare_turns_until_another_school_comes() {
+        let window = Duration::from_millis(200);
+        let admission = SchoolAdmission::with_window(2, 3, Duration::from_millis(20), window);
+        let busy = school("busy");
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            held.push(admission.admit(&busy).await.expect("alone: three turns"));
+        }
+        assert!(admission.admit(&busy).await.is_err(), "no fourth turn");
+
+        // Another school arrives: it is admitted, and the busy school is held to two.
+        let quiet = admission
+            .admit(&school("quiet"))
+            .await
+            .expect("the other school");
+        held.pop();
+        assert!(
+            admission.admit(&busy).await.is_err(),
+            "two in flight while another school is there"
+        );
+        held.pop();
+        let third = admission.admit(&busy).await.expect("below two again");
+        drop((quiet, third));
+
+        // Once the other school has been away for the window, the spare turn comes back.
+        tokio::time::sleep(window + Duration::from_millis(50)).await;
+        let own = admission.admit(&busy).await.expect("its own second turn");
+        let spare = admission
+            .admit(&busy)
+            .await
+            .expect("alone again: the spare turn");
+        assert!(admission.admit(&busy).await.is_err(), "still no fourth");
+        drop((held, own, spare));
+    }
+
+    #[actix_web::test]
+    async fn without_spare_turns_the_cap_holds_alone_too() {
+        let admission =
+            SchoolAdmission::with_window(1, 1, Duration::from_millis(20), Duration::from_secs(1));
+        let held = admission.admit(&school("only")).await.expect("first");
+        assert!(admission.admit(&school("only")).await.is_err());
+        drop(held);
+        let _after = admission
+            .admit(&school("only"))
+            .await
+            .expect("after the first");
     }
 }

@@ -62,7 +62,7 @@ impl AppState {
             }),
             school_admission: config
                 .school_max_in_flight
-                .map(|cap| SchoolAdmission::new(cap, config.db_pool_timeout)),
+                .map(|cap| SchoolAdmission::new(cap, &config)),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             hashing: tokio::sync::Semaphore::new(

@@ -144,6 +144,13 @@ pub fn default_per_school(pool_size: u32) -> u32 {
     pool_size.div_ceil(2).max(1)
 }
 
+/// The default number of one school's requests in flight while other schools have some
+/// (`SCHOOL_MAX_IN_FLIGHT`): a third of the pool, rounded up. On two cores one school's
+/// third concurrent request costs the others a third of their p99 (docs/performance.md).
+pub fn default_in_flight(pool_size: u32) -> u32 {
+    pool_size.div_ceil(3).max(1)
+}
+
 /// A pooled PostgreSQL connection plus what the pool needs to know about its state.
 pub struct PgConn {
     pub(crate) conn: PgConnection,

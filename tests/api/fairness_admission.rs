@@ -40,6 +40,8 @@ async fn a_school_past_its_requests_in_flight_waits_and_another_school_does_not(
         config.db_pool_size = 4;
         config.db_pool_per_school = 4;
         config.school_max_in_flight = Some(2);
+        // Never alone: the cap holds although beta is quiet.
+        config.school_alone_after = Duration::ZERO;
         config.db_pool_timeout = Duration::from_secs(20);
         config.db_statement_timeout = Some(Duration::from_secs(30));
     })
@@ -80,6 +82,7 @@ async fn a_request_waiting_past_the_pool_timeout_for_its_schools_turn_answers_50
         config.db_pool_size = 4;
         config.db_pool_per_school = 4;
         config.school_max_in_flight = Some(1);
+        config.school_alone_after = Duration::ZERO;
         config.db_pool_timeout = Duration::from_millis(500);
         config.db_statement_timeout = Some(Duration::from_secs(30));
     })
@@ -114,6 +117,7 @@ async fn a_body_still_arriving_holds_no_turn_of_its_school() {
     use tokio::io::AsyncWriteExt;
     let app = spawn_app_with(|config| {
         config.school_max_in_flight = Some(1);
+        config.school_alone_after = Duration::ZERO;
         config.db_pool_timeout = Duration::from_secs(20);
         config.request_body_timeout = Duration::from_secs(10);
     })

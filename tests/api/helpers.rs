@@ -434,6 +434,7 @@ pub fn test_config(db_url: &str) -> Config {
         school_rate_burst: None,
         school_rate_max_delay: Duration::from_secs(1),
         school_max_in_flight: Some(2),
+        school_alone_after: Duration::from_millis(100),
         cors_allowed_origins: vec!["https://app.example.org".into()],
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
