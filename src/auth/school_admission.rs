@@ -86,7 +86,7 @@ impl SchoolAdmission {
             // Alone: a free turn at once, the school's own first (no request of the school
             // is waiting for those when one is free), else a spare one.
             let now = self.turns.of(school).try_acquire_owned();
-            if let Some(permit) = now.or_else(|_| spare.of(school).try_acquire_owned()).ok() {
+            if let Ok(permit) = now.or_else(|_| spare.of(school).try_acquire_owned()) {
                 metrics::school_admission(started.elapsed(), false);
                 return Ok(permit);
             }
