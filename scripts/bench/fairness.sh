@@ -10,7 +10,8 @@
 # memory.
 # Modes (FAIRNESS_MODES, run in turn on one database): "before" emulates the server as it
 # was (no per-school share: DB_POOL_PER_SCHOOL = DB_POOL_SIZE, SCHOOL_MAX_IN_FLIGHT=0; no
-# statement limit; the search indexes dropped), "after" is the server as configured by
+# statement limit; the search indexes and the kept count of students dropped), "after" is
+# the server as configured by
 # default, "rate-refused" and "rate-held" add SCHOOL_RATE_PER_SECOND (refused at once, or
 # held for the token). Each mode measures alone / beside the noisy school FAIRNESS_RUNS
 # times in turn (default 3), and the summary gives each run's ratios (against alone in the
@@ -146,13 +147,17 @@ side_by_side() { # label [noisy-lua connections]
 indexes_now=present
 indexes() { # drop | create
   if [ "$1" = drop ] && [ "$indexes_now" = present ]; then
-    psql -q "$DATABASE_URL" -c "DROP INDEX fair50.students_search, fair50.students_list_order"
+    # And no kept count: the list counts every row, as before live_counts.
+    psql -q "$DATABASE_URL" -c "DROP INDEX fair50.students_search, fair50.students_list_order" \
+      -c "DELETE FROM fair50.live_counts WHERE table_name = 'students'"
     indexes_now=dropped
   elif [ "$1" = create ] && [ "$indexes_now" = dropped ]; then
     psql -q "$DATABASE_URL" -c "
       CREATE INDEX students_search ON fair50.students USING gin (admission_number public.gin_trgm_ops,
         first_name public.gin_trgm_ops, last_name public.gin_trgm_ops);
       CREATE INDEX students_list_order ON fair50.students (created_at, id) WHERE NOT is_deleted;
+      INSERT INTO fair50.live_counts (table_name, live)
+        SELECT 'students', count(*) FROM fair50.students WHERE NOT is_deleted;
       ANALYZE fair50.students;"
     indexes_now=present
   fi
