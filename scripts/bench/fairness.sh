@@ -11,9 +11,8 @@
 # Modes (FAIRNESS_MODES, run in turn on one database): "before" emulates the server as it
 # was (no per-school share: DB_POOL_PER_SCHOOL = DB_POOL_SIZE, SCHOOL_MAX_IN_FLIGHT=0; no
 # statement limit; the search indexes and the kept count of students dropped), "after" is
-# the server as configured by
-# default, "rate-refused" and "rate-held" add SCHOOL_RATE_PER_SECOND (refused at once, or
-# held for the token). Each mode measures alone / beside the noisy school FAIRNESS_RUNS
+# the server as configured by default, "rate-refused" and "rate-held" add
+# SCHOOL_RATE_PER_SECOND (refused at once, or held for the token). Each mode measures alone / beside the noisy school FAIRNESS_RUNS
 # times in turn (default 3), and the summary gives each run's ratios (against alone in the
 # same run) and their median. Also: one search and one unfiltered first page over the
 # 50,000 students, one connection, p50. Nothing here asserts a number.
