@@ -135,7 +135,7 @@ impl Config {
                 "SCHOOL_RATE_MAX_DELAY_MS",
                 1_000,
             )?),
-            // By default a third of the pool (a school alone may go up to its share).
+            // By default a sixth of the pool (a school alone may go up to its share).
             school_max_in_flight: match parse_env(
                 "SCHOOL_MAX_IN_FLIGHT",
                 default_in_flight(db_pool_size).min(db_pool_per_school),

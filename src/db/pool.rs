@@ -145,10 +145,12 @@ pub fn default_per_school(pool_size: u32) -> u32 {
 }
 
 /// The default number of one school's requests in flight while other schools have some
-/// (`SCHOOL_MAX_IN_FLIGHT`): a third of the pool, rounded up. On two cores one school's
-/// third concurrent request costs the others a third of their p99 (docs/performance.md).
+/// (`SCHOOL_MAX_IN_FLIGHT`): a sixth of the pool, rounded up. The default pool being twice
+/// the cores plus two, that is about a third of the cores: on two cores, one request. A
+/// second one let a school searching without pause double the others' p99 and halve
+/// their throughput (docs/performance.md, "Sixth run").
 pub fn default_in_flight(pool_size: u32) -> u32 {
-    pool_size.div_ceil(3).max(1)
+    pool_size.div_ceil(6).max(1)
 }
 
 /// A pooled PostgreSQL connection plus what the pool needs to know about its state.
