@@ -29,8 +29,12 @@ trap cleanup EXIT
 pgbouncer_start
 export TEST_PGBOUNCER_URL="$PGBOUNCER_URL" TEST_REQUIRE_PGBOUNCER=1
 
+# Each phase's start, with the seconds since the run began (where CI's time goes).
+phase() { echo "== [test +${SECONDS}s] $*"; }
+
 # Integration tests wait on the database, not the CPU: run more of them than cores.
 threads="${TEST_THREADS:-8}"
+phase "Rust tests (build, unit, integration)"
 if command -v cargo-nextest >/dev/null 2>&1; then
   cargo nextest run --all-targets --no-fail-fast --test-threads "$threads"
 else
@@ -38,17 +42,22 @@ else
 fi
 
 # The platform console in a real browser (Playwright + Debian's Chromium).
+phase "console in Chromium"
 scripts/console-test.sh
 # The school app in a real browser, on the demo schools.
+phase "school app in Chromium"
 scripts/app-test.sh
 
 # Clients generated from the OpenAPI document (Python and TypeScript) against a real server.
+phase "generated clients"
 scripts/client-check.sh
 
 # The set-up: from a clone in a `mktemp -d` directory (a few seconds), a private
 # PostgreSQL restarted under writes behind PgBouncer (about 20 s), and 20 s of `make soak`
 # with three of its faults (a proxy cut mid-query, a PostgreSQL restart, a server
 # SIGKILLed; about 40 s with its set-up). Each cleans up after itself; timeout bounds them.
+phase "set-up from a fresh clone, PgBouncer restart, soak"
 timeout 120 tests/ops/fresh-clone.sh
 timeout 180 tests/ops/pgbouncer-restart.sh
 SOAK_SECONDS=20 timeout 150 tests/ops/soak.sh
+phase "done"

@@ -9,6 +9,8 @@ import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
 
 const API = "/api/v1/school";
+/** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
+const PERMISSIONS_KEY = "school-app.permissions";
 const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSignedOut: (message) => signedOut(message) });
 
 /** Who is signed in: the `/auth/me/` answer, and a permission test on it. */
@@ -45,6 +47,7 @@ async function logout() {
 
 function signedOut(message) {
   client.forget();
+  sessionStorage.removeItem(PERMISSIONS_KEY);
   forgetSheets();
   me.user = null;
   me.permissions = new Set();
@@ -57,9 +60,14 @@ function signedOut(message) {
  */
 async function signedIn() {
   const { page, args, params } = where();
-  if (page && page.prefetch) page.prefetch(args, params);
+  // Only what the permissions of this tab's last `/auth/me/` allowed: a page the user may
+  // not see would answer 403 (logged by the browser) for nothing.
+  const known = sessionStorage.getItem(PERMISSIONS_KEY);
+  const hint = known && { can: (action, resource) => JSON.parse(known).includes(`${action}_${resource}`) };
+  if (page && page.prefetch && hint && page.visible(hint)) page.prefetch(args, params, hint);
   const answer = await client.request("GET", `${API}/auth/me/`);
   Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, permissions: new Set(answer.permissions) });
+  sessionStorage.setItem(PERMISSIONS_KEY, JSON.stringify(answer.permissions));
   $("login-view").hidden = true;
   buildNav();
   $("nav").hidden = false;

@@ -63,6 +63,11 @@ export function forgetSheets() {
 /** Loads started before `/auth/me/` answered, by exam id (a sheet loaded by its address). */
 const early = new Map();
 
+/** Whether `who` (anything with `can(action, resource)`) may read a marks sheet. */
+export function canReadSheet(who) {
+  return who.can("view", "exam") && who.can("view", "mark") && who.can("view", "student");
+}
+
 /** Starts loading a sheet; `marksSheet` then takes what is under way. */
 export function prefetchSheet(sid, esid, eid, classId) {
   const loading = load(sid, esid, eid, classId);
@@ -73,6 +78,10 @@ export function prefetchSheet(sid, esid, eid, classId) {
 /** The sheet; its `ready` settles once it is drawn (or has failed). */
 export function marksSheet(sid, esid, eid, classId) {
   const { me } = ctx;
+  if (!canReadSheet(me)) {
+    early.clear();
+    return h("p", { class: "form-error", role: "alert", text: "Your roles do not let you see this exam's marks." });
+  }
   const wrap = h("div", { class: "sheet" }, h("p", { class: "muted", text: "Loading the marks sheet…" }));
   const loading = early.get(eid) || load(sid, esid, eid, classId);
   early.clear();

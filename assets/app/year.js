@@ -5,7 +5,7 @@
 // (a marks sheet; `?class=<id>` names the exam's class, see marks.js).
 import { h, listView, query, day } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
-import { marksSheet, prefetchSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
+import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
@@ -69,10 +69,11 @@ export function sessionsPage(args, params) {
   return sessionsList();
 }
 
-/** Before `/auth/me/` answers: a marks sheet starts loading at once. */
-export function sessionsPrefetch(args, params) {
+/** Before `/auth/me/` answers: a marks sheet starts loading at once, when `known` (the
+ *  tab's last permissions) let its user read it. */
+export function sessionsPrefetch(args, params, known) {
   const [sid, , esid, , eid] = args;
-  if (eid) prefetchSheet(sid, esid, eid, params.get("class"));
+  if (eid && canReadSheet(known)) prefetchSheet(sid, esid, eid, params.get("class"));
 }
 
 function sessionsList() {

@@ -1,11 +1,4 @@
-DROP TRIGGER IF EXISTS students_live_insert ON students;
-DROP TRIGGER IF EXISTS students_live_update ON students;
-DROP TRIGGER IF EXISTS students_live_delete ON students;
-DROP TRIGGER IF EXISTS students_live_truncate ON students;
-DROP TRIGGER IF EXISTS attendance_live_insert ON attendance;
-DROP TRIGGER IF EXISTS attendance_live_update ON attendance;
-DROP TRIGGER IF EXISTS attendance_live_delete ON attendance;
-DROP TRIGGER IF EXISTS attendance_live_truncate ON attendance;
-DROP FUNCTION IF EXISTS count_live_rows();
+-- CASCADE: the function's triggers on students and attendance go with it.
+DROP FUNCTION IF EXISTS count_live_rows() CASCADE;
 DROP INDEX attendance_list_order;
 DROP TABLE live_counts;

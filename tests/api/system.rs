@@ -370,22 +370,21 @@ async fn migrate_brings_each_school_to_the_latest_version() {
     let app = spawn_app().await;
     let url = app.db.url.clone();
     let (ok, out, err) = tokio::task::spawn_blocking(move || {
-        use diesel::{Connection, RunQueryDsl};
+        use diesel::{Connection, RunQueryDsl, connection::SimpleConnection};
         // Put `beta` back at the first school migration.
         let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
         diesel::sql_query("SET search_path TO beta")
             .execute(&mut conn)
             .expect("path");
         for statement in [
+            include_str!("../../tenant_migrations/2026-11-24-000002_live_counts/down.sql"),
             include_str!("../../tenant_migrations/2026-11-24-000001_attendance/down.sql"),
             include_str!("../../tenant_migrations/2026-11-23-000001_search_trgm/down.sql"),
             "ALTER TABLE beta.academic_sessions DROP CONSTRAINT academic_sessions_deleted_inactive",
             "ALTER TABLE beta.user_role_assignments DROP COLUMN updated_by, DROP COLUMN updated_at",
             "DELETE FROM beta.__diesel_schema_migrations WHERE version > '20261121000001'",
         ] {
-            diesel::sql_query(statement)
-                .execute(&mut conn)
-                .expect(statement);
+            conn.batch_execute(statement).expect(statement);
         }
         let migrated = cli(&url, "migrate");
         let (_, behind, _) = cli(&url, "tenant status --pending");

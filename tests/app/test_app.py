@@ -176,6 +176,30 @@ def test_a_marks_sheet_address_naming_another_class_shows_the_exams_own(page):
     expect(page.locator('[data-summary="entered"]')).to_have_text("40")
 
 
+def test_a_sheet_address_opened_without_marks_permission_asks_for_nothing_refused(page, browser):
+    """A student may see exams but not marks: the sheet's address says so at once, and no
+    request of the load is refused (the early requests follow the tab's last permissions;
+    the page fixture fails on any 403 the browser logs)."""
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 1 examinations").click()
+    link = page.get_by_role("link", name="Mathematics - Form 1 Blue")
+    expect(link).to_be_visible()
+    href = link.get_attribute("href")
+    context, student = watched_page(browser)
+    try:
+        signed_in(student, "student@greenwood.test")
+        student.goto(SCHOOL + "/app/" + href)
+        expect(student.get_by_role("alert")).to_have_text("Your roles do not let you see this exam's marks.")
+        student.reload()
+        expect(student.get_by_role("alert")).to_have_text("Your roles do not let you see this exam's marks.")
+        student.wait_for_load_state("networkidle")
+        asked = [t["name"] for t in student.evaluate(API_TIMINGS)]
+        assert not any("/marks/" in name or "/students/" in name for name in asked), asked
+        assert not student.watch.unexpected(), student.watch.problems
+    finally:
+        context.close()
+
+
 def test_a_teacher_creates_their_exams_for_a_new_term(page):
     signed_in(page, "teacher@greenwood.test")
     page.get_by_role("link", name="Term 2 examinations").click()
