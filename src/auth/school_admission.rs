@@ -18,10 +18,12 @@
 //! never holds a school's turn.
 
 use std::{
+    pin::pin,
     sync::Mutex,
     time::{Duration, Instant},
 };
 
+use futures_util::future::{Either, select};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
@@ -83,13 +85,18 @@ impl SchoolAdmission {
             .unwrap_or_else(|p| p.into_inner())
             .arrived(school, started, self.alone_after);
         if let Some(spare) = self.spare.as_ref().filter(|_| !others_there) {
-            // Alone: a free turn at once, the school's own first (no request of the school
-            // is waiting for those when one is free), else a spare one.
-            let now = self.turns.of(school).try_acquire_owned();
-            if let Ok(permit) = now.or_else(|_| spare.of(school).try_acquire_owned()) {
-                metrics::school_admission(started.elapsed(), false);
-                return Ok(permit);
-            }
+            // Alone: the first of the school's own turns or its spare ones to come, waiting
+            // in arrival order in both queues (a later request cannot take a spare turn
+            // while an earlier one waits).
+            let (own, spare) = (self.turns.of(school), spare.of(school));
+            let (own, spare) = (pin!(own.acquire_owned()), pin!(spare.acquire_owned()));
+            let either = select(own, spare);
+            let permit = match tokio::time::timeout(self.timeout, either).await {
+                Ok(Either::Left((permit, _)) | Either::Right((permit, _))) => permit.ok(),
+                Err(_) => None,
+            };
+            metrics::school_admission(started.elapsed(), permit.is_none());
+            return permit.ok_or(ApiError::SchoolBusy);
         }
         let permit = self.turns.take(school, self.timeout).await;
         metrics::school_admission(started.elapsed(), permit.is_none());
@@ -166,6 +173,37 @@ mod tests {
             .expect("alone again: the spare turn");
         assert!(admission.admit(&busy).await.is_err(), "still no fourth");
         drop((held, own, spare));
+    }
+
+    #[actix_web::test]
+    async fn alone_waiting_requests_take_any_turn_in_arrival_order() {
+        let admission = std::rc::Rc::new(SchoolAdmission::with_window(
+            1,
+            2,
+            Duration::from_secs(5),
+            Duration::from_secs(1),
+        ));
+        let busy = school("busy");
+        let own = admission.admit(&busy).await.expect("its own turn");
+        let spare = admission.admit(&busy).await.expect("the spare turn");
+        let waiter = |admission: std::rc::Rc<SchoolAdmission>| {
+            let busy = busy.clone();
+            // The permit stays in the task's output until it is read.
+            actix_rt::spawn(async move { admission.admit(&busy).await })
+        };
+        let first = waiter(admission.clone());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let second = waiter(admission.clone());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+
+        // The spare turn frees: the first waiter has it, not the second.
+        drop(spare);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(first.is_finished() && !second.is_finished());
+        drop(own);
+        let first = first.await.expect("first").expect("admitted");
+        assert!(second.await.expect("second").is_ok());
+        drop(first);
     }
 
     #[actix_web::test]
