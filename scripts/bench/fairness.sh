@@ -203,9 +203,10 @@ run_mode() { # spec
       side_by_side "cheap#$r" cheap 100
     done
     if [ "$name" = after ]; then
-      python3 scripts/bench/slow_clients.py "$PORT" 2000 200 "$((DURATION + 5))" &
+      # Measured once every client has started (they start over their first 5 s).
+      python3 scripts/bench/slow_clients.py "$PORT" 2000 200 "$((DURATION + 8))" &
       local slow_pid=$!
-      sleep 3
+      sleep 6
       measure quiet+slow quiet 5
       wait "$slow_pid"
       echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"

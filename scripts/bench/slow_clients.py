@@ -1,16 +1,25 @@
 """Slow and idle clients for `make bench-fairness`: IDLE keep-alive connections that sent one
 request and then say nothing (reopened when the server closes them), and SLOW uploads
 that send a request body a byte a second (restarted when the server cuts them off). Runs
-for SECONDS, then prints what it saw. Only ever connects to 127.0.0.1."""
+for SECONDS, then prints what it saw. Only ever connects to 127.0.0.1.
+
+Each client starts at a random moment of its first SPREAD seconds (default 5, the server's
+keep-alive; 0: all at once), as independent clients would: started together, the 2,000
+would be closed together every keep-alive period and reconnect as one burst of 2,000
+connections and requests, which is a reconnect storm, not idle clients."""
 
 import asyncio
+import os
+import random
 import sys
 
 PORT, IDLE, SLOW, SECONDS = (int(a) for a in sys.argv[1:5])
+SPREAD = float(os.environ.get("SLOW_CLIENTS_SPREAD", "5"))
 seen = {"idle_opened": 0, "slow_started": 0, "slow_answers": {}}
 
 
 async def idle_client(stop):
+    await asyncio.sleep(random.uniform(0, SPREAD))
     while not stop.is_set():
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", PORT)
@@ -29,6 +38,7 @@ async def idle_client(stop):
 
 async def slow_client(stop):
     body = b'{"identifier": "nobody@example.test", "password": "x"}'
+    await asyncio.sleep(random.uniform(0, SPREAD))
     while not stop.is_set():
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", PORT)
