@@ -9,8 +9,8 @@
 #  2. the integration tests of tenancy, resources, special operations and access control,
 #     school archives (export, import, refusals), `tenant move` (a school moved between
 #     the workers while it is read) and fleet migration (a failing school left unchanged,
-#     canary), the kept counts of live rows (none on Citus: lists count), each on its own
-#     distributed database.
+#     canary), attendance, the kept counts of live rows (none on Citus: lists count), each
+#     on its own distributed database.
 # The cluster is set up as docs/scale-out.md says, with no unsafe Citus setting. So one
 # archive test stays on PostgreSQL only: it builds a school at tenant migration
 # 2026-11-22-000001, whose role triggers a stock Citus refuses (no such school can exist
@@ -57,5 +57,5 @@ echo "$list" | grep -q "127.0.0.1:" || { echo "tenant list does not name the nod
 echo "== integration tests on Citus"
 export TEST_PG_URL="$CITUS_COORD_URL" TEST_CITUS_WORKERS="$CITUS_WORKERS" TEST_RUN_ID="citus$$"
 cargo nextest run --test api --no-fail-fast --test-threads "${TEST_THREADS:-4}" \
-  -E 'test(/^(tenancy|resources|sessions|exams|settings|access|isolation|placement|fleet|live_counts|archive::(round_trip|refusals))::/)
+  -E 'test(/^(tenancy|resources|sessions|exams|settings|attendance|access|isolation|placement|fleet|live_counts|archive::(round_trip|refusals))::/)
       & not test(an_archive_from_an_older_tenant_migration_is_restored_there_then_migrated)'

@@ -110,7 +110,9 @@ pub fn check_take(
 /// Writes the take: each line's live record for `date` is created or updated (status,
 /// note, class), all in one statement. Two takes of one class and date at the same time
 /// meet at the live (student, date) unique index, so neither creates a second record; the
-/// later one's values win. Answers the records in the order of `lines`.
+/// later one's values win. Answers the records in the order of `lines`. `updated_at` is
+/// the new row's default (`excluded`), not `now()`: Citus refuses a function that is not
+/// immutable in `DO UPDATE SET` on a distributed table.
 pub fn upsert_take(
     conn: &mut TenantConn,
     class_id: Uuid,
@@ -130,7 +132,7 @@ pub fn upsert_take(
          ON CONFLICT (student_id, date) WHERE NOT is_deleted DO UPDATE \
             SET status = excluded.status, note = excluded.note, \
                 academic_class_id = excluded.academic_class_id, \
-                updated_by = excluded.updated_by, updated_at = now() \
+                updated_by = excluded.updated_by, updated_at = excluded.updated_at \
          RETURNING *",
     )
     .bind::<sql_types::Uuid, _>(class_id)

@@ -349,9 +349,17 @@ impl TestDb {
         .expect("coordinator host");
         for worker in workers {
             let (host, port) = worker.rsplit_once(':').expect("port");
-            diesel::sql_query(format!("SELECT citus_add_node('{host}', {port})"))
-                .execute(&mut db)
-                .expect("add node");
+            // The first databases of a run, made at once, sometimes find a worker not yet
+            // taking their connection ("failure on connection marked as essential").
+            let mut attempts = 0;
+            while let Err(err) =
+                diesel::sql_query(format!("SELECT citus_add_node('{host}', {port})"))
+                    .execute(&mut db)
+            {
+                attempts += 1;
+                assert!(attempts < 10, "add node: {err}");
+                std::thread::sleep(Duration::from_millis(300));
+            }
         }
         seed(&url);
         // The schools really are distributed schemas, each placed on a worker.
