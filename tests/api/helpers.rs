@@ -25,8 +25,9 @@ use school_service::{
     school::teachers::TeacherView,
     startup::Application,
     tenancy::{
-        TenantDirectory,
+        SchemaName, Tenant, TenantDirectory, TenantRef,
         provision::{NewTenant, create_tenant},
+        school_migrations::build_school_schema_to,
     },
 };
 use serde_json::{Value, json};
@@ -266,6 +267,27 @@ pub fn forge(claims: Value, secret: &str) -> String {
         &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
     )
     .expect("encode")
+}
+
+/// A school schema `schema` built as it stood at tenant migration `version` (an existing
+/// school that `migrate` has yet to bring up to date); not registered as a tenant.
+pub fn school_at_version(db: &Db, schema: &str, version: &str) -> TenantRef {
+    let tenant: TenantRef = Arc::new(Tenant {
+        id: Uuid::new_v4(),
+        schema_name: SchemaName::parse(schema).expect("name"),
+        name: schema.into(),
+        is_active: true,
+    });
+    db.with_conn(|conn| {
+        diesel::sql_query(format!("CREATE SCHEMA {schema}")).execute(conn)?;
+        Ok(())
+    })
+    .expect("schema");
+    db.with_tenant(&tenant, |conn| {
+        conn.transaction(|conn| build_school_schema_to(conn, version))
+    })
+    .expect("the schema at that version");
+    tenant
 }
 
 /// A per-test database, dropped when the test ends.

@@ -4,22 +4,14 @@
 //! truncate, a migrate of a school that already has rows), the kept number is the number
 //! of live rows, and lists answer it.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types};
 use futures_util::future::join_all;
-use school_service::{
-    auth::roles,
-    db::Db,
-    tenancy::{
-        SchemaName, Tenant, TenantRef,
-        school_migrations::{build_school_schema_to, migrate_school},
-    },
-};
+use school_service::{auth::roles, db::Db, tenancy::school_migrations::migrate_school};
 use serde_json::json;
-use uuid::Uuid;
 
-use crate::helpers::{As, TestApp, TestDb, spawn_app};
+use crate::helpers::{As, TestApp, TestDb, school_at_version, spawn_app};
 
 const STUDENTS: &str = "/api/v1/school/students/";
 const ATTENDANCE: &str = "/api/v1/school/attendance/";
@@ -212,21 +204,7 @@ async fn a_school_that_has_rows_counts_them_when_migrated() {
     tokio::task::spawn_blocking(|| {
         let test_db = TestDb::new();
         let db = Db::new(&test_db.url, 2, Duration::from_secs(10));
-        let school: TenantRef = Arc::new(Tenant {
-            id: Uuid::new_v4(),
-            schema_name: SchemaName::parse("older_school").expect("name"),
-            name: "Older".into(),
-            is_active: true,
-        });
-        db.with_conn(|conn| {
-            diesel::sql_query("CREATE SCHEMA older_school").execute(conn)?;
-            Ok(())
-        })
-        .expect("schema");
-        db.with_tenant(&school, |conn| {
-            conn.transaction(|conn| build_school_schema_to(conn, BEFORE_LIVE_COUNTS))
-        })
-        .expect("the schema before live_counts");
+        let school = school_at_version(&db, "older_school", BEFORE_LIVE_COUNTS);
         let mut conn = PgConnection::establish(&test_db.url).expect("connect");
         execute(
             &mut conn,

@@ -1,21 +1,20 @@
 //! Permissions that grow: codenames added to the catalogue after a school was created reach
 //! its default roles at `migrate`, once; what an administrator removes later stays removed.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use diesel::{QueryableByName, RunQueryDsl, sql_types};
 use school_service::{
     auth::roles,
     db::Db,
     tenancy::{
-        SchemaName, Tenant, TenantRef,
+        TenantRef,
         fleet::{FleetOptions, migrate_schools},
-        school_migrations::{build_school_schema_to, migrate_school},
+        school_migrations::migrate_school,
     },
 };
-use uuid::Uuid;
 
-use crate::helpers::TestDb;
+use crate::helpers::{TestDb, school_at_version};
 
 /// The last tenant migration before attendance and report cards were catalogued.
 const BEFORE_ATTENDANCE: &str = "20261123000001";
@@ -48,21 +47,7 @@ fn sql(db: &Db, tenant: &TenantRef, statement: &str) {
 /// A school as it stood before attendance existed: schema at `BEFORE_ATTENDANCE`, and the
 /// default roles of that time (the principal's `delete_student` removed by its admin).
 fn old_school(db: &Db) -> TenantRef {
-    let tenant: TenantRef = Arc::new(Tenant {
-        id: Uuid::new_v4(),
-        schema_name: SchemaName::parse("old_school").expect("name"),
-        name: "Old".into(),
-        is_active: true,
-    });
-    db.with_conn(|conn| {
-        diesel::sql_query("CREATE SCHEMA old_school").execute(conn)?;
-        Ok(())
-    })
-    .expect("schema");
-    db.with_tenant(&tenant, |conn| {
-        conn.transaction(|conn| build_school_schema_to(conn, BEFORE_ATTENDANCE))
-    })
-    .expect("old schema");
+    let tenant = school_at_version(db, "old_school", BEFORE_ATTENDANCE);
     let old_catalogue = "SELECT array_agg(a || '_' || r ORDER BY a || '_' || r) \
         FROM unnest(ARRAY['view','add','change','delete']) a, \
              unnest(ARRAY['academicsession','examsession','exam','mark','department','subject', \
