@@ -63,7 +63,8 @@ async function signedIn() {
   // Only what the permissions of this tab's last `/auth/me/` allowed: a page the user may
   // not see would answer 403 (logged by the browser) for nothing.
   const known = sessionStorage.getItem(PERMISSIONS_KEY);
-  const hint = known && { can: (action, resource) => JSON.parse(known).includes(`${action}_${resource}`) };
+  const granted = known ? new Set(JSON.parse(known)) : null;
+  const hint = granted && { can: (action, resource) => granted.has(`${action}_${resource}`) };
   if (page && page.prefetch && hint && page.visible(hint)) page.prefetch(args, params, hint);
   const answer = await client.request("GET", `${API}/auth/me/`);
   Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, permissions: new Set(answer.permissions) });

@@ -150,9 +150,10 @@ def test_the_marks_sheet_loaded_by_its_address_needs_two_rounds_of_requests(page
     name, scale = named(timings, r"^/general-settings/$"), named(timings, r"^/academic-settings/$")
     assert len(timings) == 7, timings
     # Round one: the refresh; round two: who is signed in and the sheet's data, together.
+    # (Whether the students' request starts before the exam's answer is the browser's
+    # scheduling, not the app's: on a loaded machine the exam answered 0.4 ms first.)
     for t in [me, exam, marks, students]:
         assert t["start"] >= refresh["end"] and t["start"] <= me["end"], (t, refresh, me)
-    assert students["start"] <= exam["end"]
     # Then what the sheet does not need to show.
     for t in [name, scale]:
         assert t["start"] >= max(marks["end"], students["end"], exam["end"], me["end"]), (t, timings)
