@@ -8,9 +8,10 @@ use uuid::Uuid;
 
 use super::{
     Store,
-    schema::teacher_assignments as t,
+    schema::{teacher_assignments as t, teacher_profiles},
     table::{school_forms, school_table},
 };
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -44,4 +45,20 @@ school_table!(Assignments: TeacherAssignment in t, new: NewAssignment, changes: 
 
 impl Store for Assignments {
     type Record = TeacherAssignment;
+}
+
+impl Assignments {
+    /// Whether the live teacher profile of `user_id` has a live assignment to `class_id`
+    /// (what lets a teacher reach a class's attendance and report cards).
+    pub fn teaches_class(conn: &mut TenantConn, user_id: Uuid, class_id: Uuid) -> ApiResult<bool> {
+        Ok(diesel::select(diesel::dsl::exists(
+            t::table
+                .inner_join(teacher_profiles::table)
+                .filter(teacher_profiles::user_id.eq(user_id))
+                .filter(teacher_profiles::is_deleted.eq(false))
+                .filter(t::is_deleted.eq(false))
+                .filter(t::academic_class_id.eq(class_id)),
+        ))
+        .get_result(conn.pg())?)
+    }
 }

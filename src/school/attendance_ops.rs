@@ -1,6 +1,5 @@
 //! Attendance beyond CRUD: a class's attendance taken in one request (validated record by
-//! record, upserted in one statement) and a student's summary over a date range. Also who
-//! teaches a class, which decides what a teacher may reach.
+//! record, upserted in one statement) and a student's summary over a date range.
 
 use std::collections::HashMap;
 
@@ -12,10 +11,8 @@ use uuid::Uuid;
 use super::{
     Actor,
     attendance::{Attendance, STATUSES},
-    schema::{
-        academic_sessions as sessions, attendance as t, students, teacher_assignments as ta,
-        teacher_profiles as tp,
-    },
+    schema::{attendance as t, students},
+    sessions::Sessions,
 };
 use crate::{
     error::{ApiResult, FieldErrors},
@@ -30,32 +27,6 @@ pub struct TakeLine {
     pub note: Option<String>,
 }
 
-/// Whether the live teacher profile of `user_id` has a live assignment to `class_id`.
-pub fn teaches_class(conn: &mut TenantConn, user_id: Uuid, class_id: Uuid) -> ApiResult<bool> {
-    Ok(diesel::select(diesel::dsl::exists(
-        ta::table
-            .inner_join(tp::table)
-            .filter(tp::user_id.eq(user_id))
-            .filter(tp::is_deleted.eq(false))
-            .filter(ta::is_deleted.eq(false))
-            .filter(ta::academic_class_id.eq(class_id)),
-    ))
-    .get_result(conn.pg())?)
-}
-
-/// The dates of the active academic session (its start and end days, UTC), if one is
-/// active.
-pub fn active_session_dates(conn: &mut TenantConn) -> ApiResult<Option<(NaiveDate, NaiveDate)>> {
-    let row: Option<(chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>)> =
-        sessions::table
-            .filter(sessions::is_active.eq(true))
-            .filter(sessions::is_deleted.eq(false))
-            .select((sessions::start_date, sessions::end_date))
-            .first(conn.pg())
-            .optional()?;
-    Ok(row.map(|(start, end)| (start.date_naive(), end.date_naive())))
-}
-
 /// The rules of a take that need the database, every problem at once under the field it
 /// concerns (`date`, `records[i].student`): the date lies in the active academic session,
 /// each student is a live student of the class, and none is listed twice.
@@ -67,7 +38,7 @@ pub fn check_take(
     errors: &mut FieldErrors,
 ) -> ApiResult<()> {
     if let Some(date) = date {
-        match active_session_dates(conn)? {
+        match Sessions::active_dates(conn)? {
             None => errors.add("date", "no academic session is active"),
             Some((start, end)) if date < start || date > end => errors.add(
                 "date",
@@ -201,31 +172,27 @@ fn bounds(from: Option<NaiveDate>, to: Option<NaiveDate>) -> (NaiveDate, NaiveDa
     (from.unwrap_or(first), to.unwrap_or(last))
 }
 
-/// Days per status of the live records of `student` between the dates (inclusive).
-pub fn status_counts(
+/// The attendance summary of `student` between the dates (inclusive).
+pub fn summary_of(
     conn: &mut TenantConn,
     student: Uuid,
     date_from: Option<NaiveDate>,
     date_to: Option<NaiveDate>,
-) -> ApiResult<HashMap<String, i64>> {
-    let (from, to) = bounds(date_from, date_to);
-    let rows: Vec<(String, i64)> = t::table
-        .filter(t::student_id.eq(student))
-        .filter(t::is_deleted.eq(false))
-        .filter(t::date.between(from, to))
-        .group_by(t::status)
-        .select((t::status, diesel::dsl::count_star()))
-        .load(conn.pg())?;
-    Ok(rows.into_iter().collect())
+) -> ApiResult<AttendanceSummary> {
+    let mut one = summaries(conn, &[student], date_from, date_to)?;
+    Ok(one.remove(&student).unwrap_or_else(|| {
+        AttendanceSummary::of_counts(student, date_from, date_to, &HashMap::new())
+    }))
 }
 
-/// Days per status of each of `students` between the dates (inclusive), in one query.
-pub fn status_counts_of_many(
+/// The attendance summaries of each of `students` between the dates (inclusive), from
+/// one query; a student without a recorded day has one of zeros.
+pub fn summaries(
     conn: &mut TenantConn,
     student_ids: &[Uuid],
     date_from: Option<NaiveDate>,
     date_to: Option<NaiveDate>,
-) -> ApiResult<HashMap<Uuid, HashMap<String, i64>>> {
+) -> ApiResult<HashMap<Uuid, AttendanceSummary>> {
     let (from, to) = bounds(date_from, date_to);
     let rows: Vec<(Uuid, String, i64)> = t::table
         .filter(t::student_id.eq_any(student_ids))
@@ -238,7 +205,16 @@ pub fn status_counts_of_many(
     for (student, status, days) in rows {
         counts.entry(student).or_default().insert(status, days);
     }
-    Ok(counts)
+    Ok(student_ids
+        .iter()
+        .map(|id| {
+            let days = counts.remove(id).unwrap_or_default();
+            (
+                *id,
+                AttendanceSummary::of_counts(*id, date_from, date_to, &days),
+            )
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! activating one deactivates the others, in the same transaction and under a table lock,
 //! so concurrent requests cannot leave two active. A deleted session is never active.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
 use uuid::Uuid;
@@ -101,6 +101,19 @@ fn settle_activation(
         deactivate_others(conn, Some(id))?;
     }
     Ok(())
+}
+
+impl Sessions {
+    /// The first and last day (UTC) of the active academic session, if one is active.
+    pub fn active_dates(conn: &mut TenantConn) -> ApiResult<Option<(NaiveDate, NaiveDate)>> {
+        let row: Option<(DateTime<Utc>, DateTime<Utc>)> = t::table
+            .filter(t::is_active.eq(true))
+            .filter(t::is_deleted.eq(false))
+            .select((t::start_date, t::end_date))
+            .first(conn.pg())
+            .optional()?;
+        Ok(row.map(|(start, end)| (start.date_naive(), end.date_naive())))
+    }
 }
 
 impl Store for Sessions {

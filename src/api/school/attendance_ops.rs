@@ -26,7 +26,7 @@ use crate::{
     school::{
         Store, Target,
         attendance::{Attendance, AttendanceFilter, MAX_NOTE_CHARS, STATUSES},
-        attendance_ops::{AttendanceSummary, TakeLine, check_take, status_counts, upsert_take},
+        attendance_ops::{AttendanceSummary, TakeLine, check_take, summary_of, upsert_take},
         classes::Classes,
         students::Students,
     },
@@ -199,7 +199,7 @@ async fn take_class(request: SchoolRequest, payload: web::Payload) -> ApiResult<
 async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     let params = query_map(request.http());
-    let summary = request
+    let answer = request
         .run(Need::Authenticated, move |conn, caller| {
             let student_id = path.last()?;
             // A soft-deleted student's records are still theirs.
@@ -215,14 +215,8 @@ async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
             require_class_access(conn, caller, VIEW, class)?;
             let student = student.ok_or_else(ApiError::not_found)?;
             let filter = AttendanceFilter::parse(&params?)?;
-            let counts = status_counts(conn, student.id, filter.date_from, filter.date_to)?;
-            Ok(AttendanceSummary::of_counts(
-                student.id,
-                filter.date_from,
-                filter.date_to,
-                &counts,
-            ))
+            summary_of(conn, student.id, filter.date_from, filter.date_to)
         })
         .await?;
-    Ok(HttpResponse::Ok().json(summary))
+    Ok(HttpResponse::Ok().json(answer))
 }

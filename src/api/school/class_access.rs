@@ -7,7 +7,7 @@ use uuid::Uuid;
 use crate::{
     auth::{Caller, permissions::Permission},
     error::{ApiError, ApiResult},
-    school::attendance_ops::teaches_class,
+    school::assignments::Assignments,
     tenancy::TenantConn,
 };
 
@@ -27,7 +27,7 @@ pub fn require_class_access(
         return Ok(());
     };
     if let (Some(user), Some(class)) = (caller.user_id(), class) {
-        if teaches_class(conn, user, class)? {
+        if Assignments::teaches_class(conn, user, class)? {
             return Ok(());
         }
     }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use chrono::NaiveDate;
 use diesel::prelude::*;
 use uuid::Uuid;
 
@@ -15,7 +16,7 @@ use crate::{
     error::ApiResult,
     school::{
         academic_settings::{AcademicSettings, GradingScale},
-        attendance_ops::{AttendanceSummary, status_counts_of_many},
+        attendance_ops::summaries,
         classes::AcademicClass,
         exam_sessions::ExamSession,
         general_settings::GeneralSettings,
@@ -114,8 +115,9 @@ fn marks_of(
 }
 
 /// The rules from academic settings (the oldest record; the contract's defaults without
-/// one), report settings and the live teacher grade comments.
-fn rules(conn: &mut TenantConn) -> ApiResult<Rules> {
+/// one), report settings and the live teacher grade comments: the school's, the same for
+/// every class (read once a request).
+pub fn rules(conn: &mut TenantConn) -> ApiResult<Rules> {
     let academic: Option<AcademicSettings> = academic_settings::table
         .order((academic_settings::created_at, academic_settings::id))
         .select(AcademicSettings::as_select())
@@ -155,11 +157,32 @@ fn rules(conn: &mut TenantConn) -> ApiResult<Rules> {
     })
 }
 
-/// Everything the cards of `class` for `exam_session` are computed from.
+/// The first and last day of `exam_session` (either may be open).
+fn dates_of(exam_session: &ExamSession) -> (Option<NaiveDate>, Option<NaiveDate>) {
+    (
+        exam_session.start_date.map(|d| d.date_naive()),
+        exam_session.end_date.map(|d| d.date_naive()),
+    )
+}
+
+fn header_of(exam_session: &ExamSession, academic_class: Option<CardClass>) -> CardHeader {
+    CardHeader {
+        exam_session: CardExamSession {
+            id: exam_session.id,
+            name: exam_session.name.clone(),
+            term: exam_session.term.clone(),
+        },
+        academic_class,
+    }
+}
+
+/// Everything the cards of `class` for `exam_session` are computed from, with the
+/// school's `rules`.
 pub fn class_sheet(
     conn: &mut TenantConn,
     exam_session: &ExamSession,
     class: &AcademicClass,
+    rules: Rules,
 ) -> ApiResult<(ClassSheet, CardHeader)> {
     let students = students_of(conn, class.id)?;
     let subjects = subjects_of(conn, exam_session.id, class.id)?;
@@ -168,38 +191,20 @@ pub fn class_sheet(
         .flat_map(|s| s.exams.iter().map(|e| e.id))
         .collect();
     let marks = marks_of(conn, &exam_ids)?;
-    let (from, to) = (
-        exam_session.start_date.map(|d| d.date_naive()),
-        exam_session.end_date.map(|d| d.date_naive()),
-    );
+    let (from, to) = dates_of(exam_session);
     let ids: Vec<Uuid> = students.iter().map(|s| s.id).collect();
-    let counts = status_counts_of_many(conn, &ids, from, to)?;
-    let attendance = ids
-        .iter()
-        .map(|id| {
-            let counts = counts.get(id).cloned().unwrap_or_default();
-            (*id, AttendanceSummary::of_counts(*id, from, to, &counts))
-        })
-        .collect();
     let sheet = ClassSheet {
+        attendance: summaries(conn, &ids, from, to)?,
         students,
         subjects,
         marks,
-        attendance,
-        rules: rules(conn)?,
+        rules,
     };
-    let header = CardHeader {
-        exam_session: CardExamSession {
-            id: exam_session.id,
-            name: exam_session.name.clone(),
-            term: exam_session.term.clone(),
-        },
-        academic_class: Some(CardClass {
-            id: class.id,
-            name: class.name.clone(),
-        }),
+    let class = CardClass {
+        id: class.id,
+        name: class.name.clone(),
     };
-    Ok((sheet, header))
+    Ok((sheet, header_of(exam_session, Some(class))))
 }
 
 /// Every live class, by name (the cards of a whole exam session).
@@ -217,33 +222,17 @@ pub fn classless_sheet(
     conn: &mut TenantConn,
     exam_session: &ExamSession,
     student: StudentRow,
+    rules: Rules,
 ) -> ApiResult<(ClassSheet, CardHeader)> {
-    let (from, to) = (
-        exam_session.start_date.map(|d| d.date_naive()),
-        exam_session.end_date.map(|d| d.date_naive()),
-    );
-    let counts = status_counts_of_many(conn, &[student.id], from, to)?;
-    let counts = counts.get(&student.id).cloned().unwrap_or_default();
-    let attendance = HashMap::from([(
-        student.id,
-        AttendanceSummary::of_counts(student.id, from, to, &counts),
-    )]);
+    let (from, to) = dates_of(exam_session);
     let sheet = ClassSheet {
+        attendance: summaries(conn, &[student.id], from, to)?,
         students: vec![student],
         subjects: Vec::new(),
         marks: HashMap::new(),
-        attendance,
-        rules: rules(conn)?,
+        rules,
     };
-    let header = CardHeader {
-        exam_session: CardExamSession {
-            id: exam_session.id,
-            name: exam_session.name.clone(),
-            term: exam_session.term.clone(),
-        },
-        academic_class: None,
-    };
-    Ok((sheet, header))
+    Ok((sheet, header_of(exam_session, None)))
 }
 
 /// What a printed card shows beyond the card: the school (oldest general settings record,

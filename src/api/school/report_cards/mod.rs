@@ -30,7 +30,7 @@ use crate::{
         report_cards::{
             ReportCard,
             compute::{StudentRow, cards},
-            load::{class_sheet, classless_sheet, live_classes, print_settings},
+            load::{class_sheet, classless_sheet, live_classes, print_settings, rules},
         },
         students::{Student, Students},
     },
@@ -159,9 +159,10 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 })?],
                 None => live_classes(conn)?,
             };
+            let rules = rules(conn)?;
             let mut all = Vec::new();
             for class in &classes {
-                let (sheet, header) = class_sheet(conn, &exam_session, class)?;
+                let (sheet, header) = class_sheet(conn, &exam_session, class, rules.clone())?;
                 all.extend(cards(&sheet, &header));
             }
             answer(conn, all, as_pdf, false)
@@ -193,9 +194,10 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 Some(id) => Classes::find(conn, Target::live((), id))?,
                 None => None,
             };
+            let rules = rules(conn)?;
             let (sheet, header) = match class {
-                Some(class) => class_sheet(conn, &exam_session, &class)?,
-                None => classless_sheet(conn, &exam_session, row_of(&student))?,
+                Some(class) => class_sheet(conn, &exam_session, &class, rules)?,
+                None => classless_sheet(conn, &exam_session, row_of(&student), rules)?,
             };
             let card = cards(&sheet, &header)
                 .into_iter()
