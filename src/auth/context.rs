@@ -213,7 +213,7 @@ impl SchoolRequest {
 
     /// Takes one of the school's requests from its `SCHOOL_RATE_PER_SECOND` (when set),
     /// holding the request until its token comes when that is near enough.
-    async fn admit(&self, school: &TenantRef) -> ApiResult<()> {
+    async fn pace(&self, school: &TenantRef) -> ApiResult<()> {
         let Some(limit) = &self.state.school_rate else {
             return Ok(());
         };
@@ -267,7 +267,7 @@ impl SchoolRequest {
                 "the X-Tenant header names another school",
             ));
         }
-        self.admit(&tenant).await?;
+        self.pace(&tenant).await?;
         Ok(tenant)
     }
 
@@ -314,7 +314,7 @@ impl SchoolRequest {
             (None, Err(err)) => return Err(err),
         };
         let credentials = auth?;
-        self.admit(&tenant).await?;
+        self.pace(&tenant).await?;
         // Held until the work is done (the answer is written by the caller).
         let _admitted = self.admission(&tenant).await?;
         let x_tenant_mismatch = self.x_tenant_conflicts();

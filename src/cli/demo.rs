@@ -113,8 +113,9 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         };
         println!("demo school '{name}' at {schema}.localhost: {what}");
     }
+    const ROOT: &str = "root@platform.test";
     let superuser = CliUser {
-        email: Some("root@platform.test"),
+        email: Some(ROOT),
         phone: None,
         password: DEMO_PASSWORD,
         first_name: String::new(),
@@ -124,7 +125,9 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         superuser: true,
         teacher: false,
     };
-    ignore_existing(create_user_from_cli(state, superuser).await)?;
+    if !user_exists(state, ROOT).await? {
+        ignore_existing(create_user_from_cli(state, superuser).await)?;
+    }
     print_accounts(state.config.bind_addr.port());
     Ok(())
 }
