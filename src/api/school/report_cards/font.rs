@@ -55,16 +55,31 @@ impl Font {
             / 1000.0
     }
 
-    /// `text` cut to fit `max` points at `size`, with an ellipsis when cut.
+    /// `text` cut to fit `max` points at `size`, with an ellipsis when cut: the longest
+    /// prefix that leaves room for the ellipsis. One pass over the characters with a running
+    /// width, which stops at the first character past `max`, so a cell costs what it shows,
+    /// not the square of the text's length (a 10,000-character comment in a 200-point cell
+    /// measures some 60 characters).
     pub fn fit(&self, text: &str, size: f32, max: f32) -> String {
-        if self.width(text, size) <= max {
+        if size <= 0.0 {
             return text.to_owned();
         }
-        let mut cut: String = text.to_owned();
-        while !cut.is_empty() && self.width(&format!("{cut}…"), size) > max {
-            cut.pop();
+        // In glyph space (thousandths of the size), where advances are summed.
+        let limit = max * 1000.0 / size;
+        let room = limit - self.width("…", 1000.0);
+        let mut width = 0.0;
+        // Bytes of the longest prefix seen whose width leaves room for the ellipsis.
+        let mut keep = 0;
+        for (at, c) in text.char_indices() {
+            if width <= room {
+                keep = at;
+            }
+            width += self.advance(self.glyph(c));
+            if width > limit {
+                return format!("{}…", text[..keep].trim_end());
+            }
         }
-        format!("{}…", cut.trim_end())
+        text.to_owned()
     }
 
     /// `text` as 2-byte glyph ids (Identity-H), recording the glyphs used.
@@ -277,6 +292,40 @@ mod tests {
             face.outline_glyph(GlyphId(font.glyph('Q')), &mut NoPath)
                 .is_none()
         );
+    }
+
+    fn dejavu() -> Font {
+        Font::new(include_bytes!("../../../../assets/fonts/DejaVuSans.ttf")).expect("font")
+    }
+
+    /// The fit of the quadratic cut it replaces: pop a character, measure it all again.
+    fn fit_by_popping(font: &Font, text: &str, size: f32, max: f32) -> String {
+        if font.width(text, size) <= max {
+            return text.to_owned();
+        }
+        let mut cut = text.to_owned();
+        while !cut.is_empty() && font.width(&format!("{cut}…"), size) > max {
+            cut.pop();
+        }
+        format!("{}…", cut.trim_end())
+    }
+
+    #[test]
+    fn fitting_cuts_where_measuring_every_prefix_would() {
+        let font = dejavu();
+        for text in ["", "Excellent", "Very good work, keep it up", "Zoë Łukasz Straße"] {
+            for max in [0.0, 5.0, 30.0, 60.0, 120.0, 500.0] {
+                assert_eq!(
+                    font.fit(text, 9.0, max),
+                    fit_by_popping(&font, text, 9.0, max),
+                    "{text:?} in {max}"
+                );
+            }
+        }
+        let long = "word ".repeat(2_000);
+        let fitted = font.fit(&long, 9.0, 200.0);
+        assert!(fitted.ends_with('…') && fitted.len() < 100, "{fitted}");
+        assert!(font.width(&fitted, 9.0) <= 200.0);
     }
 
     struct NoPath;

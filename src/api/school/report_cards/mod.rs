@@ -7,7 +7,7 @@
 mod font;
 mod pdf;
 
-use actix_web::{HttpRequest, HttpResponse, http::header};
+use actix_web::{HttpRequest, HttpResponse, http::header, web};
 
 use crate::{
     api::{
@@ -26,6 +26,8 @@ use crate::{
         Store, Target,
         classes::Classes,
         exam_sessions::{ExamSession, ExamSessions},
+        general_settings::GeneralSettings,
+        report_settings::ReportSettings,
         id_param,
         report_cards::{
             ReportCard,
@@ -41,12 +43,17 @@ const PATH: &str =
     "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/report-cards/";
 const VIEW: &[Permission] = &[Permission::new(Action::View, Resource::ReportCard)];
 const PDF: &str = "application/pdf";
+/// The most cards one PDF answer prints (an A4 page each): a whole school asked for at once
+/// is refused past it (ask class by class). Rendering runs after the request's pooled
+/// connection and turn are given back, on a blocking thread, in time linear in the text.
+pub const MAX_PDF_CARDS: usize = 500;
 
 const ACCESS: &str = "Needs `view_report_card`, or an assignment to teach the class; a \
     student (the `user` of a student record) reads only their own card. With `Accept: \
     application/pdf` the answer is a PDF: one A4 page per card, with the school's name, \
     address and contact from general settings, the principal's signature line and the \
-    footer text from report settings.";
+    footer text from report settings. One PDF holds at most 500 cards: a request for more \
+    (every class at once) answers 400 `invalid_query`; ask class by class.";
 
 pub fn mount(m: &mut Mount) {
     m.endpoint(PATH).get(class_cards, |doc: &mut ApiDoc| {
@@ -109,10 +116,15 @@ fn exam_session(conn: &mut TenantConn, path: &PathIds) -> ApiResult<ExamSession>
     ExamSessions::find(conn, Target::live(session, id))?.ok_or_else(ApiError::not_found)
 }
 
-/// The answer: the cards as JSON, or printed.
+/// The answer: the cards as JSON, or what printing them needs. Printing happens in
+/// `respond`, after the database connection is given back.
 enum Answer {
     Json(serde_json::Value),
-    Pdf(Vec<u8>),
+    Pdf {
+        cards: Vec<ReportCard>,
+        school: Option<GeneralSettings>,
+        report: ReportSettings,
+    },
 }
 
 fn answer(
@@ -122,8 +134,19 @@ fn answer(
     one: bool,
 ) -> ApiResult<Answer> {
     if as_pdf {
+        if cards.len() > MAX_PDF_CARDS {
+            return Err(ApiError::InvalidQuery(format!(
+                "one PDF holds at most {MAX_PDF_CARDS} report cards and this asks for {}: \
+                 ask for one class at a time with ?academic_class=",
+                cards.len()
+            )));
+        }
         let (school, report) = print_settings(conn)?;
-        return Ok(Answer::Pdf(pdf::render(&cards, school.as_ref(), &report)));
+        return Ok(Answer::Pdf {
+            cards,
+            school,
+            report,
+        });
     }
     let value = if one {
         cards.into_iter().next().map(serde_json::to_value)
@@ -137,10 +160,19 @@ fn answer(
     ))
 }
 
-fn respond(answer: Answer) -> HttpResponse {
+async fn respond(answer: Answer) -> ApiResult<HttpResponse> {
     match answer {
-        Answer::Json(value) => HttpResponse::Ok().json(value),
-        Answer::Pdf(bytes) => HttpResponse::Ok().content_type(PDF).body(bytes),
+        Answer::Json(value) => Ok(HttpResponse::Ok().json(value)),
+        Answer::Pdf {
+            cards,
+            school,
+            report,
+        } => {
+            let bytes = web::block(move || pdf::render(&cards, school.as_ref(), &report))
+                .await
+                .map_err(ApiError::internal)?;
+            Ok(HttpResponse::Ok().content_type(PDF).body(bytes))
+        }
     }
 }
 
@@ -168,7 +200,7 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
             answer(conn, all, as_pdf, false)
         })
         .await?;
-    Ok(respond(answer))
+    respond(answer).await
 }
 
 /// Whether `caller` is the student's own user.
@@ -206,7 +238,7 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
             answer(conn, vec![card], as_pdf, true)
         })
         .await?;
-    Ok(respond(answer))
+    respond(answer).await
 }
 
 fn row_of(student: &Student) -> StudentRow {
