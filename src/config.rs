@@ -69,6 +69,10 @@ pub struct Config {
     pub metrics_addr: Option<SocketAddr>,
     /// How often expired entries are purged from `revoked_tokens`.
     pub token_purge_interval: Duration,
+    /// `ARCHIVE_SIGNING_KEY`: the platform's key for school archives (HMAC-SHA256 over the
+    /// manifest). No default: unset, exports are unsigned and imports need
+    /// `--trust-unsigned`.
+    pub archive_signing_key: Option<String>,
 }
 
 impl Config {
@@ -156,6 +160,7 @@ impl Config {
                 None => None,
             },
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
+            archive_signing_key: env_str("ARCHIVE_SIGNING_KEY"),
         }
         .checked()
     }
@@ -195,6 +200,13 @@ impl Config {
         }
         if self.access_token_ttl.is_zero() || self.refresh_token_ttl.is_zero() {
             bail!("token lifetimes must be positive");
+        }
+        if self
+            .archive_signing_key
+            .as_ref()
+            .is_some_and(|key| key.len() < MIN_SECRET_LEN)
+        {
+            bail!("ARCHIVE_SIGNING_KEY must be at least {MIN_SECRET_LEN} characters");
         }
         Ok(self)
     }

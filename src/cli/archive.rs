@@ -14,7 +14,7 @@ use crate::{
     auth::AppState,
     tenancy::{
         SchemaName, TenantDirectory,
-        archive::{self, ImportOptions},
+        archive::{self, ArchiveKey, Authentication, ImportOptions},
         placement::{self, NodeAddress, TransferMode},
     },
 };
@@ -44,6 +44,15 @@ pub struct ImportArgs {
     /// is primary).
     #[arg(long = "domain")]
     domains: Vec<String>,
+    /// Import an archive that this platform's ARCHIVE_SIGNING_KEY does not vouch for
+    /// (unsigned, signed under another key, or no key set here). Its users and API keys
+    /// are still checked to be the school's own.
+    #[arg(long)]
+    trust_unsigned: bool,
+    /// Refuse an archive that inflates to more than this many bytes (a small file that
+    /// unpacks without end would otherwise fill the disk).
+    #[arg(long, default_value_t = archive::format::DEFAULT_MAX_IMPORT_BYTES)]
+    max_bytes: u64,
 }
 
 #[derive(Args, Debug)]
@@ -76,9 +85,11 @@ pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
     };
     let db = state.db.clone();
     let compress = !args.no_compress;
+    let key = signing_key(state);
     let summary = web_block(move || {
         let out = BufWriter::with_capacity(256 * 1024, out);
-        archive::export_school(&db, &tenant, out, compress).map(|(summary, _)| summary)
+        archive::export_school(&db, &tenant, out, compress, key.as_ref())
+            .map(|(summary, _)| summary)
     })
     .await?;
     let size = if to_stdout {
@@ -102,7 +113,22 @@ pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
     } else {
         println!("{line}");
     }
+    if !summary.signed {
+        eprintln!(
+            "warning: the archive is unsigned (ARCHIVE_SIGNING_KEY is not set); importing it \
+             will need --trust-unsigned"
+        );
+    }
     Ok(())
+}
+
+/// The platform's archive key, if it has one.
+fn signing_key(state: &AppState) -> Option<ArchiveKey> {
+    state
+        .config
+        .archive_signing_key
+        .as_deref()
+        .map(ArchiveKey::new)
 }
 
 pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
@@ -110,13 +136,25 @@ pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
     let options = ImportOptions {
         schema: args.schema,
         domains: args.domains,
+        main_domains: state.config.main_domains.clone(),
     };
-    let file = args.file;
-    let summary = web_block(move || {
-        let verified = archive::verify_archive(&file)?;
-        archive::import_school(&db, &verified, &options)
+    let authentication = Authentication {
+        key: signing_key(state),
+        trust_unsigned: args.trust_unsigned,
+    };
+    let (file, max_bytes) = (args.file, args.max_bytes);
+    let (summary, authenticated) = web_block(move || {
+        let verified = archive::verify_archive(&file, &authentication, max_bytes)?;
+        let summary = archive::import_school(&db, &verified, &options)?;
+        Ok((summary, verified.authenticated))
     })
     .await?;
+    if !authenticated {
+        eprintln!(
+            "warning: the archive's signature was not checked (--trust-unsigned); its users \
+             and API keys were checked to be the school's own"
+        );
+    }
     println!(
         "imported school '{}' ({}) as schema {} (domains: {}) at tenant migration {}, migrated to {}: \
          {} tables, {} rows, {} users, {} API keys",

@@ -438,6 +438,9 @@ pub struct TestApp {
     pub db: Arc<TestDb>,
 }
 
+/// The platform key tests sign and check school archives with (`ARCHIVE_SIGNING_KEY`).
+pub const ARCHIVE_SIGNING_KEY: &str = "test-archive-signing-key-of-this-platform";
+
 pub fn test_config(db_url: &str) -> Config {
     Config {
         database_url: db_url.to_owned(),
@@ -469,6 +472,7 @@ pub fn test_config(db_url: &str) -> Config {
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
         metrics_addr: None,
+        archive_signing_key: Some(ARCHIVE_SIGNING_KEY.into()),
     }
 }
 

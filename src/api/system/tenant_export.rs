@@ -1,7 +1,12 @@
 //! `GET /api/v1/system/tenants/{id}/export/`: one school as an archive (see
-//! `tenancy::archive`), streamed to the client as it is written. Superusers only.
+//! `tenancy::archive`), spooled to a temporary file, then streamed to the client. Superusers only.
 
-use std::{io::Write, sync::Arc};
+use std::{
+    fs::{File, OpenOptions},
+    io::{BufWriter, Read, Seek, SeekFrom},
+    os::unix::fs::OpenOptionsExt,
+    sync::Arc,
+};
 
 use actix_web::{HttpResponse, http::header, web::Bytes};
 use futures_util::stream;
@@ -16,10 +21,14 @@ use crate::{
     auth::{SystemNeed, SystemRequest},
     db::models::TenantRow,
     error::{ApiError, ApiResult},
-    tenancy::{Tenant, archive},
+    tenancy::{
+        Tenant,
+        archive::{self, ArchiveKey},
+    },
 };
 
-/// The archive travels to the response in pieces of this size, at most this many queued.
+/// The spooled archive travels to the response in pieces of this size, at most this many
+/// queued.
 const PIECE_BYTES: usize = 64 * 1024;
 const QUEUED_PIECES: usize = 4;
 
@@ -34,10 +43,14 @@ pub fn mount(m: &mut Mount) {
         .description(Some(
             "The school's schema rows, tenant row, domains, users (with password hashes) and \
              API keys (hashes), read in one consistent snapshot: a gzip-compressed tar, \
-             streamed as it is written (`Content-Disposition: attachment`). Restore it with \
-             `school-service tenant import --file FILE`; the format is described in \
-             docs/operations.md. A failure after the first byte aborts the download, so a \
-             cut archive is never taken for a whole one (an import refuses it anyway).",
+             signed with the platform's `ARCHIVE_SIGNING_KEY` when it has one: a \
+             gzip-compressed tar (`Content-Disposition: attachment`). The archive is written \
+             whole to a temporary file before the first byte is sent, so a slow download \
+             holds no database connection, and a failure to write it answers a problem. \
+             Restore it with `school-service tenant import --file FILE`; the format is \
+             described in docs/operations.md. A failure after the first byte aborts the \
+             download, so a cut archive is never taken for a whole one (an import refuses it \
+             anyway).",
         ))
         .ok_file(200),
     );
@@ -52,38 +65,32 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
         })
         .await?;
     let tenant = Arc::new(Tenant::try_from(&row).map_err(ApiError::internal)?);
-    let schema = tenant.schema_name.to_string();
-    let (sender, mut pieces) = mpsc::channel::<ApiResult<Bytes>>(QUEUED_PIECES);
-    let failures = sender.clone();
-    let db = state.db.clone();
-    actix_web::rt::spawn(async move {
-        let written = db
-            .run_in_tenant_snapshot(tenant, move |conn| {
-                let out = PieceWriter::new(sender);
-                archive::write_archive(conn, out, true)
-                    .map(drop)
-                    .map_err(ApiError::from)
-            })
-            .await;
-        if let Err(err) = written {
-            log::warn!("export of school {schema} failed: {err:#}");
-            // Before the first piece the handler answers it as a problem; after, it ends
-            // the stream with an error, which aborts the download.
-            let _ = failures.send(Err(err)).await;
-        }
-    });
-    let first = match pieces.recv().await {
-        Some(piece) => piece?,
-        None => {
-            return Err(ApiError::internal(anyhow::anyhow!(
-                "the export wrote nothing"
-            )));
-        }
-    };
-    let rest = stream::unfold(pieces, |mut pieces| async move {
+    let key = state
+        .config
+        .archive_signing_key
+        .as_deref()
+        .map(ArchiveKey::new);
+    // Written whole to a spool file first, at the database's pace: the pooled connection
+    // and the school's turn are held for as long as the snapshot takes to read, never for
+    // as long as a slow client takes to download.
+    let spool = state
+        .db
+        .run_in_tenant_snapshot(tenant, move |conn| {
+            let out = BufWriter::with_capacity(PIECE_BYTES, spool_file()?);
+            let (_, out) =
+                archive::write_archive(conn, out, true, key.as_ref()).map_err(ApiError::from)?;
+            let mut file = out
+                .into_inner()
+                .map_err(|err| ApiError::internal(err.into_error()))?;
+            file.seek(SeekFrom::Start(0)).map_err(ApiError::internal)?;
+            Ok(file)
+        })
+        .await?;
+    let (sender, pieces) = mpsc::channel::<ApiResult<Bytes>>(QUEUED_PIECES);
+    actix_web::rt::task::spawn_blocking(move || send_pieces(spool, &sender));
+    let body = stream::unfold(pieces, |mut pieces| async move {
         pieces.recv().await.map(|piece| (piece, pieces))
     });
-    let body = futures_util::StreamExt::chain(stream::once(async { Ok(first) }), rest);
     let filename = format!(
         "{}-{}.tar.gz",
         row.schema_name,
@@ -99,45 +106,42 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
         .streaming(body))
 }
 
-/// `Write` into the response: pieces of `PIECE_BYTES` sent over a bounded channel, so the
-/// export waits for the client instead of piling the archive up in memory. It runs on a
-/// blocking thread (`blocking_send`).
-struct PieceWriter {
-    sender: mpsc::Sender<ApiResult<Bytes>>,
-    piece: Vec<u8>,
+/// A new file in the temporary folder, readable by this user only, already unlinked: it
+/// is gone once the download ends or is dropped, whatever happens.
+fn spool_file() -> ApiResult<File> {
+    let path = std::env::temp_dir().join(format!(
+        "school-service-export-{}.tar.gz",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(ApiError::internal)?;
+    std::fs::remove_file(&path).map_err(ApiError::internal)?;
+    Ok(file)
 }
 
-impl PieceWriter {
-    fn new(sender: mpsc::Sender<ApiResult<Bytes>>) -> Self {
-        Self {
-            sender,
-            piece: Vec::with_capacity(PIECE_BYTES),
+/// Sends the spooled archive in pieces of `PIECE_BYTES` over the bounded channel, on a
+/// blocking thread, until it ends or the download is closed. A read error ends the stream
+/// with an error, which aborts the download, so a cut archive is never taken for a whole
+/// one.
+fn send_pieces(mut spool: File, sender: &mpsc::Sender<ApiResult<Bytes>>) {
+    loop {
+        let mut piece = vec![0u8; PIECE_BYTES];
+        let piece = match spool.read(&mut piece) {
+            Ok(0) => return,
+            Ok(read) => {
+                piece.truncate(read);
+                Ok(Bytes::from(piece))
+            }
+            Err(err) => Err(ApiError::internal(err)),
+        };
+        let failed = piece.is_err();
+        if sender.blocking_send(piece).is_err() || failed {
+            return;
         }
-    }
-
-    fn send(&mut self) -> std::io::Result<()> {
-        if self.piece.is_empty() {
-            return Ok(());
-        }
-        let piece = std::mem::replace(&mut self.piece, Vec::with_capacity(PIECE_BYTES));
-        self.sender
-            .blocking_send(Ok(Bytes::from(piece)))
-            .map_err(|_| {
-                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the download was closed")
-            })
-    }
-}
-
-impl Write for PieceWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.piece.extend_from_slice(buf);
-        if self.piece.len() >= PIECE_BYTES {
-            self.send()?;
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.send()
     }
 }

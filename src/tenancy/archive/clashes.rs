@@ -108,21 +108,14 @@ pub fn find(
     Ok(clashes)
 }
 
-/// Moves the staged rows of `table` into `public.<table>` (`columns`: the archive's).
-/// API keys made by a platform user unknown here keep no creator.
+/// Moves the staged rows of `table` into `public.<table>` (`columns`: the archive's), once
+/// `platform_rows` has checked them.
 pub fn insert_staged(
     conn: &mut PgConnection,
     table: &str,
     columns: &[String],
 ) -> diesel::QueryResult<usize> {
     let staging = staging_table(table);
-    if table == "api_keys" && columns.iter().any(|c| c == "created_by") {
-        diesel::sql_query(format!(
-            "UPDATE {staging} a SET created_by = NULL WHERE created_by IS NOT NULL \
-             AND NOT EXISTS (SELECT 1 FROM public.users u WHERE u.id = a.created_by)"
-        ))
-        .execute(conn)?;
-    }
     let list: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
     let list = list.join(", ");
     diesel::sql_query(format!(

@@ -15,9 +15,10 @@ use super::{
     copy::{copy_out, quote_ident, table_target},
     format::{
         ArchivedDomain, ArchivedTable, CHUNK_BYTES, DataFile, FORMAT, FORMAT_VERSION,
-        MANIFEST_DIGEST_FILE, MANIFEST_FILE, Manifest, TableScope, data_file_path, hex_digest,
+        MANIFEST_DIGEST_FILE, MANIFEST_FILE, MANIFEST_MAC_FILE, Manifest, TableScope, data_file_path, hex_digest,
     },
     io_context,
+    signing::ArchiveKey,
 };
 use crate::{
     db::{
@@ -37,26 +38,31 @@ pub struct ExportSummary {
     pub rows: u64,
     pub users: u64,
     pub api_keys: u64,
+    /// Whether the manifest carries the platform's MAC (a key was given).
+    pub signed: bool,
 }
 
-/// Exports `tenant` to `out` from one snapshot (`compress`: gzip). Answers what it wrote,
-/// and `out` once everything is written to it.
+/// Exports `tenant` to `out` from one snapshot (`compress`: gzip), signed under `key` when
+/// one is given. Answers what it wrote, and `out` once everything is written to it.
 pub fn export_school<W: Write>(
     db: &Db,
     tenant: &TenantRef,
     out: W,
     compress: bool,
+    key: Option<&ArchiveKey>,
 ) -> Result<(ExportSummary, W), ArchiveError> {
-    db.with_tenant_snapshot(tenant, |conn| write_archive(conn, out, compress))
+    db.with_tenant_snapshot(tenant, |conn| write_archive(conn, out, compress, key))
 }
 
 /// Writes the archive of the school `conn` is bound to. `conn` must come from
 /// `Db::with_tenant_snapshot` (or its async form): anything else is refused, since the
-/// archive would not be one moment of the school.
+/// archive would not be one moment of the school. `key`: the platform's archive key, whose
+/// MAC of the manifest is written after it.
 pub fn write_archive<W: Write>(
     conn: &mut TenantConn,
     out: W,
     compress: bool,
+    key: Option<&ArchiveKey>,
 ) -> Result<(ExportSummary, W), ArchiveError> {
     use diesel::RunQueryDsl;
     let in_snapshot: bool = diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(
@@ -134,6 +140,9 @@ pub fn write_archive<W: Write>(
     let digest = writer.add(MANIFEST_FILE, &json, 0)?;
     let line = format!("{}  {MANIFEST_FILE}\n", digest.sha256);
     writer.add(MANIFEST_DIGEST_FILE, line.as_bytes(), 0)?;
+    if let Some(key) = key {
+        writer.add(MANIFEST_MAC_FILE, key.sign(&json).as_bytes(), 0)?;
+    }
     let out = writer.finish()?;
 
     let rows_of = |scope: TableScope, name: &str| manifest.table(scope, name).map_or(0, |t| t.rows);
@@ -143,6 +152,7 @@ pub fn write_archive<W: Write>(
         rows: manifest.school_tables().map(|t| t.rows).sum(),
         users: rows_of(TableScope::Public, "users"),
         api_keys: rows_of(TableScope::Public, "api_keys"),
+        signed: key.is_some(),
     };
     Ok((summary, out))
 }

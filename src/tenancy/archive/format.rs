@@ -7,6 +7,8 @@
 //! school/<table>/000001.tsv ...   each table of the school's schema
 //! manifest.json                   what the archive holds (see `Manifest`)
 //! manifest.json.sha256            its SHA-256, as `sha256sum` writes it
+//! manifest.json.hmac-sha256       its MAC under the platform's key (see `signing`), when
+//!                                 the exporting platform has one
 //! ```
 //!
 //! A table's rows are split into files of about [`CHUNK_BYTES`], at row ends; an empty
@@ -34,11 +36,19 @@ pub const FORMAT: &str = "school-service-archive";
 pub const FORMAT_VERSION: u32 = 1;
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const MANIFEST_DIGEST_FILE: &str = "manifest.json.sha256";
+pub const MANIFEST_MAC_FILE: &str = "manifest.json.hmac-sha256";
 /// Rows are gathered into data files of about this size (uncompressed): an export holds
 /// one such chunk in memory at a time.
 pub const CHUNK_BYTES: usize = 4 * 1024 * 1024;
 /// The largest manifest an import reads.
 pub const MAX_MANIFEST_BYTES: u64 = 16 * 1024 * 1024;
+/// The most bytes an import reads out of an archive (after gunzip, tar headers included)
+/// unless told otherwise (`tenant import --max-bytes`): a small file that inflates without
+/// end is refused once past it, before it fills a disk.
+pub const DEFAULT_MAX_IMPORT_BYTES: u64 = 16 * 1024 * 1024 * 1024;
+/// The most entries an import reads (a table's data files are about `CHUNK_BYTES` each,
+/// so this is some 4 TB of rows).
+pub const MAX_ENTRIES: usize = 1_000_000;
 
 /// The path of data file `index` (from 1) of a table.
 pub fn data_file_path(scope: TableScope, table: &str, index: usize) -> String {

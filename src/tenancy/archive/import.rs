@@ -24,6 +24,8 @@ pub struct ImportOptions {
     pub schema: Option<String>,
     /// Replaces the archive's domains when not empty (the first is primary).
     pub domains: Vec<String>,
+    /// The platform's main domains (`MAIN_DOMAINS`), which no school may have.
+    pub main_domains: Vec<String>,
 }
 
 /// What an import wrote.
@@ -83,7 +85,7 @@ pub fn import_school(
         .unwrap_or(&manifest.tenant.schema_name);
     let schema = SchemaName::parse(schema_name)
         .map_err(|err| ArchiveError::Refused(format!("schema '{schema_name}': {err}")))?;
-    let domains = target_domains(manifest, &options.domains)?;
+    let domains = target_domains(manifest, &options.domains, &options.main_domains)?;
     let tenant = Arc::new(Tenant {
         id: manifest.tenant.id,
         schema_name: schema,
@@ -104,28 +106,44 @@ pub fn import_school(
     })
 }
 
-/// The domains the school gets: `renamed` (normalised, the first primary) or the archive's.
+/// The domains the school gets: `renamed` (the first primary) or the archive's, each
+/// passing the API's rule for a school's domain: a valid host name (normalised), given
+/// once, and not one of the platform's `main_domains`.
 fn target_domains(
     manifest: &Manifest,
     renamed: &[String],
+    main_domains: &[String],
 ) -> Result<Vec<(String, bool)>, ArchiveError> {
-    if renamed.is_empty() {
-        return Ok(manifest
+    let given: Vec<(&str, bool, &str)> = if renamed.is_empty() {
+        manifest
             .domains
             .iter()
-            .map(|d| (d.domain.clone(), d.is_primary))
-            .collect());
-    }
+            .map(|d| (d.domain.as_str(), d.is_primary, "the archive's domain"))
+            .collect()
+    } else {
+        renamed
+            .iter()
+            .enumerate()
+            .map(|(index, d)| (d.as_str(), index == 0, "--domain"))
+            .collect()
+    };
     let mut normalized: Vec<(String, bool)> = Vec::new();
-    for raw in renamed {
-        let domain = normalize_domain(raw)
-            .ok_or_else(|| ArchiveError::Refused(format!("'{raw}' is not a valid host name")))?;
+    for (raw, is_primary, source) in given {
+        let domain = normalize_domain(raw).ok_or_else(|| {
+            ArchiveError::Refused(format!("{source} '{raw}' is not a valid host name"))
+        })?;
+        if main_domains.contains(&domain) {
+            return Err(ArchiveError::Refused(format!(
+                "{source} '{domain}' is a main domain of the platform (MAIN_DOMAINS), which \
+                 no school may have; give the school its own with --domain"
+            )));
+        }
         if normalized.iter().any(|(d, _)| *d == domain) {
             return Err(ArchiveError::Refused(format!(
                 "domain '{domain}' is given twice"
             )));
         }
-        normalized.push((domain, normalized.is_empty()));
+        normalized.push((domain, is_primary));
     }
     Ok(normalized)
 }
@@ -169,16 +187,39 @@ mod tests {
     #[test]
     fn domains_are_the_archives_unless_given_and_the_first_given_is_primary() {
         let manifest = manifest_with(&[("www.s.test", false), ("s.test", true)]);
+        let main = ["localhost".to_owned()];
         assert_eq!(
-            target_domains(&manifest, &[]).expect("archived"),
+            target_domains(&manifest, &[], &main).expect("archived"),
             vec![("www.s.test".into(), false), ("s.test".into(), true)]
         );
         assert_eq!(
-            target_domains(&manifest, &["New.Test.".into(), "b.test".into()]).expect("given"),
+            target_domains(&manifest, &["New.Test.".into(), "b.test".into()], &main)
+                .expect("given"),
             vec![("new.test".into(), true), ("b.test".into(), false)]
         );
-        assert!(target_domains(&manifest, &["a.test".into(), "A.test".into()]).is_err());
-        assert!(target_domains(&manifest, &["not a host".into()]).is_err());
+        assert!(target_domains(&manifest, &["a.test".into(), "A.test".into()], &main).is_err());
+        assert!(target_domains(&manifest, &["not a host".into()], &main).is_err());
+        assert!(target_domains(&manifest, &["LocalHost".into()], &main).is_err());
+    }
+
+    #[test]
+    fn the_archives_own_domains_pass_the_apis_rule() {
+        let main = ["localhost".to_owned()];
+        let refused = |domains: &[(&str, bool)]| {
+            target_domains(&manifest_with(domains), &[], &main)
+                .expect_err("refused")
+                .to_string()
+        };
+        let line = refused(&[("localhost", true)]);
+        assert!(line.contains("'localhost' is a main domain"), "{line}");
+        let line = refused(&[("no host xxxx", true)]);
+        assert!(line.contains("'no host xxxx' is not a valid host name"), "{line}");
+        let line = refused(&[("s.test", true), ("S.Test.", false)]);
+        assert!(line.contains("'s.test' is given twice"), "{line}");
+        assert_eq!(
+            target_domains(&manifest_with(&[("S.Test", true)]), &[], &main).expect("normalised"),
+            vec![("s.test".into(), true)]
+        );
     }
 
     #[test]

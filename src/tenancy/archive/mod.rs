@@ -7,6 +7,8 @@
 //! - `verify`: the first pass of an import, checking every file against the manifest;
 //! - `import`: what an archive may be restored as (versions, schema, domains);
 //! - `restore`: the second pass, writing the school back;
+//! - `signing`: the platform's MAC over the manifest, and what an import accepts;
+//! - `platform_rows`: the school's staged users and API keys, checked to be the school's;
 //! - `catalog` and `copy`: the school's tables from PostgreSQL's catalog, and `COPY` for
 //!   tables named at run time.
 
@@ -16,12 +18,15 @@ mod copy;
 pub mod export;
 pub mod format;
 pub mod import;
+mod platform_rows;
 mod restore;
+pub mod signing;
 pub mod verify;
 
 pub use export::{ExportSummary, export_school, write_archive};
 pub use format::Manifest;
 pub use import::{ImportOptions, ImportSummary, import_school};
+pub use signing::{ArchiveKey, Authentication};
 pub use verify::{VerifiedArchive, verify_archive};
 
 use crate::error::ApiError;
@@ -51,6 +56,22 @@ pub enum ArchiveError {
     Mismatch(String),
     #[error("{0}")]
     Refused(String),
+    /// The archive's signature does not vouch for it, and the operator did not either.
+    #[error(
+        "archive {file} {reason}; nothing was written (import it with --trust-unsigned only \
+         if you know where it comes from and that nobody changed it on the way)"
+    )]
+    Unauthenticated { file: String, reason: String },
+    /// The archive inflates past the import's limit.
+    #[error(
+        "archive {file} holds more than {limit} bytes uncompressed (--max-bytes); nothing \
+         was written"
+    )]
+    TooLarge { file: String, limit: u64 },
+    /// A row of a platform table that is not the school's own to bring (see
+    /// `platform_rows`).
+    #[error("cannot import: {0}; nothing was written")]
+    ForeignRow(String),
     #[error("{context}")]
     Io {
         context: String,

@@ -1,6 +1,7 @@
 //! The second pass of an import: writes a verified archive back as it was, inside the
 //! import's transaction. The school's users and API keys are staged and every clash listed
-//! before anything lands; the schema is built by the tenant migrations up to the archive's
+//! before anything lands, and every staged row is checked to be the school's own
+//! (`platform_rows`); the schema is built by the tenant migrations up to the archive's
 //! version, its rows loaded with `COPY` (foreign keys and plain indexes set aside meanwhile
 //! and made again after, which checks every reference), and then migrated to this binary's
 //! latest. A failure anywhere rolls all of it back.
@@ -15,6 +16,7 @@ use uuid::Uuid;
 
 use super::{
     ArchiveError, catalog, clashes,
+    platform_rows,
     copy::{copy_in, table_target},
     format::{ArchivedTable, DataFile, TableScope, hex_digest},
     import::ImportSummary,
@@ -39,7 +41,8 @@ type Entries<'t> = tar::Entries<'t, Box<dyn Read>>;
 impl Restore<'_> {
     pub fn run(&self, conn: &mut TenantConn) -> Result<ImportSummary, ArchiveError> {
         let manifest = &self.archive.manifest;
-        let mut tar = open_tar(&self.archive.path).map_err(|err| self.damaged(err.to_string()))?;
+        let (mut tar, _) = open_tar(&self.archive.path, self.archive.max_bytes)
+            .map_err(|err| self.damaged(err.to_string()))?;
         let mut entries = tar.entries().map_err(|err| self.damaged(err.to_string()))?;
         let public_shapes = catalog::platform_tables(conn.pg())?;
         let public: Vec<&ArchivedTable> = manifest
@@ -65,6 +68,8 @@ impl Restore<'_> {
             self.load(conn, &mut entries, table, &target)?;
         }
         let tenant = conn.tenant().clone();
+        let staged: Vec<&str> = public.iter().map(|t| t.name.as_str()).collect();
+        platform_rows::check_staged(conn.pg(), tenant.id, &staged)?;
         let domain_names: Vec<String> = self.domains.iter().map(|(d, _)| d.clone()).collect();
         let found = clashes::find(
             conn.pg(),

@@ -1,11 +1,17 @@
 //! The first pass of an import: reads the whole archive and checks it against its
-//! manifest (format, every file's SHA-256, size and row count, the files' order) before
-//! anything is written. A truncated, altered or foreign file is refused here, naming it.
+//! manifest (format, every file's SHA-256, size and row count, the files' order) and the
+//! manifest against its MAC under the platform's key, before anything is written. A
+//! truncated, altered, foreign or unsigned file is refused here, naming it, and so is one
+//! that inflates past the import's byte limit.
 
 use std::{
     fs::File,
     io::{BufReader, Read},
     path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 use flate2::read::GzDecoder;
@@ -14,9 +20,10 @@ use sha2::{Digest, Sha256};
 use super::{
     ArchiveError,
     format::{
-        DataFile, FORMAT, FORMAT_VERSION, MANIFEST_DIGEST_FILE, MANIFEST_FILE, MAX_MANIFEST_BYTES,
-        Manifest, hex_digest,
+        DataFile, FORMAT, FORMAT_VERSION, MANIFEST_DIGEST_FILE, MANIFEST_FILE, MANIFEST_MAC_FILE,
+        MAX_ENTRIES, MAX_MANIFEST_BYTES, Manifest, hex_digest,
     },
+    signing::Authentication,
 };
 
 /// An archive whose every file matched its manifest when it was read.
@@ -24,11 +31,55 @@ use super::{
 pub struct VerifiedArchive {
     pub path: PathBuf,
     pub manifest: Manifest,
+    /// Whether its MAC was checked under this platform's key (otherwise the operator
+    /// trusted it with `--trust-unsigned`).
+    pub authenticated: bool,
+    /// The most bytes it may inflate to, for the second pass too.
+    pub max_bytes: u64,
+}
+
+/// Set once a `Capped` reader refused to read past its limit.
+#[derive(Clone, Default)]
+pub(crate) struct Overflow(Arc<AtomicBool>);
+
+impl Overflow {
+    pub fn happened(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Reads at most `left` bytes, then fails (and says so in `overflow`).
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    overflow: Overflow,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // At the limit: end of stream is fine, one more byte is not.
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.overflow.0.store(true, Ordering::Relaxed);
+            return Err(std::io::Error::other("past the import's byte limit"));
+        }
+        let room = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let read = self.inner.read(&mut buf[..room])?;
+        self.left -= read as u64;
+        Ok(read)
+    }
 }
 
 /// The archive at `path` as a tar stream, gunzipped when it is gzip (told by its first
-/// bytes).
-pub(crate) fn open_tar(path: &Path) -> std::io::Result<tar::Archive<Box<dyn Read>>> {
+/// bytes), of which at most `max_bytes` are read (`Overflow` tells when that was why a
+/// read failed).
+pub(crate) fn open_tar(
+    path: &Path,
+    max_bytes: u64,
+) -> std::io::Result<(tar::Archive<Box<dyn Read>>, Overflow)> {
     let mut file = BufReader::with_capacity(256 * 1024, File::open(path)?);
     let gzip = std::io::BufRead::fill_buf(&mut file)?.starts_with(&[0x1f, 0x8b]);
     let reader: Box<dyn Read> = if gzip {
@@ -36,7 +87,13 @@ pub(crate) fn open_tar(path: &Path) -> std::io::Result<tar::Archive<Box<dyn Read
     } else {
         Box::new(file)
     };
-    Ok(tar::Archive::new(reader))
+    let overflow = Overflow::default();
+    let capped = Capped {
+        inner: reader,
+        left: max_bytes,
+        overflow: overflow.clone(),
+    };
+    Ok((tar::Archive::new(Box::new(capped)), overflow))
 }
 
 /// The UTF-8 path of a tar entry.
@@ -45,53 +102,43 @@ pub(crate) fn entry_path<R: Read>(entry: &tar::Entry<'_, R>) -> Option<String> {
     path.to_str().map(str::to_owned)
 }
 
-/// Reads the archive at `path` through and checks it (see the module docs).
-pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
-    let damaged = |reason: String| ArchiveError::Damaged {
-        file: path.display().to_string(),
-        reason: one_line(&reason),
-    };
-    let mut archive = open_tar(path).map_err(|err| match err.kind() {
+/// Reads the archive at `path` through and checks it (see the module docs): at most
+/// `max_bytes` of it, and its signature as `authentication` says.
+pub fn verify_archive(
+    path: &Path,
+    authentication: &Authentication,
+    max_bytes: u64,
+) -> Result<VerifiedArchive, ArchiveError> {
+    let file = path.display().to_string();
+    let (mut archive, overflow) = open_tar(path, max_bytes).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => ArchiveError::Io {
             context: format!("cannot open {}", path.display()),
             source: err,
         },
-        _ => damaged(err.to_string()),
+        _ => ArchiveError::Damaged {
+            file: file.clone(),
+            reason: one_line(&err.to_string()),
+        },
     })?;
-    let mut seen: Vec<DataFile> = Vec::new();
-    let (mut manifest_bytes, mut digest_line) = (None, None);
-    let entries = archive.entries().map_err(|err| damaged(err.to_string()))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|err| damaged(err.to_string()))?;
-        let name = entry_path(&entry).ok_or_else(|| damaged("a file name is not UTF-8".into()))?;
-        let read_error = |err: std::io::Error| damaged(format!("{name}: {err}"));
-        match name.as_str() {
-            MANIFEST_FILE => {
-                if entry.size() > MAX_MANIFEST_BYTES {
-                    return Err(damaged(format!("{name} is too large")));
-                }
-                let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes).map_err(read_error)?;
-                manifest_bytes = Some(bytes);
+    let read = read_entries(path, &mut archive).map_err(|err| {
+        if overflow.happened() {
+            ArchiveError::TooLarge {
+                file: file.clone(),
+                limit: max_bytes,
             }
-            MANIFEST_DIGEST_FILE => {
-                let mut line = String::new();
-                entry
-                    .by_ref()
-                    .take(1024)
-                    .read_to_string(&mut line)
-                    .map_err(read_error)?;
-                digest_line = Some(line);
-            }
-            _ if manifest_bytes.is_some() => {
-                return Err(damaged(format!("{name} comes after the manifest")));
-            }
-            _ => seen.push(digest_entry(&name, &mut entry).map_err(read_error)?),
+        } else {
+            err
         }
-    }
-    let manifest_bytes =
-        manifest_bytes.ok_or_else(|| damaged(format!("{MANIFEST_FILE} is missing")))?;
-    let expected = digest_line
+    })?;
+    let damaged = |reason: String| ArchiveError::Damaged {
+        file: file.clone(),
+        reason: one_line(&reason),
+    };
+    let manifest_bytes = read
+        .manifest
+        .ok_or_else(|| damaged(format!("{MANIFEST_FILE} is missing")))?;
+    let expected = read
+        .digest_line
         .as_deref()
         .and_then(|line| line.split_whitespace().next())
         .ok_or_else(|| damaged(format!("{MANIFEST_DIGEST_FILE} is missing")))?;
@@ -100,6 +147,7 @@ pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
             "{MANIFEST_FILE} does not match its SHA-256"
         )));
     }
+    let authenticated = authenticate(&file, authentication, &manifest_bytes, read.mac_line)?;
     let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
         .map_err(|err| damaged(format!("{MANIFEST_FILE}: {err}")))?;
     if manifest.format != FORMAT {
@@ -115,11 +163,101 @@ pub fn verify_archive(path: &Path) -> Result<VerifiedArchive, ArchiveError> {
             manifest.format_version
         )));
     }
-    check_files(&manifest, &seen).map_err(damaged)?;
+    check_files(&manifest, &read.files).map_err(damaged)?;
     Ok(VerifiedArchive {
         path: path.to_owned(),
         manifest,
+        authenticated,
+        max_bytes,
     })
+}
+
+/// What the first pass read: each data file's record, the manifest and the lines beside it.
+#[derive(Default)]
+struct Entries {
+    files: Vec<DataFile>,
+    manifest: Option<Vec<u8>>,
+    digest_line: Option<String>,
+    mac_line: Option<String>,
+}
+
+fn read_entries(
+    path: &Path,
+    archive: &mut tar::Archive<Box<dyn Read>>,
+) -> Result<Entries, ArchiveError> {
+    let damaged = |reason: String| ArchiveError::Damaged {
+        file: path.display().to_string(),
+        reason: one_line(&reason),
+    };
+    let mut read = Entries::default();
+    let entries = archive.entries().map_err(|err| damaged(err.to_string()))?;
+    for (count, entry) in entries.enumerate() {
+        if count >= MAX_ENTRIES {
+            return Err(damaged(format!("it holds more than {MAX_ENTRIES} files")));
+        }
+        let mut entry = entry.map_err(|err| damaged(err.to_string()))?;
+        let name = entry_path(&entry).ok_or_else(|| damaged("a file name is not UTF-8".into()))?;
+        let read_error = |err: std::io::Error| damaged(format!("{name}: {err}"));
+        let line = |entry: &mut tar::Entry<'_, Box<dyn Read>>| {
+            let mut line = String::new();
+            entry
+                .by_ref()
+                .take(1024)
+                .read_to_string(&mut line)
+                .map(|_| line)
+        };
+        match name.as_str() {
+            MANIFEST_FILE => {
+                if entry.size() > MAX_MANIFEST_BYTES {
+                    return Err(damaged(format!("{name} is too large")));
+                }
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes).map_err(read_error)?;
+                read.manifest = Some(bytes);
+            }
+            MANIFEST_DIGEST_FILE => read.digest_line = Some(line(&mut entry).map_err(read_error)?),
+            MANIFEST_MAC_FILE => read.mac_line = Some(line(&mut entry).map_err(read_error)?),
+            _ if read.manifest.is_some() => {
+                return Err(damaged(format!("{name} comes after the manifest")));
+            }
+            _ => read
+                .files
+                .push(digest_entry(&name, &mut entry).map_err(read_error)?),
+        }
+    }
+    Ok(read)
+}
+
+/// Whether the manifest's MAC checks out under this platform's key; an archive it does not
+/// vouch for passes only with `--trust-unsigned` (answered `false`).
+fn authenticate(
+    file: &str,
+    authentication: &Authentication,
+    manifest: &[u8],
+    mac_line: Option<String>,
+) -> Result<bool, ArchiveError> {
+    let refused = |reason: &str| {
+        if authentication.trust_unsigned {
+            Ok(false)
+        } else {
+            Err(ArchiveError::Unauthenticated {
+                file: file.to_owned(),
+                reason: reason.to_owned(),
+            })
+        }
+    };
+    match (&authentication.key, mac_line) {
+        (Some(key), Some(line)) if key.verifies(manifest, &line) => Ok(true),
+        (Some(_), Some(_)) => refused(
+            "is not signed with this platform's ARCHIVE_SIGNING_KEY (signed under another \
+             key, or altered since)",
+        ),
+        (_, None) => refused("is not signed (it has no manifest.json.hmac-sha256)"),
+        (None, Some(_)) => refused(
+            "is signed, but ARCHIVE_SIGNING_KEY is not set here, so its signature cannot be \
+             checked",
+        ),
+    }
 }
 
 /// A reason as one short line: a damaged stream can put anything into a parser's message.

@@ -78,6 +78,18 @@ pub trait SchoolResource: Store<Record: Serialize + utoipa::ToSchema> {
         Ok(())
     }
 
+    /// Puts in, or refuses, who a create, replace or patch is on behalf of (a teacher's
+    /// own grade comments), once the body is read and validated and before `authorize`:
+    /// `current` is the record changed (none on create). An error writes nothing.
+    fn on_behalf(
+        _conn: &mut TenantConn,
+        _caller: &Caller,
+        _changes: &mut Self::Changes,
+        _current: Option<&Self::Record>,
+    ) -> ApiResult<()> {
+        Ok(())
+    }
+
     /// The body of a 201 answer; the record itself unless the resource says otherwise.
     fn created_body(record: Self::Record) -> ApiResult<serde_json::Value> {
         serde_json::to_value(record).map_err(ApiError::internal)
@@ -244,7 +256,8 @@ pub async fn create<R: SchoolResource>(
     let body = read_object(request.http(), payload).await;
     let record = write::<R, _, _>(request, move |conn, caller| {
         let parent = R::scope(conn, &path.parse()?)?;
-        let changes = parse_changes::<R>(conn, &parent, &body?, Mode::Create, None)?;
+        let mut changes = parse_changes::<R>(conn, &parent, &body?, Mode::Create, None)?;
+        R::on_behalf(conn, caller, &mut changes, None)?;
         let new = complete::<R>(changes)?;
         R::authorize(conn, caller, Proposed::Create(&new))?;
         R::create(conn, parent, new, caller.user_id())
@@ -275,7 +288,9 @@ async fn change<R: SchoolResource>(
     let body = read_object(request.http(), payload).await;
     let record = write::<R, _, _>(request, move |conn, caller| {
         let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
-        let changes = parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
+        let mut changes =
+            parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
+        R::on_behalf(conn, caller, &mut changes, Some(&current))?;
         let actor = caller.user_id();
         match mode {
             Mode::Patch => {
