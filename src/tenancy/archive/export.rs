@@ -15,7 +15,8 @@ use super::{
     copy::{copy_out, quote_ident, table_target},
     format::{
         ArchivedDomain, ArchivedTable, CHUNK_BYTES, DataFile, FORMAT, FORMAT_VERSION,
-        MANIFEST_DIGEST_FILE, MANIFEST_FILE, MANIFEST_MAC_FILE, Manifest, TableScope, data_file_path, hex_digest,
+        MANIFEST_DIGEST_FILE, MANIFEST_FILE, MANIFEST_MAC_FILE, Manifest, TableScope,
+        data_file_path, hex_digest,
     },
     io_context,
     signing::ArchiveKey,

@@ -213,7 +213,10 @@ mod tests {
         let line = refused(&[("localhost", true)]);
         assert!(line.contains("'localhost' is a main domain"), "{line}");
         let line = refused(&[("no host xxxx", true)]);
-        assert!(line.contains("'no host xxxx' is not a valid host name"), "{line}");
+        assert!(
+            line.contains("'no host xxxx' is not a valid host name"),
+            "{line}"
+        );
         let line = refused(&[("s.test", true), ("S.Test.", false)]);
         assert!(line.contains("'s.test' is given twice"), "{line}");
         assert_eq!(

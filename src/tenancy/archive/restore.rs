@@ -16,10 +16,10 @@ use uuid::Uuid;
 
 use super::{
     ArchiveError, catalog, clashes,
-    platform_rows,
     copy::{copy_in, table_target},
     format::{ArchivedTable, DataFile, TableScope, hex_digest},
     import::ImportSummary,
+    platform_rows,
     verify::{VerifiedArchive, entry_path, open_tar},
 };
 use crate::{

@@ -95,7 +95,13 @@ mod tests {
         assert!(key.verifies(b"{\"manifest\": 1}", &line));
         assert!(!key.verifies(b"{\"manifest\": 2}", &line));
         assert!(!other.verifies(b"{\"manifest\": 1}", &line));
-        for bad in ["", "hmac-sha256", "hmac-sha256 zz", "sha256 00", &line.replace(' ', "  x ")] {
+        for bad in [
+            "",
+            "hmac-sha256",
+            "hmac-sha256 zz",
+            "sha256 00",
+            &line.replace(' ', "  x "),
+        ] {
             assert!(!key.verifies(b"{\"manifest\": 1}", bad), "{bad}");
         }
     }

@@ -66,7 +66,9 @@ impl<R: Read> Read for Capped<R> {
             self.overflow.0.store(true, Ordering::Relaxed);
             return Err(std::io::Error::other("past the import's byte limit"));
         }
-        let room = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let room = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let read = self.inner.read(&mut buf[..room])?;
         self.left -= read as u64;
         Ok(read)

@@ -8,13 +8,15 @@
 mod consistency;
 mod refusals;
 mod round_trip;
+mod spool;
+mod trust;
 
 use std::{collections::BTreeMap, path::PathBuf};
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types::BigInt};
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, cli};
+use crate::helpers::{ARCHIVE_SIGNING_KEY, As, TestApp, cli};
 
 /// The users of `alpha` after `fill_school`, as they log in.
 pub const ALPHA_LOGINS: [&str; 5] = [
@@ -31,18 +33,23 @@ pub fn scratch(name: &str) -> PathBuf {
         .join(format!("{}-{name}", uuid::Uuid::new_v4().simple()))
 }
 
-/// `school-service <command>` on `db_url`, which must succeed; answers its output.
+/// The environment of the platform the tests export and import on: its archive key.
+pub const SIGNED: [(&str, &str); 1] = [("ARCHIVE_SIGNING_KEY", ARCHIVE_SIGNING_KEY)];
+
+/// `school-service <command>` on `db_url` (with the platform's archive key), which must
+/// succeed; answers its output.
 #[track_caller]
 pub fn cli_ok(db_url: &str, command: &str) -> String {
-    let (ok, out, err) = cli(db_url, command, &[]);
+    let (ok, out, err) = cli(db_url, command, &SIGNED);
     assert!(ok, "`{command}` failed: {err}");
     out
 }
 
-/// `school-service <command>` on `db_url`, which must fail; answers its error line.
+/// `school-service <command>` on `db_url` (with the platform's archive key), which must
+/// fail; answers its error line.
 #[track_caller]
 pub fn cli_refused(db_url: &str, command: &str) -> String {
-    let (ok, out, err) = cli(db_url, command, &[]);
+    let (ok, out, err) = cli(db_url, command, &SIGNED);
     assert!(!ok, "`{command}` succeeded: {out}");
     let line = err.trim().to_owned();
     assert_eq!(line.lines().count(), 1, "one line: {line}");

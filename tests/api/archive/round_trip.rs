@@ -200,7 +200,7 @@ async fn export_and_import_work_behind_a_transaction_pooler() {
     };
     let bouncer = crate::helpers::pgbouncer_url().expect("pgbouncer");
     let pooled = crate::helpers::through_pgbouncer(&bouncer, &app.db.url);
-    let env = [("DB_POOL_MODE", "transaction")];
+    let env = [("DB_POOL_MODE", "transaction"), super::SIGNED[0]];
     let root = app.as_root().await;
     let tenant_id = alpha_id(&app, &root).await;
     let admin = app.as_school_user("alpha", "admin").await;

@@ -288,8 +288,7 @@ async fn change<R: SchoolResource>(
     let body = read_object(request.http(), payload).await;
     let record = write::<R, _, _>(request, move |conn, caller| {
         let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
-        let mut changes =
-            parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
+        let mut changes = parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
         R::on_behalf(conn, caller, &mut changes, Some(&current))?;
         let actor = caller.user_id();
         match mode {

@@ -313,7 +313,12 @@ mod tests {
     #[test]
     fn fitting_cuts_where_measuring_every_prefix_would() {
         let font = dejavu();
-        for text in ["", "Excellent", "Very good work, keep it up", "Zoë Łukasz Straße"] {
+        for text in [
+            "",
+            "Excellent",
+            "Very good work, keep it up",
+            "Zoë Łukasz Straße",
+        ] {
             for max in [0.0, 5.0, 30.0, 60.0, 120.0, 500.0] {
                 assert_eq!(
                     font.fit(text, 9.0, max),
