@@ -27,24 +27,25 @@ fn in_transaction(conn: &mut PgConnection) -> i64 {
 async fn a_download_nobody_reads_holds_no_database_connection() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let mut conn = PgConnection::establish(&app.db.url).expect("connect");
-    // Some 40 MB of comments that compress to about half: more than the socket buffers
-    // and the response's queue hold, so an export writing at the client's pace would wait.
-    diesel::sql_query(
-        "INSERT INTO alpha.teacher_grade_comments (grade, min_mark, max_mark, comment) \
-         SELECT 'A', 0, 1, (SELECT string_agg(md5(random()::text || g || i), '') \
-                            FROM generate_series(1, 312) i) \
-         FROM generate_series(1, 4000) g",
-    )
-    .execute(&mut conn)
-    .expect("comments");
     let tenants = app.get("/api/v1/system/tenants/?search=alpha", &root).await;
     let id = tenants.body["results"][0]["id"]
         .as_str()
         .expect("id")
         .to_owned();
-    let res = app
-        .client
+    let mut conn = PgConnection::establish(&app.db.url).expect("connect");
+    // Some 40 MB of rows (in a table without a search index) that compress to about half:
+    // more than the socket buffers and the response's queue hold, so an export writing at
+    // the client's pace would wait.
+    diesel::sql_query(
+        "INSERT INTO alpha.general_settings (school_name, address, phone, email, logo) \
+         SELECT 'S', 'A', 'P', 'e@x.test', (SELECT string_agg(md5(random()::text || g || i), '') \
+                                            FROM generate_series(1, 312) i) \
+         FROM generate_series(1, 4000) g",
+    )
+    .execute(&mut conn)
+    .expect("rows");
+    // A client of its own: the test's may hold a keep-alive connection the server closed.
+    let res = reqwest::Client::new()
         .get(format!(
             "{}/api/v1/system/tenants/{id}/export/",
             app.address
