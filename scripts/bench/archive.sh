@@ -27,6 +27,8 @@ cleanup() {
 trap cleanup EXIT
 psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
 export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4
+# The platform key the archives are signed and checked with (the server's download too).
+export ARCHIVE_SIGNING_KEY="bench-archive-signing-key-0123456789abcdef"
 "$bin" migrate >/dev/null
 "$bin" tenant create --schema big --name "Big School" --domain big.localhost >/dev/null
 for i in 1 2 3; do
