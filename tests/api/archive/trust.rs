@@ -146,7 +146,7 @@ async fn platform_rows_that_are_not_the_schools_own_are_refused_naming_the_row()
     cli_ok(&db, "tenant delete --schema alpha --drop-schema");
     let counts = platform_counts(&db);
     let admin = ("email", "admin@alpha.test");
-    let cases: [(&str, &str, (&str, &str), Vec<(&str, &str)>, &str); 5] = [
+    let cases = [
         (
             "superuser",
             "users",

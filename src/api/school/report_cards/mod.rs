@@ -120,11 +120,14 @@ fn exam_session(conn: &mut TenantConn, path: &PathIds) -> ApiResult<ExamSession>
 /// `respond`, after the database connection is given back.
 enum Answer {
     Json(serde_json::Value),
-    Pdf {
-        cards: Vec<ReportCard>,
-        school: Option<GeneralSettings>,
-        report: ReportSettings,
-    },
+    Pdf(Box<Printable>),
+}
+
+/// The cards to print and the settings their pages show.
+struct Printable {
+    cards: Vec<ReportCard>,
+    school: Option<GeneralSettings>,
+    report: ReportSettings,
 }
 
 fn answer(
@@ -142,11 +145,11 @@ fn answer(
             )));
         }
         let (school, report) = print_settings(conn)?;
-        return Ok(Answer::Pdf {
+        return Ok(Answer::Pdf(Box::new(Printable {
             cards,
             school,
             report,
-        });
+        })));
     }
     let value = if one {
         cards.into_iter().next().map(serde_json::to_value)
@@ -163,14 +166,16 @@ fn answer(
 async fn respond(answer: Answer) -> ApiResult<HttpResponse> {
     match answer {
         Answer::Json(value) => Ok(HttpResponse::Ok().json(value)),
-        Answer::Pdf {
-            cards,
-            school,
-            report,
-        } => {
-            let bytes = web::block(move || pdf::render(&cards, school.as_ref(), &report))
-                .await
-                .map_err(ApiError::internal)?;
+        Answer::Pdf(printable) => {
+            let bytes = web::block(move || {
+                pdf::render(
+                    &printable.cards,
+                    printable.school.as_ref(),
+                    &printable.report,
+                )
+            })
+            .await
+            .map_err(ApiError::internal)?;
             Ok(HttpResponse::Ok().content_type(PDF).body(bytes))
         }
     }
