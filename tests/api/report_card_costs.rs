@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::{As, TestApp, spawn_app};
 
-/// A class of one student with a mark in each of six subjects; answers (the student's card
-/// path, the class's cards path, class id).
-async fn six_subject_card(app: &TestApp, admin: &As) -> (String, String, String) {
+/// A class of two students with a mark in each of six subjects, C-1 60-65 and C-2 90-95;
+/// answers (their cards' paths, the class's cards path, class id).
+async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, String) {
     let id = |reply: &crate::helpers::Reply, pointer: &str| -> String {
         reply
             .body
@@ -40,14 +40,17 @@ async fn six_subject_card(app: &TestApp, admin: &As) -> (String, String, String)
         .post("/api/v1/school/classes/", admin, json!({"name": "Form 6"}))
         .await;
     let class = id(class.assert(201, None), "/id");
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            admin,
-            json!({"admission_number": "C-1", "first_name": "Ada", "last_name": "Long", "academic_class": class}),
-        )
-        .await;
-    let student = id(student.assert(201, None), "/id");
+    let mut students = Vec::new();
+    for number in ["C-1", "C-2"] {
+        let student = app
+            .post(
+                "/api/v1/school/students/",
+                admin,
+                json!({"admission_number": number, "first_name": "Ada", "last_name": "Long", "academic_class": class}),
+            )
+            .await;
+        students.push(id(student.assert(201, None), "/id"));
+    }
     let exams = format!("{exam_sessions}{exam_session}/exams/");
     for n in 0..6 {
         let subject = app
@@ -66,66 +69,63 @@ async fn six_subject_card(app: &TestApp, admin: &As) -> (String, String, String)
             )
             .await;
         let exam = id(exam.assert(201, None), "/id");
-        app.post(
-            &format!("{exams}{exam}/marks/"),
-            admin,
-            json!({"studentadmissionnumber": "C-1", "mark": 60 + n}),
-        )
-        .await
-        .assert(201, None);
+        for (number, mark) in [("C-1", 60 + n), ("C-2", 90 + n)] {
+            app.post(
+                &format!("{exams}{exam}/marks/"),
+                admin,
+                json!({"studentadmissionnumber": number, "mark": mark}),
+            )
+            .await
+            .assert(201, None);
+        }
     }
     let cards = format!("{exam_sessions}{exam_session}/report-cards/");
-    (format!("{cards}{student}/"), cards, class)
+    let card = |student: &String| format!("{cards}{student}/");
+    ([card(&students[0]), card(&students[1])], cards, class)
 }
 
-/// The fastest of a few PDF answers to GET `path`.
+/// How long one PDF answer to GET `path` takes.
 async fn pdf_time(app: &TestApp, path: &str, who: &As) -> Duration {
-    let mut best = Duration::MAX;
-    for _ in 0..5 {
-        let started = Instant::now();
-        let res = app
-            .client
-            .get(format!("{}{path}", app.address))
-            .header("Host", &who.host)
-            .bearer_auth(who.token.as_deref().expect("token"))
-            .header("Accept", "application/pdf")
-            .send()
-            .await
-            .expect("request");
-        assert_eq!(res.status(), 200);
-        let bytes = res.bytes().await.expect("body");
-        assert!(bytes.starts_with(b"%PDF-"));
-        best = best.min(started.elapsed());
-    }
-    best
+    let started = Instant::now();
+    let res = app
+        .client
+        .get(format!("{}{path}", app.address))
+        .header("Host", &who.host)
+        .bearer_auth(who.token.as_deref().expect("token"))
+        .header("Accept", "application/pdf")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+    let bytes = res.bytes().await.expect("body");
+    assert!(bytes.starts_with(b"%PDF-"));
+    started.elapsed()
 }
 
 #[tokio::test]
 async fn a_ten_thousand_character_comment_costs_what_a_short_one_does() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let (card, _, _) = six_subject_card(&app, &admin).await;
+    let ([short_card, long_card], _, _) = six_subject_cards(&app, &admin).await;
+    // C-1's six marks fall in the short comment's band, C-2's in the long one's.
     let comments = "/api/v1/school/teacher-grade-comments/";
-    let comment = app
-        .post(
+    let long_text = "Keep going. ".repeat(834)[..10_000].to_owned();
+    for (min, max, comment) in [(0, 69, "Well done!".to_owned()), (70, 100, long_text)] {
+        app.post(
             comments,
             &admin,
-            json!({"grade": "P", "min_mark": 0, "max_mark": 100, "comment": "Well done!"}),
+            json!({"grade": "P", "min_mark": min, "max_mark": max, "comment": comment}),
         )
-        .await;
-    let comment = comment.assert(201, None).body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let short = pdf_time(&app, &card, &admin).await;
-    app.patch(
-        &format!("{comments}{comment}/"),
-        &admin,
-        json!({"comment": "Keep going. ".repeat(834)[..10_000].to_owned()}),
-    )
-    .await
-    .assert(200, None);
-    let long = pdf_time(&app, &card, &admin).await;
+        .await
+        .assert(201, None);
+    }
+    // The two cards asked for in turn, the fastest of each kept: a busy machine slows both.
+    let (mut short, mut long) = (Duration::MAX, Duration::MAX);
+    for _ in 0..7 {
+        short = short.min(pdf_time(&app, &short_card, &admin).await);
+        long = long.min(pdf_time(&app, &long_card, &admin).await);
+    }
+    eprintln!("one card's PDF, 6 subjects: 10-character comment {short:?}, 10,000 {long:?}");
     assert!(
         long < short * 2,
         "a 10,000-character comment took {long:?}, a 10-character one {short:?}"
@@ -136,7 +136,7 @@ async fn a_ten_thousand_character_comment_costs_what_a_short_one_does() {
 async fn one_pdf_holds_a_bounded_number_of_cards() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let (_, cards, class) = six_subject_card(&app, &admin).await;
+    let (_, cards, class) = six_subject_cards(&app, &admin).await;
     let mut conn = PgConnection::establish(&app.db.url).expect("connect");
     diesel::sql_query(format!(
         "INSERT INTO alpha.students (admission_number, first_name, last_name, academic_class_id) \
@@ -158,12 +158,12 @@ async fn one_pdf_holds_a_bounded_number_of_cards() {
         reply.assert(400, Some("invalid_query"));
         let detail = reply.body["detail"].as_str().unwrap_or("");
         assert!(
-            detail.contains("at most 500 report cards") && detail.contains("501"),
+            detail.contains("at most 500 report cards") && detail.contains("502"),
             "{detail}"
         );
     }
     // The same cards as JSON are answered.
     let all = app.get(&cards, &admin).await;
     all.assert(200, None);
-    assert_eq!(all.body.as_array().map(Vec::len), Some(501));
+    assert_eq!(all.body.as_array().map(Vec::len), Some(502));
 }
