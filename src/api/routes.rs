@@ -88,18 +88,20 @@ impl<'a> Mount<'a> {
     }
 }
 
-/// Whether `earlier` takes some of the requests `later` would, where the route tree would
-/// give them to `later`: as many segments, each either equal or a `{placeholder}` in one
-/// of them, and at least one a placeholder in `earlier` where `later` has a literal (a
-/// literal in `earlier` against a placeholder in `later` is the tree's own order).
+/// Whether `earlier` takes some of the requests `later` would where the route tree would
+/// give them to `later`: both match some path (as many segments, each equal or a
+/// `{placeholder}` in one of them) and at the first segment where they part, `earlier` has
+/// the placeholder (the tree tries the literal first). Same shapes count too.
 fn overlaps(earlier: &str, later: &str) -> bool {
     let placeholder = |s: &str| s.starts_with('{') && s.ends_with('}');
+    let same = |x: &str, y: &str| x == y || (placeholder(x) && placeholder(y));
     let (a, b): (Vec<_>, Vec<_>) = (earlier.split('/').collect(), later.split('/').collect());
-    let pairs = || a.iter().zip(&b);
-    let same_shape = || pairs().all(|(x, y)| x == y || (placeholder(x) && placeholder(y)));
-    a.len() == b.len()
-        && pairs().all(|(x, y)| x == y || placeholder(x) || placeholder(y))
-        && (same_shape() || pairs().any(|(x, y)| placeholder(x) && !placeholder(y)))
+    let both_match_some_path = a.len() == b.len()
+        && a.iter()
+            .zip(&b)
+            .all(|(x, y)| x == y || placeholder(x) || placeholder(y));
+    let first_parting = a.iter().zip(&b).find(|(x, y)| !same(x, y));
+    both_match_some_path && first_parting.is_none_or(|(x, _)| placeholder(x))
 }
 
 /// `endpoint.get(handler, op)` and friends: `on` with the method named by the helper.
