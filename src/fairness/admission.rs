@@ -1,7 +1,7 @@
 //! `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests the server works on at once
 //! while other schools have requests too. The rest of that school's requests wait, in
-//! arrival order and without using the CPU, before any work is done on them
-//! (authentication, the handler, the database, the answer), so a school sending many
+//! arrival order and without using the CPU, once they have authenticated and before the
+//! rest of their work (permissions, the handler, the database, the answer), so a school sending many
 //! requests at once competes with the other schools for the cores with a few of them, not
 //! with all (the pool's per-school share bounds only the database part of a request). A
 //! request waits at most `DB_POOL_TIMEOUT_MS`, then answers 503 `service_unavailable`
