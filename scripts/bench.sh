@@ -26,8 +26,13 @@ PASSWORD="bench-password"
 need_command wrk
 pgbench_bin="$(command -v pgbench || echo "$(pg_bin_dir)/pgbench")"
 
-cargo build --release --quiet
-bin="$PWD/target/release/school-service"
+# BENCH_BIN: another build to measure (an earlier commit's, for a before/after in one run).
+if [ -n "${BENCH_BIN:-}" ]; then
+  bin="$BENCH_BIN"
+else
+  cargo build --release --quiet
+  bin="$PWD/target/release/school-service"
+fi
 [ "${BENCH_PROVISION:-1}" = 1 ] && scripts/bench-provision.sh
 
 db="school_bench_$$"

@@ -3,7 +3,8 @@
 # wrk's read scenario for PROFILE_SECONDS while `perf record` (Debian's linux-perf,
 # software clock: this machine has no hardware counters) samples the server; prints the
 # CPU time each process used during the load (server, PostgreSQL backends, wrk) and the
-# server's hottest functions. Nothing here asserts a number.
+# server's hottest functions, with the CPU and the context switches per request (the
+# server's threads, voluntary and not). Nothing here asserts a number; it exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -16,8 +17,13 @@ PASSWORD="bench-password"
 need_command wrk
 need_command perf linux-perf
 
-cargo build --release --quiet
-bin="$PWD/target/release/school-service"
+# PROFILE_BIN: another build to measure (an earlier commit's, for a before/after in one run).
+if [ -n "${PROFILE_BIN:-}" ]; then
+  bin="$PROFILE_BIN"
+else
+  cargo build --release --quiet
+  bin="$PWD/target/release/school-service"
+fi
 db="school_profile_$$"
 work="$(mktemp -d)"
 server_pid=""
@@ -42,14 +48,24 @@ python3 scripts/bench/setup.py --port "$PORT" --schools 1 --password "$PASSWORD"
 # CPU ticks (user + system) of a set of processes.
 ticks() { awk '{s += $14 + $15} END {print s + 0}' "$@" 2>/dev/null || echo 0; }
 pg_stats() { for p in $(pgrep -f "postgres: .*$db" || true); do echo "/proc/$p/stat"; done; }
+# Context switches of all the server's threads so far.
+switches() {
+  cat /proc/"$server_pid"/task/*/status 2>/dev/null |
+    awk '/^(voluntary|nonvoluntary)_ctxt_switches/ {s += $2} END {print s + 0}'
+}
+# The first N lines of the input, reading all of it (`head` would leave the writer to die
+# of SIGPIPE, which `pipefail` turns into the script's exit status).
+first() { awk -v n="$1" 'NR <= n'; }
 wrk -t2 -c64 -d"$((SECONDS_UNDER_LOAD + 6))s" --latency -s "$work/$SCENARIO.lua" "http://127.0.0.1:$PORT" >"$work/wrk.out" 2>&1 &
 wrk_pid=$!
 sleep 1
 server_before=$(ticks "/proc/$server_pid/stat")
 pg_before=$(ticks $(pg_stats))
 wrk_before=$(ticks "/proc/$wrk_pid/stat")
+switches_before=$(switches)
 perf record -q -e cpu-clock -F 499 -g -p "$server_pid" -o "$work/perf.data" -- sleep "$SECONDS_UNDER_LOAD" 2>/dev/null
 server_used=$(( $(ticks "/proc/$server_pid/stat") - server_before ))
+switched=$(( $(switches) - switches_before ))
 pg_used=$(( $(ticks $(pg_stats)) - pg_before ))
 wrk_used=$(( $(ticks "/proc/$wrk_pid/stat") - wrk_before ))
 wait "$wrk_pid" || true
@@ -60,8 +76,18 @@ share() { awk -v part="$1" -v all="$total" 'BEGIN { printf "%5.1f", all ? 100 * 
 printf '%-12s %6d  %s%%\n' server "$server_used" "$(share "$server_used")"
 printf '%-12s %6d  %s%%\n' postgres "$pg_used" "$(share "$pg_used")"
 printf '%-12s %6d  %s%%\n' wrk "$wrk_used" "$(share "$wrk_used")"
+# Requests in the measured window, from wrk's rate over the whole run.
+rate=$(awk '/^Requests\/sec/ {print $2}' "$work/wrk.out")
+requests=$(awk -v r="${rate:-0}" -v s="$SECONDS_UNDER_LOAD" 'BEGIN {printf "%d", r * s}')
+per_request() { awk -v part="$1" -v n="$requests" -v unit="$2" 'BEGIN { printf "%.1f", n ? part * unit / n : 0 }'; }
+tick_us=$(( 1000000 / $(getconf CLK_TCK) ))
+echo "== per request (${requests} requests in the window)"
+echo "server CPU     $(per_request "$server_used" "$tick_us") us"
+echo "postgres CPU   $(per_request "$pg_used" "$tick_us") us"
+echo "server context switches $(per_request "$switched" 1)"
+echo "load average   $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== server: hottest functions (self time)"
 perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null |
-  grep -E '^ +[0-9]' | head -n "${PROFILE_TOP:-25}"
+  grep -E '^ +[0-9]' | first "${PROFILE_TOP:-25}"
 echo "== server: by crate/area (self time)"
-perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -8
+perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | grep -E '^ +[0-9]' | first 8

@@ -4,7 +4,10 @@ use std::{env, net::SocketAddr, str::FromStr, time::Duration};
 
 use anyhow::{Context, bail};
 
-use crate::db::pool::{PoolMode, PoolSettings, default_in_flight, default_per_school};
+use crate::{
+    db::pool::{PoolMode, PoolSettings, default_in_flight, default_per_school},
+    secret::Secret,
+};
 
 /// The secret used when none is configured and the server runs in development mode.
 const DEV_JWT_SECRET: &str = "insecure-development-secret-change-me";
@@ -21,7 +24,8 @@ pub struct Config {
     pub database_listen_url: Option<String>,
     pub bind_addr: SocketAddr,
     pub main_domains: Vec<String>,
-    pub jwt_secret: String,
+    /// Signs tokens and keys API-key hashes; never printed (see `Secret`).
+    pub jwt_secret: Secret,
     /// True when no `JWT_SECRET` was configured and the development secret is in use.
     pub insecure_dev_secret: bool,
     pub access_token_ttl: Duration,
@@ -82,9 +86,9 @@ impl Config {
     pub fn from_env(allow_dev_secret: bool) -> anyhow::Result<Self> {
         let dev_mode = allow_dev_secret || env_str("APP_ENV").as_deref() == Some("development");
         let (jwt_secret, insecure_dev_secret) = match env_str("JWT_SECRET") {
-            Some(secret) if secret.len() >= MIN_SECRET_LEN => (secret, false),
+            Some(secret) if secret.len() >= MIN_SECRET_LEN => (Secret::from(secret), false),
             Some(_) => bail!("JWT_SECRET must be at least {MIN_SECRET_LEN} characters"),
-            None if dev_mode => (DEV_JWT_SECRET.to_owned(), true),
+            None if dev_mode => (Secret::from(DEV_JWT_SECRET), true),
             None => bail!(
                 "JWT_SECRET is not set; set it, or set APP_ENV=development to use an insecure \
                  development secret"

@@ -1,16 +1,19 @@
 //! The layers of the crate, checked: a module may import only from the layers below it.
-//! From the bottom: `error` and `observability` (import nothing of the crate), `db`,
-//! `config`, `tenancy`, `school` (school tables, over `tenancy`'s bound connection), `auth`
-//! (with the `AppState` its extractors hand out), `api`, `startup`, `cli`.
+//! From the bottom: `error`, `observability` and `secret` (import nothing of the crate),
+//! `fairness`, `db`, `config`, `tenancy`, `school` (school tables, over `tenancy`'s bound
+//! connection), `request` (the stages of a request's pipeline), `auth` (with the `AppState`
+//! its extractors hand out), `api`, `startup`, `cli`.
 
 use std::{collections::BTreeSet, fs, path::Path};
 
 const LAYERS: &[&[&str]] = &[
-    &["error", "observability"],
+    &["error", "observability", "secret"],
+    &["fairness"],
     &["db"],
     &["config"],
     &["tenancy"],
     &["school"],
+    &["request"],
     &["auth"],
     &["api"],
     &["startup"],

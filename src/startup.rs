@@ -180,8 +180,8 @@ fn serve(
             ))
             .wrap(from_fn(access_log))
             .configure(crate::api::metrics::configure)
+            // The API's routes are the app's default service (`api::router`).
             .configure(api::configure)
-            .default_service(web::to(api::routes::not_found))
     })
     .workers(workers)
     // Slow or idle clients hold a connection (a few KiB), never a worker or a database

@@ -1,10 +1,10 @@
 //! The outermost middleware: request id, W3C trace context, the in-flight count, request
 //! metrics, and one access-log line per request.
 
-use std::time::Instant;
+use std::{borrow::Cow, time::Instant};
 
 use actix_web::{
-    Error, HttpMessage, ResponseError,
+    Error, HttpMessage, HttpRequest, ResponseError,
     body::{EitherBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
     http::header::{HeaderName, HeaderValue},
@@ -13,8 +13,8 @@ use actix_web::{
 };
 
 use crate::{
-    auth::AppState, auth::context::LogIdentity, error::ApiError, observability::metrics,
-    tenancy::HostKind,
+    api::router::RouteTable, auth::AppState, auth::context::LogIdentity, error::ApiError,
+    observability::metrics, tenancy::HostKind,
 };
 
 /// Answers errors of the middleware below the service's own (a CORS preflight that
@@ -35,9 +35,12 @@ fn as_problem<B: MessageBody>(res: ServiceResponse<B>) -> ServiceResponse<Either
     }
 }
 
-/// The request id of a request: the client's `X-Request-Id` when it is sane, else new.
-#[derive(Clone, Debug)]
-pub struct RequestId(pub String);
+/// A new request id (the client's `X-Request-Id` is kept when it is sane).
+fn new_request_id() -> HeaderValue {
+    let mut buffer = uuid::Uuid::encode_buffer();
+    let id = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buffer);
+    HeaderValue::from_str(id).unwrap_or(HeaderValue::from_static("-"))
+}
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
@@ -98,6 +101,19 @@ impl Drop for InFlight {
     }
 }
 
+/// The route a request was matched to: the API's route table's pattern, else the pattern
+/// of one of actix's own routes (the console's and the app's pages, `/metrics`).
+fn route_of(req: &HttpRequest) -> Cow<'_, str> {
+    let table = req.app_data::<web::Data<RouteTable>>();
+    match table.and_then(|table| table.pattern_of(req.match_info().as_str())) {
+        Some(pattern) => Cow::Borrowed(pattern),
+        None => Cow::Owned(
+            req.match_pattern()
+                .unwrap_or_else(|| "unmatched".to_owned()),
+        ),
+    }
+}
+
 /// Assigns the request id, reads the trace context, and when the answer is out records
 /// the request's metrics and writes its log line: request id, school, user, method, route,
 /// path, status, latency and trace. Internal errors are logged with their cause here,
@@ -107,69 +123,76 @@ pub async fn access_log<B: MessageBody>(
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, Error> {
     let started = Instant::now();
+    // The client's id is kept as its header value (no copy), a new one made in one go.
     let request_id = req
         .headers()
         .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
+        .filter(|v| {
+            let v = v.as_bytes();
+            !v.is_empty() && v.len() <= 128 && v.iter().all(u8::is_ascii_graphic)
+        })
+        .cloned()
+        .unwrap_or_else(new_request_id);
     let trace = req
         .headers()
         .get(&TRACEPARENT)
         .and_then(|v| v.to_str().ok())
         .and_then(TraceContext::parse);
-    req.extensions_mut().insert(RequestId(request_id.clone()));
     let _in_flight = req
         .app_data::<web::Data<AppState>>()
         .map(|state| InFlight::enter(state.clone()));
     let method = req.method().clone();
-    let path = req.path().to_owned();
+    // The path as the client sent it (routing may normalise the request's own).
+    let uri = req.uri().clone();
     let mut res = as_problem(next.call(req).await?);
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
-        res.headers_mut().insert(REQUEST_ID, value);
-    }
-    let route = res
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
+    res.headers_mut().insert(REQUEST_ID, request_id.clone());
+    let request_id = request_id.to_str().unwrap_or("-");
+    let path = uri.path();
+    let route = route_of(res.request());
     let status = res.status().as_u16();
     let elapsed = started.elapsed();
     metrics::record_request(&route, method.as_str(), status, elapsed);
-    let (school, user) = {
-        let extensions = res.request().extensions();
-        let identity = extensions.get::<LogIdentity>().cloned().unwrap_or_default();
-        let school = identity
-            .tenant
-            .or_else(|| match extensions.get::<HostKind>() {
-                Some(HostKind::Tenant(t)) => Some(t.schema_name.to_string()),
-                _ => None,
-            });
-        (school, identity.user.map(|u| u.to_string()))
-    };
     if let Some(ApiError::Internal(cause)) = res
         .response()
         .error()
         .and_then(|e| e.as_error::<ApiError>())
     {
-        log::error!(target: "access", request_id = request_id.as_str(); "internal error: {cause:#}");
+        log::error!(target: "access", request_id = request_id; "internal error: {cause:#}");
     }
-    let (trace_id, parent_id) = trace
-        .as_ref()
-        .map_or(("-", "-"), |t| (t.trace_id.as_str(), t.parent_id.as_str()));
-    log::info!(
-        target: "access",
-        request_id = request_id.as_str(),
-        school = school.as_deref().unwrap_or("-"),
-        user = user.as_deref().unwrap_or("-"),
-        method = method.as_str(),
-        route = route.as_str(),
-        path = path.as_str(),
-        status = status,
-        latency_ms = (elapsed.as_secs_f64() * 100_000.0).round() / 100.0,
-        trace_id = trace_id,
-        parent_id = parent_id;
-        "{method} {path} {status}"
-    );
+    if log::log_enabled!(target: "access", log::Level::Info) {
+        let extensions = res.request().extensions();
+        let identity = extensions.get::<LogIdentity>();
+        let school = match (
+            identity.and_then(|i| i.tenant.as_ref()),
+            extensions.get::<HostKind>(),
+        ) {
+            (Some(tenant), _) | (None, Some(HostKind::Tenant(tenant))) => {
+                tenant.schema_name.as_str()
+            }
+            _ => "-",
+        };
+        let mut user_buffer = uuid::Uuid::encode_buffer();
+        let user = identity
+            .and_then(|i| i.user)
+            .map_or("-", |user| user.hyphenated().encode_lower(&mut user_buffer));
+        let (trace_id, parent_id) = trace
+            .as_ref()
+            .map_or(("-", "-"), |t| (t.trace_id.as_str(), t.parent_id.as_str()));
+        log::info!(
+            target: "access",
+            request_id = request_id,
+            school = school,
+            user = user,
+            method = method.as_str(),
+            route = route.as_ref(),
+            path = path,
+            status = status,
+            latency_ms = (elapsed.as_secs_f64() * 100_000.0).round() / 100.0,
+            trace_id = trace_id,
+            parent_id = parent_id;
+            "{method} {path} {status}"
+        );
+    }
     Ok(res)
 }
 

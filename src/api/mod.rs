@@ -15,6 +15,7 @@ pub mod normalize;
 pub mod openapi;
 pub mod pagination;
 pub mod path;
+pub mod router;
 pub mod routes;
 pub mod school;
 pub mod school_app;
@@ -41,7 +42,9 @@ pub fn configure(cfg: &mut ServiceConfig) {
     console::configure(cfg);
     school_app::configure(cfg);
     let mut doc = ApiDoc::new();
-    mount(&mut Mount::new(cfg, &mut doc));
+    let mut m = Mount::new(cfg, &mut doc);
+    mount(&mut m);
+    m.serve();
 }
 
 /// The OpenAPI document of the API.

@@ -4,19 +4,23 @@
 //! apart. An endpoint answers 405 with an `Allow` header (as problem+json) for any other
 //! method.
 //!
-//! Routes are matched in the order they are mounted, so a literal path must come before a
-//! pattern that would take it (`.../bulk-soft-delete/` before `.../{id}/`): `Mount` refuses
-//! (panics at start-up, and in the tests) a route that an earlier one shadows.
+//! The routes are found through a tree of path segments (`api::router`), a literal
+//! segment before a placeholder: `.../bulk-soft-delete/` before `.../{id}/`, whichever is
+//! mounted first. That is what trying them in mount order would answer as long as no route
+//! overlaps an earlier one otherwise, so `Mount` refuses (panics at start-up, and in the
+//! tests) a route that an earlier one would take, in whole or in part.
+
+use std::sync::Arc;
 
 use actix_web::{
-    FromRequest, Handler, HttpRequest, HttpResponse, Resource, Responder,
+    FromRequest, Handler, Responder, Route,
     http::Method,
-    web::{self, ServiceConfig},
+    web::{self, Data, ServiceConfig},
 };
 
-use crate::{
-    api::openapi::{ApiDoc, Describe},
-    error::ApiError,
+use crate::api::{
+    openapi::{ApiDoc, Describe},
+    router::{EndpointRoutes, RouteTable, Router},
 };
 
 /// Where routes are mounted: the app's `ServiceConfig` (absent when only the document is
@@ -26,15 +30,20 @@ pub struct Mount<'a> {
     doc: &'a mut ApiDoc,
     /// Every path mounted so far, in order.
     paths: Vec<String>,
+    /// The routes, when mounting into the app.
+    table: RouteTable,
+    endpoints: Vec<EndpointRoutes>,
 }
 
 impl<'a> Mount<'a> {
-    /// Mounts into the app and describes into `doc`.
+    /// Mounts into the app (once [`Mount::serve`] is called) and describes into `doc`.
     pub fn new(cfg: &'a mut ServiceConfig, doc: &'a mut ApiDoc) -> Self {
         Self {
             cfg: Some(cfg),
             doc,
             paths: Vec::new(),
+            table: RouteTable::default(),
+            endpoints: Vec::new(),
         }
     }
 
@@ -44,6 +53,8 @@ impl<'a> Mount<'a> {
             cfg: None,
             doc,
             paths: Vec::new(),
+            table: RouteTable::default(),
+            endpoints: Vec::new(),
         }
     }
 
@@ -58,21 +69,39 @@ impl<'a> Mount<'a> {
     }
 
     fn claim(&mut self, path: &str) {
-        if let Some(earlier) = self.paths.iter().find(|earlier| shadows(earlier, path)) {
+        if let Some(earlier) = self.paths.iter().find(|earlier| overlaps(earlier, path)) {
             panic!("route {path} is mounted after {earlier}, which would take its requests");
         }
         self.paths.push(path.to_owned());
     }
+
+    /// Hands the mounted routes to the app: as its default service (what the console's
+    /// and the metrics' own routes do not take), with the route table as app data for the
+    /// access log.
+    pub fn serve(self) {
+        let Some(cfg) = self.cfg else {
+            return;
+        };
+        let table = Arc::new(self.table);
+        cfg.app_data(Data::from(table.clone()));
+        cfg.default_service(Router::new(table, self.endpoints));
+    }
 }
 
-/// Whether `earlier` matches every request `later` would: as many segments, and each
-/// either equal or a `{placeholder}` in `earlier`.
-fn shadows(earlier: &str, later: &str) -> bool {
+/// Whether `earlier` takes some of the requests `later` would where the route tree would
+/// give them to `later`: both match some path (as many segments, each equal or a
+/// `{placeholder}` in one of them) and at the first segment where they part, `earlier` has
+/// the placeholder (the tree tries the literal first). Same shapes count too.
+fn overlaps(earlier: &str, later: &str) -> bool {
+    let placeholder = |s: &str| s.starts_with('{') && s.ends_with('}');
+    let same = |x: &str, y: &str| x == y || (placeholder(x) && placeholder(y));
     let (a, b): (Vec<_>, Vec<_>) = (earlier.split('/').collect(), later.split('/').collect());
-    a.len() == b.len()
+    let both_match_some_path = a.len() == b.len()
         && a.iter()
             .zip(&b)
-            .all(|(x, y)| x == y || (x.starts_with('{') && x.ends_with('}')))
+            .all(|(x, y)| x == y || placeholder(x) || placeholder(y));
+    let first_parting = a.iter().zip(&b).find(|(x, y)| !same(x, y));
+    both_match_some_path && first_parting.is_none_or(|(x, _)| placeholder(x))
 }
 
 /// `endpoint.get(handler, op)` and friends: `on` with the method named by the helper.
@@ -95,9 +124,8 @@ macro_rules! method_helpers {
 pub struct Endpoint<'m, 'a> {
     mount: &'m mut Mount<'a>,
     path: String,
-    /// Taken when the endpoint is dropped into the app.
-    resource: Option<Resource>,
-    allow: Vec<Method>,
+    /// Each method's handler, handed to the mount when the endpoint is dropped.
+    routes: Vec<(Method, Route)>,
 }
 
 impl<'a> Mount<'a> {
@@ -105,8 +133,7 @@ impl<'a> Mount<'a> {
         self.claim(path);
         Endpoint {
             path: path.to_owned(),
-            resource: Some(web::resource(path)),
-            allow: Vec::new(),
+            routes: Vec::new(),
             mount: self,
         }
     }
@@ -123,8 +150,9 @@ impl Endpoint<'_, '_> {
         if let Some(op) = op.describe(self.mount.doc) {
             self.mount.doc.add(method.clone(), &self.path, op);
         }
-        self.allow.push(method.clone());
-        self.resource = (self.resource.take()).map(|r| r.route(web::method(method).to(handler)));
+        if self.mount.cfg.is_some() {
+            self.routes.push((method, web::to(handler)));
+        }
         self
     }
 
@@ -132,41 +160,35 @@ impl Endpoint<'_, '_> {
 }
 
 impl Drop for Endpoint<'_, '_> {
-    /// The endpoint reaches the app once all its methods are added.
+    /// The endpoint reaches the route table once all its methods are added.
     fn drop(&mut self) {
-        let (Some(cfg), Some(resource)) = (self.mount.cfg.as_deref_mut(), self.resource.take())
-        else {
+        if self.mount.cfg.is_none() {
             return;
-        };
-        let allow = std::mem::take(&mut self.allow);
-        cfg.service(resource.default_service(web::to(move |req: HttpRequest| {
-            let allow = allow.clone();
-            async move {
-                Err::<HttpResponse, _>(ApiError::MethodNotAllowed {
-                    method: req.method().clone(),
-                    allow,
-                })
-            }
-        })));
+        }
+        let routes = std::mem::take(&mut self.routes);
+        let number = self.mount.table.insert(&self.path);
+        debug_assert_eq!(number, self.mount.endpoints.len());
+        self.mount.endpoints.push(EndpointRoutes { routes });
     }
-}
-
-/// The answer for paths that match no route.
-pub async fn not_found() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::NotFound("no such path"))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::shadows;
+    use super::overlaps;
 
     #[test]
-    fn a_placeholder_shadows_a_literal_of_the_same_shape_only() {
-        assert!(shadows("/a/{id}/", "/a/bulk/"));
-        assert!(shadows("/a/{id}/", "/a/{pk}/"));
-        assert!(!shadows("/a/bulk/", "/a/{id}/"));
-        assert!(!shadows("/a/{id}/", "/a/{id}/b/"));
-        assert!(!shadows("/a/{id}/b/", "/a/{id}/c/"));
+    fn a_placeholder_takes_a_literal_of_the_same_shape_only() {
+        assert!(overlaps("/a/{id}/", "/a/bulk/"));
+        assert!(overlaps("/a/{id}/", "/a/{pk}/"));
+        assert!(overlaps("/a/x/", "/a/x/"));
+        assert!(!overlaps("/a/bulk/", "/a/{id}/"));
+        assert!(!overlaps("/a/{id}/", "/a/{id}/b/"));
+        assert!(!overlaps("/a/{id}/b/", "/a/{id}/c/"));
+        assert!(
+            overlaps("/a/{id}/b/", "/a/x/{y}/"),
+            "in part: /a/x/b/ is the earlier's in mount order, the later's in the tree"
+        );
+        assert!(!overlaps("/a/x/{y}/", "/a/{id}/b/"));
     }
 
     #[test]

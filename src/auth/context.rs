@@ -1,17 +1,16 @@
 //! Request extractors that turn a request into an authenticated, authorised caller.
 //!
 //! `SchoolRequest` (here) and `SystemRequest` (`system_context`) read headers only (no I/O)
-//! when extracted. Their
-//! `run` method then does, in one trip to the blocking pool and on one pooled connection:
-//! tenant selection, authentication, the tenant match, the permission check, and finally
-//! the handler's own database work. Checks happen in the order API.md section 2 fixes.
+//! when extracted. `SchoolRequest::run` then steps through the stages `request` lists:
+//! tenant selection, authentication and the tenant match, the school's pace and turn, and
+//! in one trip to the blocking pool on one pooled connection the permission check and the
+//! handler's own database work. Checks happen in the order API.md section 2 fixes.
 
-use std::{future::Ready, sync::Arc};
+use std::future::Ready;
 
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::Method, web};
 use chrono::Utc;
 use diesel::pg::PgConnection;
-use tokio::sync::OwnedSemaphorePermit;
 use uuid::Uuid;
 
 use crate::{
@@ -21,18 +20,18 @@ use crate::{
         jwt::{Claims, Layer, TokenType},
         permissions::{Action, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
-        school_admission::Admitted,
         user_cache::UserCache,
     },
     db::models::User,
     error::{ApiError, ApiResult},
+    request::{admit, failed, pace, tenant},
     tenancy::{HostKind, TenantConn, TenantRef},
 };
 
 /// Who is calling, as far as the request log is concerned.
 #[derive(Clone, Debug, Default)]
 pub struct LogIdentity {
-    pub tenant: Option<String>,
+    pub tenant: Option<TenantRef>,
     pub user: Option<Uuid>,
 }
 
@@ -140,7 +139,8 @@ impl Caller {
 }
 
 /// A request to a school endpoint, before authentication. Running it admits school users
-/// of this school and API keys only: the spec's IsSchoolUser.
+/// of this school and API keys only: the spec's IsSchoolUser. `run` steps through the
+/// stages `request` lists, in its order.
 pub struct SchoolRequest {
     state: web::Data<AppState>,
     http: HttpRequest,
@@ -155,6 +155,7 @@ impl FromRequest for SchoolRequest {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         std::future::ready((|| {
+            // Stage 1 (host) ran in `api::host`, a middleware: the one value it hands on.
             let host = req
                 .extensions()
                 .get::<HostKind>()
@@ -175,6 +176,12 @@ impl FromRequest for SchoolRequest {
     }
 }
 
+/// Who a request authenticated as, before its roles are loaded.
+enum Authenticated {
+    User(User),
+    Key(ApiKeyRecord),
+}
+
 impl SchoolRequest {
     pub fn state(&self) -> web::Data<AppState> {
         self.state.clone()
@@ -189,74 +196,24 @@ impl SchoolRequest {
         matches!(self.host, HostKind::Main) && self.x_tenant.is_none()
     }
 
-    /// The school chosen by host or `X-Tenant` alone, before any credentials are read.
-    /// `Ok(None)`: on the main domain with no `X-Tenant`; the token may still choose.
+    /// Stage 2, by address: the school chosen by host or `X-Tenant` alone.
     async fn tenant_by_address(&self) -> ApiResult<Option<TenantRef>> {
-        let tenant = match (&self.host, &self.x_tenant) {
-            (HostKind::Tenant(tenant), _) => Some(tenant.clone()),
-            (HostKind::Main, Some(schema)) => Some(
-                self.state
-                    .directory
-                    .snapshot()
-                    .await?
-                    .by_schema(schema)
-                    .cloned()
-                    .ok_or(ApiError::TenantNotFound)?,
-            ),
-            (HostKind::Main, None) => None,
-        };
-        if tenant.as_ref().is_some_and(|t| !t.is_active) {
-            return Err(ApiError::TenantInactive);
-        }
-        Ok(tenant)
+        tenant::by_address(&self.host, self.x_tenant.as_deref(), &self.state.directory).await
     }
 
-    /// Takes one of the school's requests from its `SCHOOL_RATE_PER_SECOND` (when set),
-    /// holding the request until its token comes when that is near enough.
-    async fn pace(&self, school: &TenantRef) -> ApiResult<()> {
-        let Some(limit) = &self.state.school_rate else {
-            return Ok(());
-        };
-        match limit.take(&school.schema_name) {
-            Ok(delay) if delay.is_zero() => Ok(()),
-            Ok(delay) => {
-                crate::observability::metrics::school_delayed();
-                tokio::time::sleep(delay).await;
-                Ok(())
-            }
-            Err(wait) => {
-                crate::observability::metrics::school_throttled();
-                Err(ApiError::SchoolRateLimited(
-                    wait.as_secs().saturating_add(1),
-                ))
-            }
-        }
-    }
-
-    /// The school's turn (`SCHOOL_MAX_IN_FLIGHT`) for a request not admitted before
-    /// routing (one with a body, or whose school only its `X-Tenant` or token names).
-    async fn admission(&self, school: &TenantRef) -> ApiResult<Option<OwnedSemaphorePermit>> {
-        let Some(admission) = &self.state.school_admission else {
-            return Ok(None);
-        };
-        if self.http.extensions().get::<Admitted>().is_some() {
-            return Ok(None);
-        }
-        admission.admit(&school.schema_name).await.map(Some)
-    }
-
-    /// On a school's address, an `X-Tenant` naming another school (API.md 1: refused).
     fn x_tenant_conflicts(&self) -> bool {
-        match (&self.host, &self.x_tenant) {
-            (HostKind::Tenant(host_tenant), Some(schema)) => {
-                schema != host_tenant.schema_name.as_str()
-            }
-            _ => false,
-        }
+        tenant::x_tenant_conflicts(&self.host, self.x_tenant.as_deref())
+    }
+
+    /// Stage 4 for the unauthenticated endpoints (login, refresh), once their own
+    /// credentials are checked: the school's pace.
+    pub async fn pace(&self, school: &TenantRef) -> ApiResult<()> {
+        pace::pace(self.state.school_rate.as_ref(), &school.schema_name).await
     }
 
     /// The school for an unauthenticated endpoint (login, refresh): host or `X-Tenant`.
     /// With no credentials to check first, a conflicting `X-Tenant` is refused at once.
+    /// Not paced here: the endpoint paces once the credentials it carries are good.
     pub async fn tenant_for_login(&self) -> ApiResult<TenantRef> {
         let tenant = self
             .tenant_by_address()
@@ -267,20 +224,36 @@ impl SchoolRequest {
                 "the X-Tenant header names another school",
             ));
         }
-        self.pace(&tenant).await?;
         Ok(tenant)
     }
 
-    /// Authenticates and authorises the caller, then runs `work` on a connection bound to
-    /// the request's school: all in one blocking task on one pooled connection.
-    pub async fn run<T, F>(self, need: Need, work: F) -> ApiResult<T>
-    where
-        F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
-        T: Send + 'static,
-    {
+    /// Stage 3, authenticate, with the tenant stage's token branch: the school and who is
+    /// calling it. A failure spends the client address's budget (`request::failed`).
+    async fn authenticate(&self) -> ApiResult<(TenantRef, Authenticated)> {
+        let authenticated = self.authenticate_as_school().await;
+        authenticated.map_err(|refused| self.failed_authentication(refused))
+    }
+
+    /// `refused`, or 429 once this client address has failed authentication too often
+    /// (`request::failed`); other errors pass as they are.
+    pub fn failed_authentication(&self, refused: ApiError) -> ApiError {
+        match refused {
+            ApiError::NotAuthenticated
+            | ApiError::TokenNotValid(_)
+            | ApiError::InvalidApiKey
+            | ApiError::TenantMismatch(_) => failed::failed_authentication(
+                self.state.failed_auth.as_ref(),
+                self.http.peer_addr().map(|addr| addr.ip()),
+                refused,
+            ),
+            other => other,
+        }
+    }
+
+    async fn authenticate_as_school(&self) -> ApiResult<(TenantRef, Authenticated)> {
         let by_address = self.tenant_by_address().await?;
-        // What the request authenticates with, or why it cannot (decided once, reported
-        // after tenant selection as API.md orders it).
+        // What the request authenticates with, or why it cannot (reported after tenant
+        // selection, as API.md orders it).
         let auth = match &self.credentials {
             Credentials::None => Err(ApiError::NotAuthenticated),
             Credentials::Malformed => Err(ApiError::TokenNotValid(
@@ -293,85 +266,107 @@ impl SchoolRequest {
                 .map(Authenticate::Token),
             Credentials::ApiKey(key) => Ok(Authenticate::Key(key.clone())),
         };
-        let (tenant, auth) = match (by_address, auth) {
-            (Some(tenant), auth) => (tenant, auth),
+        let (tenant, credentials) = match (by_address, auth) {
+            (Some(tenant), auth) => (tenant, auth?),
             // Main domain, no X-Tenant: only a valid token's `tenant` claim can choose.
             (None, Ok(Authenticate::Token(claims))) => {
                 let schema = claims.tenant.as_deref().unwrap_or_default();
-                let snapshot = self.state.directory.snapshot().await?;
-                let tenant = snapshot
-                    .by_schema(schema)
-                    .cloned()
-                    .ok_or(ApiError::TenantNotFound)?;
-                if !tenant.is_active {
-                    return Err(ApiError::TenantInactive);
-                }
-                (tenant, Ok(Authenticate::Token(claims)))
+                let tenant = tenant::by_claim(schema, &self.state.directory).await?;
+                (tenant, Authenticate::Token(claims))
             }
             (None, Ok(Authenticate::Key(_)) | Err(ApiError::NotAuthenticated)) => {
                 return Err(ApiError::TenantNotFound);
             }
             (None, Err(err)) => return Err(err),
         };
-        let credentials = auth?;
+        let caller = match credentials {
+            Authenticate::Token(claims) => {
+                Authenticated::User(self.token_user(claims, &tenant).await?)
+            }
+            Authenticate::Key(key) => Authenticated::Key(self.api_key(key, &tenant).await?),
+        };
+        if self.x_tenant_conflicts() {
+            return Err(ApiError::TenantMismatch(
+                "the X-Tenant header names another school",
+            ));
+        }
+        Ok((tenant, caller))
+    }
+
+    /// The token's user (from the cache, else one platform query), if it may still use the
+    /// token and belongs to `tenant`.
+    async fn token_user(&self, claims: Claims, tenant: &TenantRef) -> ApiResult<User> {
+        let users = self.state.user_cache.clone();
+        let user = match users.get(claims.sub) {
+            Some(user) => usable_token_user(Some(User::clone(&user)), &claims)?,
+            None => {
+                let claims = claims.clone();
+                self.state
+                    .db
+                    .run(move |conn| cached_token_user(conn, &users, &claims))
+                    .await?
+            }
+        };
+        if user.client_id != Some(tenant.id)
+            || claims.tenant.as_deref() != Some(tenant.schema_name.as_str())
+        {
+            return Err(ApiError::TenantMismatch(
+                "this token was issued for another school",
+            ));
+        }
+        Ok(user)
+    }
+
+    /// The API key's record (one platform query), if usable and not scoped to another
+    /// school.
+    async fn api_key(&self, key: String, tenant: &TenantRef) -> ApiResult<ApiKeyRecord> {
+        let secret = self.state.config.jwt_secret.clone();
+        let now = Utc::now();
+        let record = self
+            .state
+            .db
+            .run(move |conn| Ok(ApiKeyRecord::find_by_key(conn, secret.expose(), &key)?))
+            .await?
+            .filter(|record| record.is_usable(now))
+            .ok_or(ApiError::InvalidApiKey)?;
+        if record.tenant_id.is_some_and(|id| id != tenant.id) {
+            return Err(ApiError::TenantMismatch(
+                "this API key is scoped to another school",
+            ));
+        }
+        Ok(record)
+    }
+
+    /// Runs the request's stages (`request`): tenant, authenticate, pace, admit, then in
+    /// one blocking task on one pooled connection bound to the school, require and `work`.
+    pub async fn run<T, F>(self, need: Need, work: F) -> ApiResult<T>
+    where
+        F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
+        T: Send + 'static,
+    {
+        let (tenant, authenticated) = self.authenticate().await?;
+        self.http.extensions_mut().insert(LogIdentity {
+            tenant: Some(tenant.clone()),
+            user: match &authenticated {
+                Authenticated::User(user) => Some(user.id),
+                Authenticated::Key(_) => None,
+            },
+        });
         self.pace(&tenant).await?;
         // Held until the work is done (the answer is written by the caller).
-        let _admitted = self.admission(&tenant).await?;
-        let x_tenant_mismatch = self.x_tenant_conflicts();
+        let _admitted =
+            admit::admit(self.state.school_admission.as_ref(), &tenant.schema_name).await?;
         let method = self.http.method().clone();
-        let secret = self.state.config.jwt_secret.clone();
-        let tenant_ref = tenant.clone();
         let role_cache = self.state.role_cache.clone();
-        let identity = Arc::new(std::sync::Mutex::new(LogIdentity {
-            tenant: Some(tenant.schema_name.to_string()),
-            user: None,
-        }));
-        let identity_in_task = identity.clone();
-        let token_user = match &credentials {
-            Authenticate::Token(claims) => Some(claims.sub),
-            Authenticate::Key(_) => None,
-        };
-        let task = move |conn: &mut TenantConn, loaded: Option<User>| {
-            let caller = authenticate(conn, &role_cache, tenant, credentials, loaded, &secret)?;
-            if let Ok(mut identity) = identity_in_task.lock() {
-                identity.user = caller.user_id();
-            }
-            if x_tenant_mismatch {
-                return Err(ApiError::TenantMismatch(
-                    "the X-Tenant header names another school",
-                ));
-            }
-            caller.require(need, &method)?;
-            work(conn, &caller)
-        };
-        let db = &self.state.db;
-        let users = self.state.user_cache.clone();
-        let result = match token_user.map(|id| (id, users.get(id))) {
-            // A cached user: the handler's queries are the request's only round trips.
-            Some((_, Some(user))) => {
-                db.run_in_tenant(tenant_ref, move |conn| task(conn, Some(User::clone(&user))))
-                    .await
-            }
-            // Otherwise the token's user is loaded by the query that binds the connection.
-            Some((user_id, None)) => {
-                let generation = users.generation();
-                db.run_in_tenant_as(tenant_ref, user_id, move |conn, loaded| {
-                    if let Some(user) = &loaded {
-                        users.insert(generation, user);
-                    }
-                    task(conn, loaded)
-                })
-                .await
-            }
-            None => {
-                db.run_in_tenant(tenant_ref, move |conn| task(conn, None))
-                    .await
-            }
-        };
-        if let Ok(identity) = identity.lock() {
-            self.http.extensions_mut().insert(identity.clone());
-        }
-        result
+        let task_tenant = tenant.clone();
+        self.state
+            .db
+            .run_in_tenant(tenant, move |conn| {
+                let caller = caller_of(conn, &role_cache, task_tenant, authenticated)?;
+                caller.require(need, &method)?;
+                work(conn, &caller)
+            })
+            .await
     }
 }
 
@@ -380,26 +375,16 @@ enum Authenticate {
     Key(String),
 }
 
-/// Runs on the blocking pool: loads the principal and its permissions in this school.
-/// `loaded`: the token's user, already read while binding the connection.
-fn authenticate(
+/// Stage 6's first half, on the blocking pool: the authenticated caller's permissions in
+/// this school (an API key's `last_used_at` is recorded here, once it is let in).
+fn caller_of(
     conn: &mut TenantConn,
     role_cache: &RoleCache,
     tenant: TenantRef,
-    credentials: Authenticate,
-    loaded: Option<User>,
-    secret: &str,
+    authenticated: Authenticated,
 ) -> ApiResult<Caller> {
-    match credentials {
-        Authenticate::Token(claims) => {
-            let user = usable_token_user(loaded, &claims)?;
-            if user.client_id != Some(tenant.id)
-                || claims.tenant.as_deref() != Some(tenant.schema_name.as_str())
-            {
-                return Err(ApiError::TenantMismatch(
-                    "this token was issued for another school",
-                ));
-            }
+    match authenticated {
+        Authenticated::User(user) => {
             let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
             Ok(Caller {
                 tenant,
@@ -408,17 +393,8 @@ fn authenticate(
                 permissions,
             })
         }
-        Authenticate::Key(key) => {
-            let now = Utc::now();
-            let record = ApiKeyRecord::find_by_key(conn.pg(), secret, &key)?
-                .filter(|record| record.is_usable(now))
-                .ok_or(ApiError::InvalidApiKey)?;
-            if record.tenant_id.is_some_and(|id| id != tenant.id) {
-                return Err(ApiError::TenantMismatch(
-                    "this API key is scoped to another school",
-                ));
-            }
-            record.touch(conn.pg(), now)?;
+        Authenticated::Key(record) => {
+            record.touch(conn.pg(), Utc::now())?;
             let permissions = if record.read_only {
                 PermissionSet::all().view_only()
             } else {

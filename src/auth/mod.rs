@@ -10,8 +10,6 @@ pub mod password;
 pub mod permissions;
 pub mod role_cache;
 pub mod roles;
-pub mod school_admission;
-pub mod school_rate;
 pub mod state;
 pub mod system_context;
 pub mod throttle;

@@ -3,18 +3,19 @@
 //! extractors (`SchoolRequest`, `SystemRequest`) are what hand it to handlers; `startup`
 //! builds it with `AppState::new` and nothing below `auth` sees it.
 
-use std::{sync::Arc, time::Instant};
+use std::{net::IpAddr, sync::Arc, time::Instant};
 
 use actix_web::web;
 
 use crate::{
     auth::{
-        jwt::JwtKeys, password, role_cache::RoleCache, school_admission::SchoolAdmission,
-        school_rate::SchoolRateLimit, throttle::LoginThrottle, user_cache::UserCache,
+        jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle,
+        user_cache::UserCache,
     },
     config::Config,
-    db::Db,
+    db::{Db, schema_name::SchemaName},
     error::ApiError,
+    fairness::{Admission, Pace},
     tenancy::TenantDirectory,
 };
 
@@ -28,9 +29,11 @@ pub struct AppState {
     pub jwt: JwtKeys,
     pub throttle: LoginThrottle,
     /// `SCHOOL_RATE_PER_SECOND`, when set.
-    pub school_rate: Option<SchoolRateLimit>,
+    pub school_rate: Option<Pace<SchemaName>>,
+    /// The same rate per client address, for requests that fail authentication.
+    pub failed_auth: Option<Pace<IpAddr>>,
     /// `SCHOOL_MAX_IN_FLIGHT`, unless `0`.
-    pub school_admission: Option<SchoolAdmission>,
+    pub school_admission: Option<Admission<SchemaName>>,
     /// Checked when a login names no user, so that refusal takes as long as a bad password.
     pub dummy_hash: String,
     /// Requests being handled; graceful shutdown waits for it to reach zero.
@@ -48,21 +51,34 @@ impl AppState {
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {
             jwt: JwtKeys::new(
-                &config.jwt_secret,
+                config.jwt_secret.expose(),
                 config.access_token_ttl,
                 config.refresh_token_ttl,
             ),
             throttle: LoginThrottle::new(config.login_rate_per_minute),
             school_rate: config.school_rate_per_second.map(|rate| {
-                SchoolRateLimit::new(
+                Pace::new(
                     rate,
                     config.school_rate_burst.unwrap_or(rate),
                     config.school_rate_max_delay,
                 )
             }),
-            school_admission: config
-                .school_max_in_flight
-                .map(|cap| SchoolAdmission::new(cap, &config)),
+            // Refused at once: a client failing authentication is not worth holding.
+            failed_auth: config.school_rate_per_second.map(|rate| {
+                Pace::new(
+                    rate,
+                    config.school_rate_burst.unwrap_or(rate),
+                    std::time::Duration::ZERO,
+                )
+            }),
+            school_admission: config.school_max_in_flight.map(|cap| {
+                Admission::with_window(
+                    cap,
+                    config.db_pool_per_school,
+                    config.db_pool_timeout,
+                    config.school_alone_after,
+                )
+            }),
             dummy_hash: password::dummy_hash(config.bcrypt_cost),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
             hashing: tokio::sync::Semaphore::new(

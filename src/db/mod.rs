@@ -4,7 +4,6 @@
 pub mod migrations;
 pub mod models;
 pub mod notify;
-pub mod per_school;
 pub mod pool;
 pub mod schema_name;
 pub mod schema_public;

@@ -23,8 +23,9 @@ use diesel::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{
-    db::{per_school::PerSchoolTurns, schema_name::SchemaName},
+    db::schema_name::SchemaName,
     error::{ApiError, ApiResult},
+    fairness::Turns,
     observability::metrics,
 };
 
@@ -220,7 +221,7 @@ pub struct Db {
     /// wait (in arrival order) for one of its `per_school` permits, and only then queue for
     /// the pool. A school whose requests hold connections for long fills its own share and
     /// waits behind itself; the rest of the pool stays free for the other schools.
-    school_turns: Arc<PerSchoolTurns>,
+    school_turns: Arc<Turns<SchemaName>>,
     checkout_timeout: Duration,
 }
 
@@ -276,7 +277,7 @@ impl Db {
         Self {
             pool,
             turns: Arc::new(Semaphore::new(settings.size as usize)),
-            school_turns: Arc::new(PerSchoolTurns::new(
+            school_turns: Arc::new(Turns::new(
                 settings.per_school.clamp(1, settings.size.max(1)) as usize,
             )),
             checkout_timeout: settings.checkout_timeout,

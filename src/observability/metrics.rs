@@ -5,7 +5,7 @@
 //! never raw paths; methods outside the known set are `other`; no school name or user id
 //! is ever a label. Schools are counted in aggregate only.
 
-use std::{sync::OnceLock, time::Duration};
+use std::{collections::HashMap, sync::OnceLock, time::Duration};
 
 use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
@@ -167,13 +167,60 @@ pub fn route_label(template: &str) -> String {
 
 /// Counts one answered request.
 pub fn record_request(route: &str, method: &str, status: u16, elapsed: Duration) {
-    let labels = [
-        ("route", route_label(route)),
-        ("method", method_label(method).to_owned()),
-        ("status", status_class(status).to_owned()),
-    ];
-    counter!(HTTP_REQUESTS, &labels).increment(1);
-    histogram!(HTTP_DURATION, &labels).record(elapsed.as_secs_f64());
+    let (method, status) = (method_label(method), status_class(status));
+    REQUEST_SERIES.with_borrow_mut(|cache| {
+        if let Some(per_route) = cache.get_mut(route) {
+            match per_route
+                .iter()
+                .find(|s| s.method == method && s.status == status)
+            {
+                Some(series) => series.record(elapsed),
+                None => per_route.push(RequestSeries::new(route, method, status, elapsed)),
+            }
+            return;
+        }
+        let series = RequestSeries::new(route, method, status, elapsed);
+        cache.insert(route.into(), vec![series]);
+    });
+}
+
+thread_local! {
+    /// The request series this thread has recorded, by route: the labels are built (and
+    /// allocated) once per series and thread, not once per request.
+    static REQUEST_SERIES: std::cell::RefCell<HashMap<Box<str>, Vec<RequestSeries>>> =
+        std::cell::RefCell::default();
+}
+
+/// The request counter and duration histogram of one route, method and status class.
+struct RequestSeries {
+    method: &'static str,
+    status: &'static str,
+    count: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+impl RequestSeries {
+    /// The series, with its first request recorded.
+    fn new(route: &str, method: &'static str, status: &'static str, elapsed: Duration) -> Self {
+        let labels = [
+            ("route", route_label(route)),
+            ("method", method.to_owned()),
+            ("status", status.to_owned()),
+        ];
+        let series = Self {
+            method,
+            status,
+            count: counter!(HTTP_REQUESTS, &labels),
+            duration: histogram!(HTTP_DURATION, &labels),
+        };
+        series.record(elapsed);
+        series
+    }
+
+    fn record(&self, elapsed: Duration) {
+        self.count.increment(1);
+        self.duration.record(elapsed.as_secs_f64());
+    }
 }
 
 pub fn in_flight(delta: f64) {

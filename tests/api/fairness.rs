@@ -348,3 +348,52 @@ async fn a_body_that_trickles_in_is_cut_off_with_a_408() {
     assert!(answer.contains("application/problem+json"), "{answer}");
     assert!(answer.contains("\"code\":\"request_timeout\""), "{answer}");
 }
+
+/// Issue 35.3: requests that fail authentication (a made-up API key, no credentials, a
+/// failed login) or carry another school's valid token are answered before the school's
+/// rate is touched: they spend their client address's budget (429 once it is gone), and
+/// the school's own admin still gets through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_authentication_spends_the_address_budget_never_the_schools() {
+    let app = spawn_app_with(|config| {
+        config.school_rate_per_second = Some(1);
+        config.school_rate_burst = Some(3);
+        config.school_rate_max_delay = Duration::ZERO;
+    })
+    .await;
+    // One of alpha's three: its admin's login.
+    let alpha = app.as_school_user("alpha", "admin").await;
+    let beta_token = app.school_token("beta", "admin").await;
+    let at_alpha = crate::helpers::As::school("alpha");
+    let mut refused = Vec::new();
+    for _ in 0..3 {
+        let made_up = at_alpha.clone().key("made-up-key-made-up-key-made-up-key");
+        refused.push(app.get("/api/v1/school/sessions/", &made_up).await);
+        let other_school = at_alpha.clone().token(&beta_token);
+        refused.push(app.get("/api/v1/school/sessions/", &other_school).await);
+    }
+    refused.push(app.get("/api/v1/school/sessions/", &at_alpha).await);
+    let wrong_password = json!({"identifier": "admin@alpha.test", "password": "wrong-password"});
+    refused.push(
+        app.post("/api/v1/school/auth/login/", &at_alpha, wrong_password)
+            .await,
+    );
+    for reply in &refused {
+        assert!(
+            [401, 403, 429].contains(&reply.status.as_u16()),
+            "{} {}",
+            reply.status,
+            reply.body
+        );
+    }
+    assert!(
+        refused.iter().any(|reply| reply.status == 429),
+        "the address's own budget runs out"
+    );
+    // Two of alpha's three are left: its admin is not throttled by the others' failures.
+    for _ in 0..2 {
+        app.get("/api/v1/school/sessions/", &alpha)
+            .await
+            .assert(200, None);
+    }
+}

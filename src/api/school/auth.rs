@@ -125,6 +125,9 @@ async fn login_handler(
         }
         Some(_) => {}
     }
+    // Paced once the credentials are good: failed logins spend the login throttle's
+    // per-address count, never the school's rate (issue 35).
+    request.pace(&tenant).await?;
     let tokens = state.jwt.issue_pair(
         user.id,
         user.token_version,
@@ -167,6 +170,8 @@ async fn refresh(
         Err(err) => return Err(err),
     };
     let directory = state.directory.clone();
+    // Not paced on the school: after the check the old refresh token is spent, and a 429
+    // then would lose the new pair; a failed refresh spends its address's budget instead.
     let (access, refresh) = login::refresh(&state, &body, Layer::School, move |claims, user| {
         let schema = claims.tenant.as_deref().unwrap_or_default();
         let tenant = match tenant {
@@ -187,7 +192,8 @@ async fn refresh(
         }
         Ok(())
     })
-    .await?;
+    .await
+    .map_err(|refused| request.failed_authentication(refused))?;
     Ok(HttpResponse::Ok().json(token_answer(access, refresh)))
 }
 

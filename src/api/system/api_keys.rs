@@ -147,7 +147,7 @@ async fn create(request: SystemRequest, payload: web::Payload) -> ApiResult<Http
                 expires_at: parsed.expires_at.flatten(),
                 created_by: actor.id,
             };
-            let (record, key) = ApiKeyRecord::create(conn, &secret, &new)?;
+            let (record, key) = ApiKeyRecord::create(conn, secret.expose(), &new)?;
             Ok(CreatedKey { record, key })
         })
         .await?;

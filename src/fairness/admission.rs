@@ -1,7 +1,7 @@
 //! `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests the server works on at once
 //! while other schools have requests too. The rest of that school's requests wait, in
-//! arrival order and without using the CPU, before any work is done on them
-//! (authentication, the handler, the database, the answer), so a school sending many
+//! arrival order and without using the CPU, once they have authenticated and before the
+//! rest of their work (permissions, the handler, the database, the answer), so a school sending many
 //! requests at once competes with the other schools for the cores with a few of them, not
 //! with all (the pool's per-school share bounds only the database part of a request). A
 //! request waits at most `DB_POOL_TIMEOUT_MS`, then answers 503 `service_unavailable`
@@ -12,12 +12,12 @@
 //! (`DB_POOL_PER_SCHOOL`): those spare turns cost no one anything while nobody else is
 //! there, and the next request of another school takes them away again.
 //!
-//! Requests without a body on a school's address are admitted before routing (`api::host`);
-//! the others once their body has arrived and their credentials have been read
-//! (`SchoolRequest::run`), so a client that sends a body slowly, or no valid credentials,
-//! never holds a school's turn.
+//! A request is admitted once its body has arrived, it has authenticated and its school is
+//! known to be the caller's (`request`), so a client that sends a body slowly, or no valid
+//! credentials, or another school's, never holds a school's turn.
 
 use std::{
+    hash::Hash,
     pin::pin,
     sync::Mutex,
     time::{Duration, Instant},
@@ -27,37 +27,23 @@ use futures_util::future::{Either, select};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
-    config::Config,
-    db::{per_school::PerSchoolTurns, schema_name::SchemaName},
     error::{ApiError, ApiResult},
+    fairness::Turns,
     observability::metrics,
 };
 
-pub struct SchoolAdmission {
+/// A school's turns at the server (`K`: what names a school).
+pub struct Admission<K> {
     /// Each school's turns while others are there.
-    turns: PerSchoolTurns,
+    turns: Turns<K>,
     /// Each school's further turns while it is alone; `None` when the share allows none.
-    spare: Option<PerSchoolTurns>,
-    recent: Mutex<RecentSchools>,
+    spare: Option<Turns<K>>,
+    recent: Mutex<RecentSchools<K>>,
     alone_after: Duration,
     timeout: Duration,
 }
 
-/// In a request's extensions: the request holds its school's turn already.
-#[derive(Clone, Copy, Debug)]
-pub struct Admitted;
-
-impl SchoolAdmission {
-    /// `cap` requests of a school at once, as configured (see the module's documentation).
-    pub fn new(cap: u32, config: &Config) -> Self {
-        Self::with_window(
-            cap,
-            config.db_pool_per_school,
-            config.db_pool_timeout,
-            config.school_alone_after,
-        )
-    }
-
+impl<K: Hash + Eq + Clone> Admission<K> {
     /// `per_school` requests of a school at once, up to `alone` when no other school's
     /// request arrived for `alone_after` (zero: never); a request waits at most `timeout`.
     pub fn with_window(
@@ -68,16 +54,19 @@ impl SchoolAdmission {
     ) -> Self {
         let spare = alone.saturating_sub(per_school) as usize;
         Self {
-            turns: PerSchoolTurns::new(per_school as usize),
-            spare: (spare > 0 && !alone_after.is_zero()).then(|| PerSchoolTurns::new(spare)),
-            recent: Mutex::default(),
+            turns: Turns::new(per_school as usize),
+            spare: (spare > 0 && !alone_after.is_zero()).then(|| Turns::new(spare)),
+            recent: Mutex::new(RecentSchools {
+                last: None,
+                before: None,
+            }),
             alone_after,
             timeout,
         }
     }
 
     /// Waits for one of `school`'s turns; the request is worked on while the permit lives.
-    pub async fn admit(&self, school: &SchemaName) -> ApiResult<OwnedSemaphorePermit> {
+    pub async fn admit(&self, school: &K) -> ApiResult<OwnedSemaphorePermit> {
         let started = Instant::now();
         let others_there = self
             .recent
@@ -105,16 +94,15 @@ impl SchoolAdmission {
 }
 
 /// The last two different schools whose requests arrived, and when.
-#[derive(Default)]
-struct RecentSchools {
-    last: Option<(SchemaName, Instant)>,
-    before: Option<(SchemaName, Instant)>,
+struct RecentSchools<K> {
+    last: Option<(K, Instant)>,
+    before: Option<(K, Instant)>,
 }
 
-impl RecentSchools {
+impl<K: Eq + Clone> RecentSchools<K> {
     /// Records that a request of `school` arrived `now`; answers whether a request of
     /// another school arrived less than `window` before.
-    fn arrived(&mut self, school: &SchemaName, now: Instant, window: Duration) -> bool {
+    fn arrived(&mut self, school: &K, now: Instant, window: Duration) -> bool {
         let same = self.last.as_ref().is_some_and(|(last, _)| last == school);
         let other = if same { &self.before } else { &self.last };
         let others_there = other
@@ -132,17 +120,16 @@ impl RecentSchools {
 mod tests {
     use std::time::Duration;
 
-    use super::SchoolAdmission;
-    use crate::db::schema_name::SchemaName;
+    use super::Admission;
 
-    fn school(name: &str) -> SchemaName {
-        SchemaName::parse(name).expect("schema name")
+    fn school(name: &'static str) -> &'static str {
+        name
     }
 
     #[actix_web::test]
     async fn a_school_alone_has_its_spare_turns_until_another_school_comes() {
         let window = Duration::from_millis(200);
-        let admission = SchoolAdmission::with_window(2, 3, Duration::from_millis(20), window);
+        let admission = Admission::with_window(2, 3, Duration::from_millis(20), window);
         let busy = school("busy");
         let mut held = Vec::new();
         for _ in 0..3 {
@@ -177,7 +164,7 @@ mod tests {
 
     #[actix_web::test]
     async fn alone_waiting_requests_take_any_turn_in_arrival_order() {
-        let admission = std::rc::Rc::new(SchoolAdmission::with_window(
+        let admission = std::rc::Rc::new(Admission::with_window(
             1,
             2,
             Duration::from_secs(5),
@@ -186,7 +173,7 @@ mod tests {
         let busy = school("busy");
         let own = admission.admit(&busy).await.expect("its own turn");
         let spare = admission.admit(&busy).await.expect("the spare turn");
-        let waiter = |admission: std::rc::Rc<SchoolAdmission>| {
+        let waiter = |admission: std::rc::Rc<Admission<&'static str>>| {
             let busy = busy.clone();
             // The permit stays in the task's output until it is read.
             actix_rt::spawn(async move { admission.admit(&busy).await })
@@ -209,7 +196,7 @@ mod tests {
     #[actix_web::test]
     async fn without_spare_turns_the_cap_holds_alone_too() {
         let admission =
-            SchoolAdmission::with_window(1, 1, Duration::from_millis(20), Duration::from_secs(1));
+            Admission::with_window(1, 1, Duration::from_millis(20), Duration::from_secs(1));
         let held = admission.admit(&school("only")).await.expect("first");
         assert!(admission.admit(&school("only")).await.is_err());
         drop(held);

@@ -1,5 +1,5 @@
-//! `SCHOOL_RATE_PER_SECOND`: an optional cap on each school's request rate, a token bucket
-//! per school (refilled at the rate, holding at most `SCHOOL_RATE_BURST` requests). A
+//! `SCHOOL_RATE_PER_SECOND`: an optional cap on each school's request rate (its pace), a
+//! token bucket per school (refilled at the rate, holding at most `SCHOOL_RATE_BURST` requests). A
 //! request past it is held until its token comes, when that is at most
 //! `SCHOOL_RATE_MAX_DELAY_MS` away (it takes that token in advance), and answers 429
 //! `throttled` with `Retry-After` otherwise. Holding paces a client that retries at once
@@ -7,22 +7,22 @@
 //! and the 429s take more CPU than the requests they refuse); other schools are not
 //! affected. Like the login throttle it counts in process memory.
 
+//! The same bucket, keyed by client address, is the budget of requests that fail
+//! authentication (`request::authenticate`).
+
 use std::{
-    collections::HashMap,
-    sync::Mutex,
+    hash::Hash,
     time::{Duration, Instant},
 };
 
-use crate::db::schema_name::SchemaName;
+use crate::fairness::PerKey;
 
-/// Above this many schools tracked, a call drops the buckets that are full again.
-const SWEEP_THRESHOLD: usize = 10_000;
-
-pub struct SchoolRateLimit {
+/// A pace per key (`K`: a school's schema name, or a client's address).
+pub struct Pace<K> {
     per_second: f64,
     burst: f64,
     max_delay: Duration,
-    buckets: Mutex<HashMap<SchemaName, Bucket>>,
+    buckets: PerKey<K, Bucket>,
 }
 
 struct Bucket {
@@ -31,7 +31,7 @@ struct Bucket {
     at: Instant,
 }
 
-impl SchoolRateLimit {
+impl<K: Hash + Eq + Clone> Pace<K> {
     /// `per_second` requests a second per school, bursts of up to `burst`; a request waits
     /// at most `max_delay` for its token.
     pub fn new(per_second: u32, burst: u32, max_delay: Duration) -> Self {
@@ -39,27 +39,30 @@ impl SchoolRateLimit {
             per_second: f64::from(per_second.max(1)),
             burst: f64::from(burst.max(1)),
             max_delay,
-            buckets: Mutex::default(),
+            buckets: PerKey::default(),
         }
     }
 
     /// Takes one request's token for `school`: `Ok(delay)`, how long the request must wait
     /// for it (zero when one was there); `Err(wait)` when it would wait past the longest
     /// delay, with how long until a token is there.
-    pub fn take(&self, school: &SchemaName) -> Result<Duration, Duration> {
+    pub fn take(&self, school: &K) -> Result<Duration, Duration> {
         self.take_at(school, Instant::now())
     }
 
-    fn take_at(&self, school: &SchemaName, now: Instant) -> Result<Duration, Duration> {
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= SWEEP_THRESHOLD {
-            let (rate, burst) = (self.per_second, self.burst);
-            buckets.retain(|_, b| b.tokens + rate * now.duration_since(b.at).as_secs_f64() < burst);
-        }
-        let bucket = buckets.entry(school.clone()).or_insert(Bucket {
-            tokens: self.burst,
+    fn take_at(&self, school: &K, now: Instant) -> Result<Duration, Duration> {
+        let (rate, burst) = (self.per_second, self.burst);
+        let fresh = || Bucket {
+            tokens: burst,
             at: now,
-        });
+        };
+        // A bucket full again is the one a first request would make.
+        let full = |b: &Bucket| b.tokens + rate * now.duration_since(b.at).as_secs_f64() >= burst;
+        self.buckets
+            .with(school, fresh, full, |bucket| self.take_from(bucket, now))
+    }
+
+    fn take_from(&self, bucket: &mut Bucket, now: Instant) -> Result<Duration, Duration> {
         let refilled = self.per_second * now.duration_since(bucket.at).as_secs_f64();
         bucket.tokens = (bucket.tokens + refilled).min(self.burst);
         bucket.at = now;
@@ -81,16 +84,12 @@ impl SchoolRateLimit {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::SchoolRateLimit;
-    use crate::db::schema_name::SchemaName;
+    use super::Pace;
 
     #[test]
     fn a_school_past_its_rate_waits_and_others_do_not() {
-        let limit = SchoolRateLimit::new(10, 3, Duration::ZERO);
-        let (busy, quiet) = (
-            SchemaName::parse("busy").expect("name"),
-            SchemaName::parse("quiet").expect("name"),
-        );
+        let limit = Pace::new(10, 3, Duration::ZERO);
+        let (busy, quiet) = ("busy", "quiet");
         let start = Instant::now();
         for _ in 0..3 {
             assert_eq!(
@@ -124,8 +123,8 @@ mod tests {
 
     #[test]
     fn a_request_past_the_rate_is_held_for_its_token_up_to_the_longest_delay() {
-        let limit = SchoolRateLimit::new(10, 1, Duration::from_millis(250));
-        let busy = SchemaName::parse("busy").expect("name");
+        let limit = Pace::new(10, 1, Duration::from_millis(250));
+        let busy = "busy";
         let start = Instant::now();
         assert_eq!(millis(limit.take_at(&busy, start)), Ok(0));
         // Each held request takes the next token in advance: 100, 200 ms; the third
