@@ -469,6 +469,7 @@ pub fn test_config(db_url: &str) -> Config {
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
         metrics_addr: None,
+        db_pool_affinity: Default::default(),
     }
 }
 

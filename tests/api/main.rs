@@ -25,6 +25,7 @@ mod observability;
 mod permission_sync;
 mod pgbouncer;
 mod placement;
+mod pool_affinity;
 mod proxy;
 mod report_cards;
 mod resilience;
