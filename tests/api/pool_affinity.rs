@@ -8,7 +8,7 @@ use std::{
 };
 
 use diesel::{RunQueryDsl, dsl::sql, sql_types::Integer};
-use futures::future::join_all;
+use futures_util::future::join_all;
 use school_service::{
     db::{
         Db,
