@@ -6,6 +6,7 @@ the backends' anonymous memory, and the summary.
   fleet_memory.py summary FILE...                      (the runs' rows, medians per variant)
 """
 import argparse
+import concurrent.futures
 import json
 import statistics
 import subprocess
@@ -50,7 +51,8 @@ def check(port, school, token):
 
 def prepare(args):
     schools = [f"fleet{i}" for i in range(1, args.schools + 1)]
-    tokens = [login(args.port, school, args.password) for school in schools]
+    with concurrent.futures.ThreadPoolExecutor(8) as logins:
+        tokens = list(logins.map(lambda school: login(args.port, school, args.password), schools))
     check(args.port, schools[0], tokens[0])
     rows = ",\n".join(f'  {{"{s}.localhost", "Bearer {t}"}}' for s, t in zip(schools, tokens))
     paths = ", ".join(json.dumps(p) for p in PATHS)
