@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fairness bench-archive bench-report-cards soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -13,6 +13,7 @@ help:
 	@echo "make test-citus  the service on a local Citus cluster (after ../shared/scripts/citus-build.sh)"
 	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
+	@echo "make bench-fleet-memory  2,000 schools round robin: PostgreSQL backends' memory, throughput, p99, before/after affinity (in make bench)"
 	@echo "make bench-provision  provisioning against PostgreSQL's floor, fleet migrate timings"
 	@echo "make bench-fairness  49 quiet schools beside one searching (64 connections) or reading at 20x; FAIRNESS_MODES, FAIRNESS_RUNS"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
@@ -43,6 +44,10 @@ client-check:
 
 bench:
 	@scripts/bench.sh
+	@[ "$${BENCH_FLEET_MEMORY:-1}" = 0 ] || scripts/bench/fleet_memory.sh
+
+bench-fleet-memory:
+	@scripts/bench/fleet_memory.sh
 
 bench-provision:
 	@scripts/bench-provision.sh

@@ -5,7 +5,10 @@ use std::{env, net::SocketAddr, str::FromStr, time::Duration};
 use anyhow::{Context, bail};
 
 use crate::{
-    db::pool::{PoolMode, PoolSettings, default_in_flight, default_per_school},
+    db::{
+        pool::{AffinitySettings, PoolMode, PoolSettings, default_in_flight, default_per_school},
+        recycle::RecycleSettings,
+    },
     secret::Secret,
 };
 
@@ -77,6 +80,10 @@ pub struct Config {
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
     pub archive_signing_key: Option<String>,
+    /// `DB_POOL_HOMES`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_LIFETIME_SECS`,
+    /// `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
+    /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
+    pub db_pool_affinity: AffinitySettings,
 }
 
 impl Config {
@@ -165,6 +172,7 @@ impl Config {
             },
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
             archive_signing_key: env_str("ARCHIVE_SIGNING_KEY"),
+            db_pool_affinity: pool_affinity()?,
         }
         .checked()
     }
@@ -177,6 +185,7 @@ impl Config {
             mode: self.db_pool_mode,
             per_school: self.db_pool_per_school,
             statement_timeout: self.db_statement_timeout,
+            affinity: self.db_pool_affinity,
         }
     }
 
@@ -254,6 +263,30 @@ where
             .with_context(|| format!("{key}={raw:?} is not valid")),
         None => Ok(default),
     }
+}
+
+/// School affinity and recycling from the environment; a `0` turns that limit off.
+fn pool_affinity() -> anyhow::Result<AffinitySettings> {
+    let defaults = AffinitySettings::default();
+    let limit = |key: &str, default: Option<u64>| -> anyhow::Result<Option<u64>> {
+        Ok(Some(parse_env(key, default.unwrap_or(0))?).filter(|&n| n > 0))
+    };
+    let secs = |key: &str, default: Option<Duration>| {
+        Ok::<_, anyhow::Error>(limit(key, default.map(|d| d.as_secs()))?.map(Duration::from_secs))
+    };
+    let recycling = defaults.recycling;
+    Ok(AffinitySettings {
+        homes: parse_env("DB_POOL_HOMES", defaults.homes)?,
+        recycling: RecycleSettings {
+            max_lifetime: secs("DB_POOL_MAX_LIFETIME_SECS", recycling.max_lifetime)?,
+            max_schools: limit(
+                "DB_POOL_MAX_SCHOOLS",
+                recycling.max_schools.map(|n| n as u64),
+            )?
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            idle_timeout: secs("DB_POOL_IDLE_TIMEOUT_SECS", recycling.idle_timeout)?,
+        },
+    })
 }
 
 /// Twice the cores plus two (the usual sizing for a database on local disks): more

@@ -1,12 +1,15 @@
 //! Database access: the pool, migrations, the two diesel schemas (platform tables in
 //! `public`, school tables in each school's schema) and the query functions on them.
 
+pub mod affinity;
 pub mod migrations;
 pub mod models;
 pub mod notify;
 pub mod pool;
+pub mod recycle;
 pub mod schema_name;
 pub mod schema_public;
+pub mod slots;
 pub mod sql_migrations;
 
 pub use pool::Db;

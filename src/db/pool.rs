@@ -13,21 +13,23 @@ use std::{
 };
 
 use actix_web::web;
-use diesel::{
-    Connection,
-    connection::CacheSize,
-    pg::PgConnection,
-    r2d2::{ConnectionManager, ManageConnection},
-};
+use diesel::{Connection, connection::CacheSize, pg::PgConnection};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
-    db::schema_name::SchemaName,
+    db::{
+        affinity::school_key,
+        recycle::RecycleSettings,
+        schema_name::SchemaName,
+        slots::{SlotTicket, Slots},
+    },
     error::{ApiError, ApiResult},
     fairness::Turns,
     observability::metrics,
 };
+
+pub use crate::db::slots::PooledConn;
 
 /// How this server shares database connections (`DB_POOL_MODE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -116,6 +118,27 @@ pub struct PoolSettings {
     /// `statement_timeout` for every statement (`DB_STATEMENT_TIMEOUT_MS`); `None`: no limit
     /// (the CLI: migrations may take long).
     pub statement_timeout: Option<Duration>,
+    /// Which connections each school's work prefers, and when connections are replaced.
+    pub affinity: AffinitySettings,
+}
+
+/// School affinity and connection recycling (see `db::affinity`, `db::recycle`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AffinitySettings {
+    /// Home connections per school (`DB_POOL_HOMES`); 0: none, any connection serves any
+    /// school as it comes.
+    pub homes: usize,
+    pub recycling: RecycleSettings,
+}
+
+impl Default for AffinitySettings {
+    /// One home per school: each backend caches about `1 / size` of the schools.
+    fn default() -> Self {
+        Self {
+            homes: 1,
+            recycling: RecycleSettings::default(),
+        }
+    }
 }
 
 impl PoolSettings {
@@ -127,6 +150,7 @@ impl PoolSettings {
             mode: PoolMode::Session,
             per_school: size,
             statement_timeout: None,
+            affinity: AffinitySettings::default(),
         }
     }
 
@@ -170,26 +194,24 @@ pub struct PgConn {
     pub(crate) statement_timeout: Arc<str>,
 }
 
-pub struct Manager {
-    inner: ConnectionManager<PgConnection>,
+/// Opens the pool's connections, set up for the pool's mode and statement limit.
+pub struct Connector {
+    database_url: String,
     mode: PoolMode,
     statement_timeout: Arc<str>,
 }
 
-impl ManageConnection for Manager {
-    type Connection = PgConn;
-    type Error = diesel::r2d2::Error;
-
-    fn connect(&self) -> Result<PgConn, Self::Error> {
+impl Connector {
+    pub fn connect(&self) -> diesel::ConnectionResult<PgConn> {
         use diesel::RunQueryDsl;
-        let mut conn = set_up(self.inner.connect()?, self.mode);
+        let mut conn = connect(&self.database_url, self.mode)?;
         if self.mode == PoolMode::Session {
             diesel::sql_query(format!(
                 "SET statement_timeout = '{}'",
                 self.statement_timeout
             ))
             .execute(&mut conn)
-            .map_err(diesel::r2d2::Error::QueryError)?;
+            .map_err(|err| diesel::ConnectionError::BadConnection(err.to_string()))?;
         }
         Ok(PgConn {
             conn,
@@ -199,24 +221,14 @@ impl ManageConnection for Manager {
             statement_timeout: self.statement_timeout.clone(),
         })
     }
-
-    fn is_valid(&self, conn: &mut PgConn) -> Result<(), Self::Error> {
-        self.inner.is_valid(&mut conn.conn)
-    }
-
-    fn has_broken(&self, conn: &mut PgConn) -> bool {
-        conn.broken || self.inner.has_broken(&mut conn.conn)
-    }
 }
-
-pub type PooledConn = r2d2::PooledConnection<Manager>;
 
 /// The application's handle on the database: clone it freely.
 #[derive(Clone)]
 pub struct Db {
-    pool: r2d2::Pool<Manager>,
-    /// One permit per pooled connection, handed out in arrival order (see [`Turn`]).
-    turns: Arc<Semaphore>,
+    /// The connections, one slot each, handed out with school affinity (see [`Turn`] and
+    /// `db::affinity`).
+    slots: Arc<Slots>,
     /// Each school's own turns, taken before the pool's: a school's units of work first
     /// wait (in arrival order) for one of its `per_school` permits, and only then queue for
     /// the pool. A school whose requests hold connections for long fills its own share and
@@ -225,18 +237,26 @@ pub struct Db {
     checkout_timeout: Duration,
 }
 
-/// A unit of work's turn at the pool. Async callers take one before they move to a
-/// blocking thread: at most as many units of work as there are connections then reach the
-/// pool, so none waits in its checkout, where a thread that has just returned a connection
-/// can take it again ahead of the threads woken for it (under load that left a few
-/// requests waiting up to a second). Waiting happens here instead, in order, on the
-/// executor.
+/// A unit of work's turn at the pool: the right to one connection slot, chosen for its
+/// school (`db::affinity`). Async callers take one before they move to a blocking thread:
+/// at most as many units of work as there are connections then reach the pool, so none
+/// waits in its checkout. Waiting happens here instead, on the executor.
 pub(crate) struct Turn {
-    _permit: OwnedSemaphorePermit,
+    /// The slot, until `checkout` takes the connection in it (which then frees the slot).
+    ticket: std::sync::Mutex<Option<SlotTicket>>,
     /// The school's own turn, for work bound to a school.
     _school_permit: Option<OwnedSemaphorePermit>,
+    /// The school's hashing key, for work bound to a school.
+    school: Option<u64>,
     /// How long the unit of work waited for its turn.
     queued: Duration,
+}
+
+/// Connections open and idle now.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolState {
+    pub connections: u32,
+    pub idle_connections: u32,
 }
 
 impl Db {
@@ -260,23 +280,21 @@ impl Db {
     }
 
     /// Builds the pool without connecting: the server starts even while the database is
-    /// down, and answers 503 until it is back.
+    /// down, and answers 503 until it is back. A dead connection is detected when it
+    /// fails (and then discarded), so the common checkout costs no extra round trip.
     pub fn open(database_url: &str, settings: &PoolSettings) -> Self {
-        let pool = r2d2::Pool::builder()
-            .max_size(settings.size)
-            .min_idle(Some(0))
-            .connection_timeout(settings.checkout_timeout)
-            // A dead connection is detected when it fails (and then discarded), so the
-            // common checkout costs no extra `SELECT 1` round trip.
-            .test_on_check_out(false)
-            .build_unchecked(Manager {
-                inner: ConnectionManager::new(database_url),
-                mode: settings.mode,
-                statement_timeout: settings.statement_timeout_setting().into(),
-            });
+        let connector = Connector {
+            database_url: database_url.to_owned(),
+            mode: settings.mode,
+            statement_timeout: settings.statement_timeout_setting().into(),
+        };
         Self {
-            pool,
-            turns: Arc::new(Semaphore::new(settings.size as usize)),
+            slots: Slots::new(
+                settings.size.max(1) as usize,
+                settings.affinity.homes,
+                connector,
+                settings.affinity.recycling,
+            ),
             school_turns: Arc::new(Turns::new(
                 settings.per_school.clamp(1, settings.size.max(1)) as usize,
             )),
@@ -284,26 +302,28 @@ impl Db {
         }
     }
 
-    /// Waits (in arrival order, at most the checkout timeout in all) for a turn at the
-    /// pool; for work bound to `school`, first for one of that school's own turns.
+    /// Waits (at most the checkout timeout in all) for a turn at the pool; for work bound
+    /// to `school`, first (in arrival order) for one of that school's own turns.
     pub(crate) async fn turn(&self, school: Option<&SchemaName>) -> ApiResult<Turn> {
         let started = Instant::now();
         let school_turns = school.map(|school| self.school_turns.of(school));
-        let permits = tokio::time::timeout(self.checkout_timeout, async {
+        let key = school.map(school_key);
+        let taken = tokio::time::timeout(self.checkout_timeout, async {
             let school_permit = match school_turns {
                 Some(turns) => Some(turns.acquire_owned().await.ok()?),
                 None => None,
             };
-            let permit = self.turns.clone().acquire_owned().await.ok()?;
-            Some((permit, school_permit))
+            let ticket = self.slots.take(key).await?;
+            Some((ticket, school_permit))
         })
         .await
         .ok()
         .flatten();
-        match permits {
-            Some((permit, school_permit)) => Ok(Turn {
-                _permit: permit,
+        match taken {
+            Some((ticket, school_permit)) => Ok(Turn {
+                ticket: std::sync::Mutex::new(Some(ticket)),
                 _school_permit: school_permit,
+                school: key,
                 queued: started.elapsed(),
             }),
             None => {
@@ -314,13 +334,20 @@ impl Db {
     }
 
     /// A connection from the pool; `turn` is the caller's turn, when it took one (its wait
-    /// counts as waiting for the connection).
+    /// counts as waiting for the connection): the connection of the turn's slot. Without
+    /// one (or when its slot was already used), this thread waits for any slot.
     pub(crate) fn checkout(&self, turn: Option<&Turn>) -> ApiResult<PooledConn> {
         let started = Instant::now();
-        let checked_out = self.pool.get();
+        let reserved = turn.and_then(|turn| {
+            let mut ticket = turn.ticket.lock().unwrap_or_else(|p| p.into_inner());
+            ticket.take()
+        });
+        let ticket = reserved.or_else(|| self.slots.take_blocking(self.checkout_timeout));
         let queued = turn.map_or(Duration::ZERO, |turn| turn.queued);
-        metrics::pool_checkout(queued + started.elapsed(), checked_out.is_err());
-        Ok(checked_out?)
+        metrics::pool_checkout(queued + started.elapsed(), ticket.is_none());
+        let ticket = ticket.ok_or(ApiError::ServiceUnavailable)?;
+        self.slots
+            .checkout(ticket, turn.and_then(|turn| turn.school))
     }
 
     /// Runs `job` on the blocking thread pool once this unit of work has its turn at the
@@ -378,8 +405,17 @@ impl Db {
     }
 
     /// Connections currently open and idle, for diagnostics and tests.
-    pub fn state(&self) -> r2d2::State {
-        self.pool.state()
+    pub fn state(&self) -> PoolState {
+        let (connections, idle_connections) = self.slots.counts();
+        PoolState {
+            connections,
+            idle_connections,
+        }
+    }
+
+    /// How many distinct schools each open connection has served since it opened.
+    pub fn schools_per_connection(&self) -> Vec<usize> {
+        self.slots.schools_per_connection()
     }
 }
 

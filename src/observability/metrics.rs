@@ -31,6 +31,8 @@ pub const SCHOOL_ADMISSION_TIMEOUTS: &str = "school_admission_timeouts_total";
 pub const HASH_QUEUE_WAIT: &str = "password_hash_queue_wait_seconds";
 pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
 pub const SCHOOLS: &str = "schools";
+pub const POOL_PLACEMENTS: &str = "db_pool_placements_total";
+pub const POOL_RECYCLED: &str = "db_pool_connections_recycled_total";
 
 /// Latency buckets (seconds): 1 ms to 10 s.
 const BUCKETS: &[f64] = &[
@@ -88,6 +90,14 @@ fn describe() {
     describe_counter!(
         POOL_TIMEOUTS,
         "Checkouts that gave up after DB_POOL_TIMEOUT_MS or found the database down (answered 503)"
+    );
+    describe_counter!(
+        POOL_PLACEMENTS,
+        "Connections handed to units of work, by whether it was one of the school's home connections (home, borrowed)"
+    );
+    describe_counter!(
+        POOL_RECYCLED,
+        "Pooled connections replaced by a fresh one, by reason (lifetime, schools: DB_POOL_MAX_SCHOOLS distinct schools served)"
     );
     describe_counter!(
         CACHE_LOOKUPS,
@@ -232,6 +242,16 @@ pub fn pool_checkout(waited: Duration, timed_out: bool) {
     if timed_out {
         counter!(POOL_TIMEOUTS).increment(1);
     }
+}
+
+/// A unit of work got a connection: one of its school's homes, or a borrowed one.
+pub fn pool_placement(home: bool) {
+    counter!(POOL_PLACEMENTS, "connection" => if home { "home" } else { "borrowed" }).increment(1);
+}
+
+/// A pooled connection was replaced by its successor (`reason`: lifetime or schools).
+pub fn pool_connection_recycled(reason: &'static str) {
+    counter!(POOL_RECYCLED, "reason" => reason).increment(1);
 }
 
 /// A lookup in one of the in-process caches.

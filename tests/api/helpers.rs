@@ -473,6 +473,7 @@ pub fn test_config(db_url: &str) -> Config {
         token_purge_interval: Duration::from_secs(3600),
         metrics_addr: None,
         archive_signing_key: Some(ARCHIVE_SIGNING_KEY.into()),
+        db_pool_affinity: Default::default(),
     }
 }
 

@@ -26,6 +26,7 @@ mod observability;
 mod permission_sync;
 mod pgbouncer;
 mod placement;
+mod pool_affinity;
 mod proxy;
 mod report_card_costs;
 mod report_cards;

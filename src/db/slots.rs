@@ -1,0 +1,310 @@
+//! The pool's connections: one slot per connection, handed out by `affinity::Dispatcher`,
+//! each connection replaced by `recycle` when it is due.
+//!
+//! A slot is held through a [`SlotTicket`] (one holder at a time); the connection in it is
+//! opened on first use, and taken out for a unit of work as a [`PooledConn`], which puts it
+//! back (or drops it when broken) and frees the slot when dropped.
+
+use std::{
+    ops::{Deref, DerefMut},
+    sync::{Arc, Mutex, MutexGuard, mpsc},
+    time::{Duration, Instant},
+};
+
+use tokio::sync::oneshot;
+
+use crate::{
+    db::{
+        affinity::{Claim, Dispatcher, Grant},
+        pool::{Connector, PgConn},
+        recycle::{self, ConnLife, Job, Reason, RecycleSettings},
+    },
+    error::{ApiError, ApiResult},
+    observability::metrics,
+};
+
+struct Slot {
+    conn: Option<PgConn>,
+    life: ConnLife,
+    /// The successor the recycler opened, taking over at the next checkout.
+    successor: Option<(PgConn, Reason)>,
+    /// A successor is being opened (or waits): do not ask for another.
+    replacing: bool,
+}
+
+pub struct Slots {
+    slots: Vec<Mutex<Slot>>,
+    dispatcher: Dispatcher,
+    connector: Connector,
+    recycling: RecycleSettings,
+    /// To the recycler thread.
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+impl Slots {
+    /// `size` slots, none connected yet; starts the recycler thread.
+    pub fn new(
+        size: usize,
+        homes: usize,
+        connector: Connector,
+        recycling: RecycleSettings,
+    ) -> Arc<Self> {
+        let (jobs, queue) = mpsc::channel();
+        let slots = Arc::new(Self {
+            slots: (0..size)
+                .map(|_| {
+                    Mutex::new(Slot {
+                        conn: None,
+                        life: ConnLife::new(&recycling),
+                        successor: None,
+                        replacing: false,
+                    })
+                })
+                .collect(),
+            dispatcher: Dispatcher::new(size, homes),
+            connector,
+            recycling,
+            jobs: Mutex::new(jobs),
+        });
+        recycle::spawn(Arc::downgrade(&slots), queue);
+        slots
+    }
+
+    fn slot(&self, slot: usize) -> MutexGuard<'_, Slot> {
+        self.slots[slot].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn send(&self, job: Job) {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        // The recycler only stops once the pool is dropped.
+        let _ = jobs.send(job);
+    }
+
+    /// Waits on the executor for a slot for work of the school keyed `school` (or none).
+    /// Cancel-safe: a slot granted to a waiter that gave up goes back to the dispatcher.
+    pub async fn take(self: &Arc<Self>, school: Option<u64>) -> Option<SlotTicket> {
+        let (sender, mut receiver) = oneshot::channel();
+        let preference = self.dispatcher.preference(school);
+        let id = match self.dispatcher.claim(preference, Grant::Async(sender)) {
+            Claim::Now(slot) => return Some(self.ticket(slot)),
+            Claim::Queued(id) => id,
+        };
+        let mut waiting = Waiting {
+            slots: self,
+            id: Some(id),
+            receiver: &mut receiver,
+        };
+        let slot = (&mut *waiting.receiver).await.ok();
+        waiting.id = None;
+        slot.map(|slot| self.ticket(slot))
+    }
+
+    /// Waits on this (blocking) thread for a slot, at most `timeout`.
+    pub fn take_blocking(self: &Arc<Self>, timeout: Duration) -> Option<SlotTicket> {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        let preference = self.dispatcher.preference(None);
+        let id = match self.dispatcher.claim(preference, Grant::Blocking(sender)) {
+            Claim::Now(slot) => return Some(self.ticket(slot)),
+            Claim::Queued(id) => id,
+        };
+        if let Ok(slot) = receiver.recv_timeout(timeout) {
+            return Some(self.ticket(slot));
+        }
+        if self.dispatcher.cancel(id) {
+            return None;
+        }
+        // Granted between the timeout and the cancel: it came after all.
+        receiver.try_recv().ok().map(|slot| self.ticket(slot))
+    }
+
+    fn ticket(self: &Arc<Self>, slot: usize) -> SlotTicket {
+        SlotTicket {
+            slots: self.clone(),
+            slot,
+        }
+    }
+
+    /// The connection of `ticket`'s slot, opened (on this blocking thread) when the slot has
+    /// none; its successor first when the recycler has one ready.
+    pub fn checkout(&self, ticket: SlotTicket, school: Option<u64>) -> ApiResult<PooledConn> {
+        let mut slot = self.slot(ticket.slot);
+        if let Some((successor, reason)) = slot.successor.take() {
+            if let Some(old) = slot.conn.replace(successor) {
+                self.send(Job::Close(Box::new(old)));
+            }
+            slot.life = ConnLife::new(&self.recycling);
+            slot.replacing = false;
+            metrics::pool_connection_recycled(reason.label());
+        }
+        let conn = match slot.conn.take() {
+            Some(conn) => conn,
+            None => {
+                drop(slot);
+                let conn = self.connector.connect().map_err(|err| {
+                    log::warn!("could not open a database connection: {err}");
+                    ApiError::ServiceUnavailable
+                })?;
+                slot = self.slot(ticket.slot);
+                slot.life = ConnLife::new(&self.recycling);
+                conn
+            }
+        };
+        slot.life.served(school);
+        drop(slot);
+        Ok(PooledConn {
+            conn: Some(conn),
+            ticket: Some(ticket),
+        })
+    }
+
+    /// A unit of work is done with `conn`: back into its slot unless broken; a successor
+    /// is asked for when the connection is due.
+    fn put_back(&self, slot_index: usize, mut conn: PgConn) {
+        if conn.broken || diesel::r2d2::R2D2Connection::is_broken(&mut conn.conn) {
+            return;
+        }
+        let now = Instant::now();
+        let mut slot = self.slot(slot_index);
+        slot.life.used(now);
+        slot.conn = Some(conn);
+        if !slot.replacing && slot.life.due(&self.recycling, now).is_some() {
+            slot.replacing = true;
+            drop(slot);
+            self.send(Job::Replace(slot_index));
+        }
+    }
+
+    /// The recycler's part: opens a successor for `slot_index` (one at a time: the
+    /// recycler is one thread).
+    pub(crate) fn open_successor(&self, slot_index: usize) {
+        let reason = {
+            let slot = self.slot(slot_index);
+            slot.life
+                .due(&self.recycling, Instant::now())
+                .unwrap_or(Reason::Lifetime)
+        };
+        match self.connector.connect() {
+            Ok(conn) => self.slot(slot_index).successor = Some((conn, reason)),
+            Err(err) => {
+                log::warn!("could not open a successor connection: {err}");
+                self.slot(slot_index).replacing = false;
+            }
+        }
+    }
+
+    /// The recycler's part: closes connections idle too long, and swaps in successors of
+    /// idle slots (one idle slot at a time, held only for the swap).
+    pub(crate) fn sweep(&self, now: Instant) {
+        for index in 0..self.slots.len() {
+            if !self.dispatcher.claim_idle(index) {
+                continue;
+            }
+            let mut slot = self.slot(index);
+            let mut closing = None;
+            if slot.life.idle_too_long(&self.recycling, now) {
+                // A successor too: the slot opens afresh on its next use.
+                closing = slot.conn.take();
+                slot.successor = None;
+                slot.replacing = false;
+            } else if slot.conn.is_some()
+                && !slot.replacing
+                && slot.life.due(&self.recycling, now).is_some()
+            {
+                slot.replacing = true;
+                self.send(Job::Replace(index));
+            }
+            drop(slot);
+            self.dispatcher.release(index);
+            drop(closing);
+        }
+    }
+
+    /// Connections open and idle now (for `/metrics` and tests).
+    pub fn counts(&self) -> (u32, u32) {
+        let open = self
+            .slots
+            .iter()
+            .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()))
+            .filter(|slot| slot.conn.is_some())
+            .count();
+        let idle = self.dispatcher.idle_count().min(open);
+        (open as u32, idle as u32)
+    }
+
+    /// For each slot with a connection, how many distinct schools it has served.
+    pub fn schools_per_connection(&self) -> Vec<usize> {
+        self.slots
+            .iter()
+            .map(|slot| slot.lock().unwrap_or_else(|p| p.into_inner()))
+            .filter(|slot| slot.conn.is_some())
+            .map(|slot| slot.life.schools())
+            .collect()
+    }
+}
+
+/// A waiter's place in the queue; dropped before its slot came (a timeout), it leaves the
+/// queue, or hands back the slot that came meanwhile.
+struct Waiting<'a> {
+    slots: &'a Arc<Slots>,
+    id: Option<u64>,
+    receiver: &'a mut oneshot::Receiver<usize>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        if self.slots.dispatcher.cancel(id) {
+            return;
+        }
+        if let Ok(slot) = self.receiver.try_recv() {
+            self.slots.dispatcher.release(slot);
+        }
+    }
+}
+
+/// The right to one slot; freed when dropped.
+pub struct SlotTicket {
+    slots: Arc<Slots>,
+    slot: usize,
+}
+
+impl SlotTicket {
+    pub fn slots(&self) -> &Arc<Slots> {
+        &self.slots
+    }
+}
+
+impl Drop for SlotTicket {
+    fn drop(&mut self) {
+        self.slots.dispatcher.release(self.slot);
+    }
+}
+
+/// A connection out of its slot for one unit of work.
+pub struct PooledConn {
+    conn: Option<PgConn>,
+    ticket: Option<SlotTicket>,
+}
+
+impl Deref for PooledConn {
+    type Target = PgConn;
+    fn deref(&self) -> &PgConn {
+        self.conn.as_ref().expect("connection until dropped")
+    }
+}
+
+impl DerefMut for PooledConn {
+    fn deref_mut(&mut self) -> &mut PgConn {
+        self.conn.as_mut().expect("connection until dropped")
+    }
+}
+
+impl Drop for PooledConn {
+    /// The connection goes back before the slot is freed, so its next holder finds it.
+    fn drop(&mut self) {
+        if let (Some(conn), Some(ticket)) = (self.conn.take(), self.ticket.take()) {
+            ticket.slots.put_back(ticket.slot, conn);
+            drop(ticket);
+        }
+    }
+}

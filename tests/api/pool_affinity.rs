@@ -1,0 +1,137 @@
+//! School affinity and recycling in the real pool against PostgreSQL: the number of
+//! schools each backend serves stays bounded however many the pool serves.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use diesel::{RunQueryDsl, dsl::sql, sql_types::Integer};
+use futures_util::future::join_all;
+use school_service::{
+    db::{
+        Db,
+        pool::{AffinitySettings, PoolSettings},
+        recycle::RecycleSettings,
+    },
+    tenancy::{TenantRef, directory::TenantDirectory},
+};
+
+use crate::helpers::{TestDb, cli};
+
+const SCHOOLS: usize = 24;
+const POOL: u32 = 4;
+
+/// `SCHOOLS` schools in a fresh database.
+async fn fleet() -> (Arc<TestDb>, Vec<TenantRef>) {
+    let db = Arc::new(tokio::task::spawn_blocking(TestDb::new).await.expect("db"));
+    let url = db.url.clone();
+    let schools = tokio::task::spawn_blocking(move || {
+        let command = format!("tenant create-many --prefix aff --count {SCHOOLS} --jobs 4");
+        let (ok, out, err) = cli(&url, &command, &[]);
+        assert!(ok, "create-many: {out}{err}");
+        let directory = TenantDirectory::new(Db::new(&url, 1, Duration::from_secs(5)));
+        (1..=SCHOOLS)
+            .map(|i| directory.find_schema(&format!("aff{i}")).expect("school"))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("schools");
+    (db, schools)
+}
+
+/// Runs `passes` round-robin passes over `schools`, 16 units of work in flight, and
+/// answers which schools each PostgreSQL backend (by pid) served.
+async fn serve(pool: &Db, schools: &[TenantRef], passes: usize) -> HashMap<i32, HashSet<String>> {
+    let served: Arc<Mutex<HashMap<i32, HashSet<String>>>> = Arc::default();
+    let units: Vec<TenantRef> = (0..passes).flat_map(|_| schools.iter().cloned()).collect();
+    for wave in units.chunks(16) {
+        let work = wave.iter().cloned().map(|tenant| {
+            let (pool, served) = (pool.clone(), served.clone());
+            async move {
+                let name = tenant.schema_name.as_str().to_owned();
+                let pid = pool
+                    .run_in_tenant(tenant, |conn| {
+                        // Long enough that units of work overlap, and that a successor connection opens within a few of them.
+                        diesel::sql_query("SELECT pg_sleep(0.01)").execute(conn.pg())?;
+                        Ok(diesel::select(sql::<Integer>("pg_backend_pid()"))
+                            .get_result(conn.pg())?)
+                    })
+                    .await
+                    .expect("unit of work");
+                served
+                    .lock()
+                    .expect("served")
+                    .entry(pid)
+                    .or_default()
+                    .insert(name);
+            }
+        });
+        join_all(work).await;
+    }
+    Arc::try_unwrap(served)
+        .expect("one owner")
+        .into_inner()
+        .expect("served")
+}
+
+fn pool(url: &str, homes: usize, max_schools: Option<usize>) -> Db {
+    let settings = PoolSettings {
+        affinity: AffinitySettings {
+            homes,
+            recycling: RecycleSettings {
+                max_schools,
+                ..RecycleSettings::default()
+            },
+        },
+        ..PoolSettings::new(POOL, Duration::from_secs(10))
+    };
+    Db::open(url, &settings)
+}
+
+fn most_schools(served: &HashMap<i32, HashSet<String>>) -> usize {
+    served.values().map(HashSet::len).max().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn with_affinity_each_backend_serves_its_share_of_the_schools_not_all() {
+    let (db, schools) = fleet().await;
+    let without = serve(&pool(&db.url, 0, None), &schools, 3).await;
+    let with = serve(&pool(&db.url, 1, None), &schools, 3).await;
+    // Without affinity every backend ends up serving (nearly) every school.
+    assert!(most_schools(&without) > SCHOOLS / 2, "without: {without:?}");
+    // A quarter of 24 is 6 homes per connection; borrowing adds a few.
+    assert!(
+        most_schools(&with) <= SCHOOLS / 2,
+        "with affinity: {:?}",
+        with.values().map(HashSet::len).collect::<Vec<_>>()
+    );
+    assert!(
+        with.len() <= POOL as usize,
+        "no connection was replaced: {with:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_past_its_school_limit_is_replaced_and_no_backend_grows_past_it() {
+    let (db, schools) = fleet().await;
+    let cap = 3;
+    let pool = pool(&db.url, 0, Some(cap));
+    let served = serve(&pool, &schools, 4).await;
+    // Without affinity, every connection meets a new school at nearly every unit of work:
+    // it is replaced soon after its third, while the recycler opens its successor.
+    assert!(
+        served.len() > POOL as usize * 2,
+        "connections were replaced: {} backends",
+        served.len()
+    );
+    let sizes: Vec<usize> = served.values().map(HashSet::len).collect();
+    assert!(
+        most_schools(&served) <= cap + 8,
+        "every backend's schools stay near the cap: {sizes:?}"
+    );
+    // The pool's own count of the current connections' schools is bounded the same way.
+    let current = pool.schools_per_connection();
+    assert!(current.iter().all(|&n| n <= cap + 8), "{current:?}");
+}
