@@ -19,14 +19,15 @@ use crate::{
     auth::{
         api_key::ApiKeyRecord,
         jwt::{Claims, Layer, TokenType},
-        permissions::{Action, Permission, PermissionSet, Resource},
+        permissions::{Action, GUARDIAN_ROLE, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
         school_admission::Admitted,
         user_cache::UserCache,
     },
     db::models::User,
     error::{ApiError, ApiResult},
-    tenancy::{HostKind, TenantConn, TenantRef},
+    school::guardians::Guardians,
+    tenancy::{HostKind, ReadScope, TenantConn, TenantRef},
 };
 
 /// Who is calling, as far as the request log is concerned.
@@ -401,6 +402,11 @@ fn authenticate(
                 ));
             }
             let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
+            if role_names.iter().any(|role| role == GUARDIAN_ROLE) {
+                // A guardian reads their children's records only, whatever else they hold.
+                let children = Guardians::children_of(conn, user.id)?;
+                conn.narrow_reads(ReadScope::Students(children.into()));
+            }
             Ok(Caller {
                 tenant,
                 principal: Principal::User(Box::new(user)),

@@ -65,6 +65,12 @@ school_table!(Attendances: Attendance in t, new: NewAttendance, changes: Attenda
 impl Store for Attendances {
     type Record = Attendance;
 
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::attendance(children)
+    }
+
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("attendance"));
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {

@@ -9,7 +9,7 @@
 //! has no methods that write, and the API's resource is the store itself
 //! (`api::school::crud::SchoolResource: Store`), so it cannot be paired with another.
 
-use std::{collections::HashSet, marker::PhantomData};
+use std::{collections::HashSet, marker::PhantomData, sync::Arc};
 
 use diesel::{OptionalExtension, QueryDsl, QueryResult, RunQueryDsl};
 use uuid::Uuid;
@@ -81,6 +81,13 @@ pub trait Store: Table {
     /// students, attendance); `None`: lists count the rows.
     const LIVE_COUNT: Option<LiveCount<Self::Parent>> = None;
 
+    /// What a reader narrowed to some students (a guardian: `ReadScope::Students`) may read
+    /// of this resource: the rows about those students, or what those rows belong to.
+    /// `None`, the default: nothing at all (a resource without a rule is never shown).
+    fn about_students(_students: &Arc<[Uuid]>) -> Option<Narrowing<Self>> {
+        None
+    }
+
     /// Narrows a list further, after `?search=` over the table's search columns (teachers
     /// search their users' names); `None` when `query` asks for no narrowing.
     fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
@@ -151,10 +158,20 @@ pub trait Store: Table {
         query: &ListQuery,
     ) -> ApiResult<(i64, Vec<Self::Record>)> {
         let pattern = query.search.as_deref().map(crate::db::like_pattern);
+        let readable = Readable::<Self>::of(conn);
+        if matches!(readable, Readable::Nothing) {
+            return Ok((0, Vec::new()));
+        }
         let narrowing = Self::narrowing(conn, query)?;
-        let every_live = pattern.is_none() && narrowing.is_none() && !query.include_deleted;
+        let every_live = pattern.is_none()
+            && narrowing.is_none()
+            && matches!(readable, Readable::All)
+            && !query.include_deleted;
         let matching = || {
             let mut rows = Self::select(SEALED, parent, query.include_deleted);
+            if let Readable::Narrowed(narrowing) = &readable {
+                rows = narrowing(rows);
+            }
             if let Some(pattern) = &pattern {
                 rows = Self::search(SEALED, rows, pattern);
             }
@@ -181,6 +198,9 @@ pub trait Store: Table {
         target: Target<Self::Parent>,
     ) -> ApiResult<Option<Self::Record>> {
         let rows = Self::select(SEALED, target.parent, target.include_deleted);
+        let Some(rows) = Readable::<Self>::of(conn).apply(rows) else {
+            return Ok(None);
+        };
         let mut found = Self::load(SEALED, conn, Self::with_id(SEALED, rows, target.id), 0, 1)?;
         found
             .pop()
@@ -272,6 +292,34 @@ fn create_with<S: Store>(
     record_of::<S>(conn, row).map(Some)
 }
 
+/// Which of a store's rows the connection's reader may read.
+enum Readable<S: Store> {
+    /// Every row (the school's own staff, its keys).
+    All,
+    /// The rows about the reader's students (`Store::about_students`).
+    Narrowed(Narrowing<S>),
+    /// None (a resource without a rule for them).
+    Nothing,
+}
+
+impl<S: Store> Readable<S> {
+    fn of(conn: &TenantConn) -> Self {
+        match conn.read_scope().students() {
+            None => Self::All,
+            Some(students) => S::about_students(students).map_or(Self::Nothing, Self::Narrowed),
+        }
+    }
+
+    /// `rows` narrowed to the readable ones; `None` when none are.
+    fn apply(&self, rows: S::Query) -> Option<S::Query> {
+        match self {
+            Self::All => Some(rows),
+            Self::Narrowed(narrowing) => Some(narrowing(rows)),
+            Self::Nothing => None,
+        }
+    }
+}
+
 /// The record of one row.
 fn record_of<S: Store>(conn: &mut TenantConn, row: S::Row) -> ApiResult<S::Record> {
     S::Record::from_rows(conn, vec![row])?
@@ -292,7 +340,10 @@ pub fn top_level(_: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
 pub fn nested_in<P: Store>(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
     let (&id, outer) = parents.split_last().ok_or_else(ApiError::not_found)?;
     let grandparent = P::scope(conn, outer)?;
-    let rows = P::with_id(SEALED, P::select(SEALED, grandparent, false), id);
+    let rows = Readable::<P>::of(conn)
+        .apply(P::select(SEALED, grandparent, false))
+        .ok_or_else(ApiError::not_found)?;
+    let rows = P::with_id(SEALED, rows, id);
     match P::count(SEALED, conn, rows)? {
         0 => Err(ApiError::not_found()),
         _ => Ok(id),

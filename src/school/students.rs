@@ -52,6 +52,12 @@ school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
 impl Store for Students {
     type Record = Student;
 
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::students(children)
+    }
+
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {

@@ -26,7 +26,7 @@ use crate::{
         schema_public::users,
     },
     error::{ApiError, ApiResult},
-    tenancy::{Tenant, TenantRef},
+    tenancy::{ReadScope, Tenant, TenantRef},
 };
 
 pub struct TenantConn {
@@ -34,6 +34,8 @@ pub struct TenantConn {
     tenant: TenantRef,
     /// Transaction mode: the transaction the binding lives in is still open.
     binding_open: bool,
+    /// Whose records the school layer's reads answer (set at authentication).
+    read_scope: ReadScope,
 }
 
 impl TenantConn {
@@ -48,6 +50,7 @@ impl TenantConn {
             pooled,
             tenant,
             binding_open: transactional,
+            read_scope: ReadScope::School,
         })
     }
 
@@ -98,6 +101,7 @@ impl TenantConn {
             pooled,
             tenant,
             binding_open: true,
+            read_scope: ReadScope::School,
         };
         conn.set_path()?;
         Ok(conn)
@@ -181,6 +185,16 @@ impl TenantConn {
 
     pub fn tenant(&self) -> &Tenant {
         &self.tenant
+    }
+
+    /// Whose records this unit of work reads (see `ReadScope`).
+    pub fn read_scope(&self) -> &ReadScope {
+        &self.read_scope
+    }
+
+    /// Narrows every scoped read of this unit of work (a guardian's request).
+    pub fn narrow_reads(&mut self, scope: ReadScope) {
+        self.read_scope = scope;
     }
 
     /// The underlying connection, for running diesel queries. Its `search_path` is this
