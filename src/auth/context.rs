@@ -18,6 +18,7 @@ use crate::{
     auth::AppState,
     auth::{
         api_key::ApiKeyRecord,
+        disclosures::{disclosures_of, outside_party},
         jwt::{Claims, Layer, TokenType},
         permissions::{Action, GUARDIAN_ROLE, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
@@ -332,6 +333,9 @@ impl SchoolRequest {
             Authenticate::Token(claims) => Some(claims.sub),
             Authenticate::Key(_) => None,
         };
+        let reading = matches!(method, Method::GET | Method::HEAD);
+        let target = self.http.uri().to_string();
+        let state = self.state.clone();
         let task = move |conn: &mut TenantConn, loaded: Option<User>| {
             let caller = authenticate(conn, &role_cache, tenant, credentials, loaded, &secret)?;
             if let Ok(mut identity) = identity_in_task.lock() {
@@ -343,7 +347,19 @@ impl SchoolRequest {
                 ));
             }
             caller.require(need, &method)?;
-            work(conn, &caller)
+            // Reads by a party outside the school are disclosures (API.md 11): the school
+            // layer's reads note the students they answer, queued here once answered.
+            let outsider = reading.then(|| outside_party(&caller)).flatten();
+            if outsider.is_some() {
+                conn.reader().record_disclosures();
+            }
+            let answer = work(conn, &caller)?;
+            if let Some(party) = outsider {
+                let disclosed = conn.reader().take_disclosed();
+                let entries = disclosures_of(&party, &target, disclosed);
+                state.disclosures.record(caller.tenant.clone(), entries);
+            }
+            Ok(answer)
         };
         let db = &self.state.db;
         let users = self.state.user_cache.clone();

@@ -15,6 +15,7 @@ use crate::{
     config::Config,
     db::Db,
     error::ApiError,
+    school::disclosure_log::DisclosureLog,
     tenancy::TenantDirectory,
 };
 
@@ -38,6 +39,8 @@ pub struct AppState {
     /// Bounds concurrent bcrypt work to the number of cores: logins queue in order instead
     /// of all slowing down together, and hashing cannot take every blocking thread.
     pub hashing: tokio::sync::Semaphore,
+    /// Reads of students' records by outside parties, queued for their writer thread.
+    pub disclosures: DisclosureLog,
 }
 
 impl AppState {
@@ -68,6 +71,7 @@ impl AppState {
             hashing: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             ),
+            disclosures: DisclosureLog::start(db.clone()),
             db,
             directory,
             role_cache: Arc::new(RoleCache::default()),

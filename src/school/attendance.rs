@@ -73,6 +73,12 @@ impl Store for Attendances {
 
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("attendance"));
 
+    const STUDENT_RECORD: Option<&'static str> = Some("attendance");
+
+    fn students_in(_: &mut TenantConn, records: &[Attendance]) -> ApiResult<Vec<Uuid>> {
+        Ok(records.iter().map(|a| a.student_id).collect())
+    }
+
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let filter = AttendanceFilter::parse(&query.params)?;
         if filter == AttendanceFilter::default() {

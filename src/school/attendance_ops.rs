@@ -183,6 +183,7 @@ pub fn summary_of(
     if !conn.read_scope().shows_student(student) {
         return Err(crate::error::ApiError::not_found());
     }
+    conn.reader().disclosed([student], "attendance_summary");
     let mut one = summaries(conn, &[student], date_from, date_to)?;
     Ok(one.remove(&student).unwrap_or_else(|| {
         AttendanceSummary::of_counts(student, date_from, date_to, &HashMap::new())

@@ -163,6 +163,16 @@ fn set_students(conn: &mut TenantConn, guardian: Uuid, students: &[Uuid]) -> Api
 impl Store for Guardians {
     type Record = Guardian;
 
+    /// Who a student's guardians are is the student's record too.
+    const STUDENT_RECORD: Option<&'static str> = Some("guardian");
+
+    fn students_in(_: &mut TenantConn, records: &[Guardian]) -> ApiResult<Vec<Uuid>> {
+        Ok(records
+            .iter()
+            .flat_map(|g| g.students.iter().copied())
+            .collect())
+    }
+
     fn after_create(conn: &mut TenantConn, row: &GuardianRow, new: &NewGuardian) -> ApiResult<()> {
         set_students(conn, row.id, &new.students)
     }

@@ -16,6 +16,8 @@
 mod schema;
 
 pub mod demo;
+pub mod disclosure_log;
+pub mod disclosures;
 
 pub mod academic_settings;
 pub mod assignments;

@@ -88,6 +88,17 @@ pub trait Store: Table {
         None
     }
 
+    /// What the disclosure log calls this resource's records when they are a student's
+    /// records (`"student"`, `"mark"`); `None` (the default): reading them discloses
+    /// nothing about a student.
+    const STUDENT_RECORD: Option<&'static str> = None;
+
+    /// The students `records` are about, for the disclosure log: asked only when
+    /// `STUDENT_RECORD` is set and the reader is a party outside the school.
+    fn students_in(_conn: &mut TenantConn, _records: &[Self::Record]) -> ApiResult<Vec<Uuid>> {
+        Ok(Vec::new())
+    }
+
     /// Narrows a list further, after `?search=` over the table's search columns (teachers
     /// search their users' names); `None` when `query` asks for no narrowing.
     fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
@@ -189,7 +200,9 @@ pub trait Store: Table {
             None => Self::count(SEALED, conn, matching())?,
         };
         let rows = Self::load(SEALED, conn, matching(), query.offset(), query.page_size)?;
-        Ok((count, Self::Record::from_rows(conn, rows)?))
+        let records = Self::Record::from_rows(conn, rows)?;
+        note_disclosures::<Self>(conn, &records)?;
+        Ok((count, records))
     }
 
     /// The record `target` names, if there is one.
@@ -202,10 +215,12 @@ pub trait Store: Table {
             return Ok(None);
         };
         let mut found = Self::load(SEALED, conn, Self::with_id(SEALED, rows, target.id), 0, 1)?;
-        found
-            .pop()
-            .map(|row| record_of::<Self>(conn, row))
-            .transpose()
+        let Some(row) = found.pop() else {
+            return Ok(None);
+        };
+        let record = record_of::<Self>(conn, row)?;
+        note_disclosures::<Self>(conn, std::slice::from_ref(&record))?;
+        Ok(Some(record))
     }
 
     fn create(
@@ -318,6 +333,17 @@ impl<S: Store> Readable<S> {
             Self::Nothing => None,
         }
     }
+}
+
+/// Notes the students `records` are about as disclosed, when the reader is a party
+/// outside the school and the records are a student's.
+fn note_disclosures<S: Store>(conn: &mut TenantConn, records: &[S::Record]) -> ApiResult<()> {
+    let Some(what) = S::STUDENT_RECORD.filter(|_| conn.reader().is_disclosing()) else {
+        return Ok(());
+    };
+    let students = S::students_in(conn, records)?;
+    conn.reader().disclosed(students, what);
+    Ok(())
 }
 
 /// The record of one row.

@@ -60,6 +60,12 @@ impl Store for Students {
 
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
 
+    const STUDENT_RECORD: Option<&'static str> = Some("student");
+
+    fn students_in(_: &mut TenantConn, records: &[Student]) -> ApiResult<Vec<Uuid>> {
+        Ok(records.iter().map(|s| s.id).collect())
+    }
+
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let class = id_param(&query.params, CLASS_FILTER)?;
         Ok(class.map(|class| -> Narrowing<Self> {

@@ -1,10 +1,12 @@
-//! `ReadScope`: whose records a unit of work may read. It travels with the connection
-//! bound to the school (`TenantConn::read_scope`), set once when the caller is
+//! Who reads, as far as the school layer's reads care: whose records they may answer
+//! (`ReadScope`: a guardian only their children's) and, for a party outside the school,
+//! which students they answered (`Disclosed`, logged as disclosures). Both travel with the
+//! connection bound to the school (`TenantConn::reader`), set once when the caller is
 //! authenticated, so every scoped read of the school layer (`school::Store`'s list, find
-//! and parent lookups, the report-card and attendance loaders) narrows by it without a
-//! handler having to remember to.
+//! and parent lookups, the report-card and attendance loaders) narrows and records by them
+//! without a handler having to remember to.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use uuid::Uuid;
 
@@ -30,5 +32,54 @@ impl ReadScope {
     /// Whether a record about `student` may be read.
     pub fn shows_student(&self, student: Uuid) -> bool {
         self.students().is_none_or(|ids| ids.contains(&student))
+    }
+}
+
+/// The reader of a unit of work.
+#[derive(Debug, Default)]
+pub struct Reader {
+    pub scope: ReadScope,
+    /// `Some` when the reader is a party outside the school: the (student, kind of record)
+    /// pairs its reads answered, each once.
+    disclosed: Option<BTreeSet<(Uuid, &'static str)>>,
+}
+
+impl Reader {
+    /// From now on, keep which students the reads answer (an outside party's read).
+    pub fn record_disclosures(&mut self) {
+        self.disclosed.get_or_insert_with(BTreeSet::new);
+    }
+
+    /// Whether the reads' students are being kept.
+    pub fn is_disclosing(&self) -> bool {
+        self.disclosed.is_some()
+    }
+
+    /// Notes that records of kind `what` about `students` were answered (nothing unless
+    /// `record_disclosures` was called).
+    pub fn disclosed(&mut self, students: impl IntoIterator<Item = Uuid>, what: &'static str) {
+        if let Some(kept) = &mut self.disclosed {
+            kept.extend(students.into_iter().map(|student| (student, what)));
+        }
+    }
+
+    /// What was answered so far: each student once, with the kinds of their records
+    /// (`"mark, student"`); the record starts empty again.
+    pub fn take_disclosed(&mut self) -> Vec<(Uuid, String)> {
+        let Some(kept) = &mut self.disclosed else {
+            return Vec::new();
+        };
+        let mut by_student: Vec<(Uuid, String)> = Vec::new();
+        // Ordered by student, then kind: one run per student.
+        for (student, what) in std::mem::take(kept) {
+            match by_student.last_mut() {
+                Some((last, kinds)) if *last == student => {
+                    kinds.push_str(", ");
+                    kinds.push_str(what);
+                }
+                _ => by_student.push((student, what.to_owned())),
+            }
+        }
+        by_student
     }
 }

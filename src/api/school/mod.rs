@@ -12,6 +12,7 @@ pub mod class_students;
 pub mod classes;
 pub mod crud;
 pub mod departments;
+pub mod disclosures;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
@@ -64,6 +65,7 @@ pub fn mount(m: &mut Mount) {
     report_cards::mount(m);
     roles::mount(m);
     guardians::mount(m);
+    disclosures::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

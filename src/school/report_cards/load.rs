@@ -226,15 +226,21 @@ pub fn live_classes(conn: &mut TenantConn) -> ApiResult<Vec<AcademicClass>> {
 
 /// The cards of `sheet` the connection's reader may read: every one, or for a reader
 /// narrowed to some students (a guardian) theirs only. Computed over the whole class, so
-/// positions and averages are the class's.
+/// positions and averages are the class's; `only`: the card of this student alone. The
+/// cards answered are noted as disclosed (see `Reader`).
 pub fn readable_cards(
-    conn: &TenantConn,
+    conn: &mut TenantConn,
     sheet: &ClassSheet,
     header: &CardHeader,
+    only: Option<Uuid>,
 ) -> Vec<super::ReportCard> {
     let scope = conn.read_scope();
     let mut all = super::compute::cards(sheet, header);
-    all.retain(|card| scope.shows_student(card.student.id));
+    all.retain(|card| {
+        scope.shows_student(card.student.id) && only.is_none_or(|id| id == card.student.id)
+    });
+    conn.reader()
+        .disclosed(all.iter().map(|card| card.student.id), "report_card");
     all
 }
 
