@@ -160,8 +160,9 @@ pub trait Store: Table {
     }
 
     /// One page of the records under `parent` (order `created_at, id`) and the count of
-    /// all that match: soft-deleted ones only when asked for, `?search=` over the search
-    /// columns, then the store's `narrowing`. The count of every live record is read where
+    /// all that match: those the connection's reader may read (`about_students`),
+    /// soft-deleted ones only when asked for, `?search=` over the search columns, then the
+    /// store's `narrowing`. The count of every live record is read where
     /// the database keeps it (`LIVE_COUNT`), else counted.
     fn list(
         conn: &mut TenantConn,
@@ -205,7 +206,7 @@ pub trait Store: Table {
         Ok((count, records))
     }
 
-    /// The record `target` names, if there is one.
+    /// The record `target` names, if there is one the connection's reader may read.
     fn find(
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
