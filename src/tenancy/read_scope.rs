@@ -83,3 +83,36 @@ impl Reader {
         by_student
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_keeps_each_student_once_with_the_kinds_of_record_read() {
+        let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
+        let mut staff = Reader::default();
+        staff.disclosed([a], "student");
+        assert!(staff.take_disclosed().is_empty(), "staff reads are no disclosures");
+
+        let mut key = Reader::default();
+        key.record_disclosures();
+        key.disclosed([a, b, a], "student");
+        key.disclosed([a], "mark");
+        let mut taken = key.take_disclosed();
+        taken.sort();
+        let mut expected = vec![(a, "mark, student".to_owned()), (b, "student".to_owned())];
+        expected.sort();
+        assert_eq!(taken, expected);
+        assert!(key.take_disclosed().is_empty() && key.is_disclosing());
+    }
+
+    #[test]
+    fn a_guardians_scope_shows_their_children_only() {
+        let (child, other) = (Uuid::new_v4(), Uuid::new_v4());
+        let guardian = ReadScope::Students(vec![child].into());
+        assert!(guardian.shows_student(child) && !guardian.shows_student(other));
+        assert!(ReadScope::School.shows_student(other));
+        assert!(ReadScope::Students(Vec::new().into()).students().is_some_and(|s| s.is_empty()));
+    }
+}
