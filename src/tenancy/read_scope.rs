@@ -93,7 +93,10 @@ mod tests {
         let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
         let mut staff = Reader::default();
         staff.disclosed([a], "student");
-        assert!(staff.take_disclosed().is_empty(), "staff reads are no disclosures");
+        assert!(
+            staff.take_disclosed().is_empty(),
+            "staff reads are no disclosures"
+        );
 
         let mut key = Reader::default();
         key.record_disclosures();
@@ -113,6 +116,10 @@ mod tests {
         let guardian = ReadScope::Students(vec![child].into());
         assert!(guardian.shows_student(child) && !guardian.shows_student(other));
         assert!(ReadScope::School.shows_student(other));
-        assert!(ReadScope::Students(Vec::new().into()).students().is_some_and(|s| s.is_empty()));
+        assert!(
+            ReadScope::Students(Vec::new().into())
+                .students()
+                .is_some_and(|s| s.is_empty())
+        );
     }
 }

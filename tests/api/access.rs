@@ -145,7 +145,14 @@ async fn user_with_roles(app: &TestApp, school: &str, email: &str, roles: &[&str
 #[tokio::test]
 async fn every_default_role_is_enforced_on_every_resource_and_method() {
     let app = spawn_app().await;
-    for role in ["admin", "principal", "office", "teacher", "student", "guardian"] {
+    for role in [
+        "admin",
+        "principal",
+        "office",
+        "teacher",
+        "student",
+        "guardian",
+    ] {
         let who = user_with_roles(&app, "alpha", &format!("{role}2@alpha.test"), &[role]).await;
         check_matrix(&app, &who).await;
     }
