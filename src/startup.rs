@@ -83,7 +83,10 @@ impl Application {
         let mut server = std::pin::pin!(self.server);
         let signal = std::pin::pin!(shutdown_signal());
         let signal = match futures_util::future::select(server.as_mut(), signal).await {
-            futures_util::future::Either::Left((result, _)) => return result,
+            futures_util::future::Either::Left((result, _)) => {
+                close_disclosure_log(&self.state).await;
+                return result;
+            }
             futures_util::future::Either::Right((signal, _)) => signal,
         };
         log::info!("{signal} received: refusing new connections, finishing requests in flight");
@@ -102,7 +105,17 @@ impl Application {
             actix_rt::time::sleep(std::time::Duration::from_millis(200)).await;
             handle.stop(false).await;
         });
-        server.await
+        let stopped = server.await;
+        close_disclosure_log(&self.state).await;
+        stopped
+    }
+}
+
+/// The requests are done: what they disclosed is written before the process ends.
+async fn close_disclosure_log(state: &web::Data<AppState>) {
+    let state = state.clone();
+    if let Err(err) = tokio::task::spawn_blocking(move || state.disclosures.close()).await {
+        log::error!("closing the disclosure log failed: {err}");
     }
 }
 

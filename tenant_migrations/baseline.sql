@@ -374,3 +374,48 @@ BEGIN
     SELECT 'attendance', count(*) FROM attendance WHERE NOT is_deleted;
 END
 $migration$;
+
+-- 2026-11-26-500001_guardians
+-- Guardians (API.md 11): a parent or carer, optionally a user of the school, linked to the
+-- students they answer for. A user holding the `guardian` role reads only the records of
+-- the students linked to their live guardian records.
+CREATE TABLE guardians (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    first_name   varchar(150) NOT NULL CHECK (char_length(first_name) >= 1),
+    last_name    varchar(150) NOT NULL CHECK (char_length(last_name) >= 1),
+    email        varchar(254),
+    phone        varchar(32),
+    relationship varchar(50) NOT NULL DEFAULT '',
+    user_id      uuid,
+    is_deleted   boolean NOT NULL DEFAULT false,
+    created_by   uuid,
+    updated_by   uuid,
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at   timestamptz NOT NULL DEFAULT now()
+);
+-- Every request of a guardian user looks its children up by user.
+CREATE INDEX guardians_user ON guardians (user_id) WHERE NOT is_deleted;
+
+CREATE TABLE guardian_students (
+    guardian_id uuid NOT NULL REFERENCES guardians (id) ON DELETE CASCADE,
+    student_id  uuid NOT NULL REFERENCES students (id),
+    position    integer NOT NULL,
+    PRIMARY KEY (guardian_id, student_id)
+);
+CREATE INDEX guardian_students_student ON guardian_students (student_id);
+
+-- 2026-11-26-500002_disclosures
+-- Disclosures (API.md 11; FERPA 34 CFR 99.32): each read of a student's records by a party
+-- outside the school (an API key; an integration client), one row per student answered.
+-- Written in batches after the read; no foreign key to students, so a batch never fails
+-- on a student deleted since, and the record of what was shown outlives the student.
+CREATE TABLE disclosures (
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    student_id uuid NOT NULL,
+    at         timestamptz NOT NULL,
+    party_type text NOT NULL,
+    party_id   uuid NOT NULL,
+    party_name text NOT NULL,
+    what       text NOT NULL
+);
+CREATE INDEX disclosures_student_at ON disclosures (student_id, at DESC, id DESC);

@@ -7,6 +7,7 @@ import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
+import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -20,6 +21,7 @@ const me = {
 };
 
 setContext({ client, me, API });
+setFamilyContext({ client, me, API });
 
 /**
  * The pages by the first segment of the route: a nav label, who sees it, what it shows,
@@ -30,6 +32,7 @@ const PAGES = {
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
+  children: { nav: "My children", visible: isGuardian, render: familyPage },
 };
 whenRecovered(() => route());
 
@@ -96,7 +99,8 @@ async function schoolName() {
 function buildNav() {
   const links = [["", "Home"]];
   for (const [key, page] of Object.entries(PAGES)) {
-    if (page.visible(me)) links.push([key, page.nav]);
+    // A guardian's one page is their children (the rest would show the same records).
+    if (page.visible(me) && (!isGuardian(me) || key === "children")) links.push([key, page.nav]);
   }
   $("nav").replaceChildren(...links.map(([key, text]) => h("a", { href: `#/${key}`, "data-view": key || "home", text })));
 }
@@ -119,7 +123,8 @@ function route() {
   document.querySelectorAll("#nav a").forEach((a) => {
     if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
-  const view = page && page.visible(me) ? page.render(args, params) : homePage();
+  const home = isGuardian(me) ? () => familyPage([]) : homePage;
+  const view = page && page.visible(me) ? page.render(args, params) : home();
   $("view").replaceChildren(view);
   const heading = $("view").querySelector("h1");
   if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");

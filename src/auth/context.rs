@@ -17,15 +17,17 @@ use crate::{
     auth::AppState,
     auth::{
         api_key::ApiKeyRecord,
+        disclosures::{disclosures_of, outside_party},
         jwt::{Claims, Layer, TokenType},
-        permissions::{Action, Permission, PermissionSet, Resource},
+        permissions::{Action, GUARDIAN_ROLE, Permission, PermissionSet, Resource},
         role_cache::RoleCache,
         user_cache::UserCache,
     },
     db::models::User,
     error::{ApiError, ApiResult},
     request::{admit, failed, pace, tenant},
-    tenancy::{HostKind, TenantConn, TenantRef},
+    school::guardians::Guardians,
+    tenancy::{HostKind, ReadScope, TenantConn, TenantRef},
 };
 
 /// Who is calling, as far as the request log is concerned.
@@ -359,12 +361,27 @@ impl SchoolRequest {
         let method = self.http.method().clone();
         let role_cache = self.state.role_cache.clone();
         let task_tenant = tenant.clone();
+        let reading = matches!(method, Method::GET | Method::HEAD);
+        let target = self.http.uri().to_string();
+        let state = self.state.clone();
         self.state
             .db
             .run_in_tenant(tenant, move |conn| {
                 let caller = caller_of(conn, &role_cache, task_tenant, authenticated)?;
                 caller.require(need, &method)?;
-                work(conn, &caller)
+                // Reads by a party outside the school are disclosures (API.md 11): the school
+                // layer's reads note the students they answer, queued here once answered.
+                let outsider = reading.then(|| outside_party(&caller)).flatten();
+                if outsider.is_some() {
+                    conn.reader().record_disclosures();
+                }
+                let answer = work(conn, &caller)?;
+                if let Some(party) = outsider {
+                    let disclosed = conn.reader().take_disclosed();
+                    let entries = disclosures_of(&party, &target, disclosed);
+                    state.disclosures.record(caller.tenant.clone(), entries);
+                }
+                Ok(answer)
             })
             .await
     }
@@ -386,6 +403,11 @@ fn caller_of(
     match authenticated {
         Authenticated::User(user) => {
             let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
+            if role_names.iter().any(|role| role == GUARDIAN_ROLE) {
+                // A guardian reads their children's records only, whatever else they hold.
+                let children = Guardians::children_of(conn, user.id)?;
+                conn.narrow_reads(ReadScope::Students(children.into()));
+            }
             Ok(Caller {
                 tenant,
                 principal: Principal::User(Box::new(user)),

@@ -4,6 +4,7 @@
 pub mod api_key;
 pub mod cache;
 pub mod context;
+pub mod disclosures;
 pub mod jwt;
 pub mod login;
 pub mod password;

@@ -53,6 +53,8 @@ resources! {
     UserRoleAssignment => "userroleassignment",
     Attendance => "attendance",
     ReportCard => "report_card" only View,
+    Guardian => "guardian",
+    History => "history" only View,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -225,7 +227,15 @@ pub fn all_codenames() -> Vec<String> {
     PermissionSet::all().codenames()
 }
 
-/// The roles every new school starts with (API.md section 5).
+/// The default role whose holders read only their children's records (API.md 11).
+pub const GUARDIAN_ROLE: &str = "guardian";
+
+/// Default roles that came after schools existed, each with the codename that came with
+/// it: a school that has not recorded that codename gets the role (see
+/// `auth::roles::seed_defaults`).
+pub const ROLES_ARRIVING_WITH: &[(&str, &str)] = &[(GUARDIAN_ROLE, "view_guardian")];
+
+/// The roles every new school starts with (API.md sections 5 and 11).
 pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
     use Resource::*;
     let view_all = |except: &[Resource]| -> PermissionSet {
@@ -244,7 +254,9 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             .flat_map(|r| actions.iter().map(move |a| Permission::new(*a, *r)))
             .collect()
     };
-    let office = view_all(&[]).union(grant(
+    // Who read or changed a student's records is the school leadership's (API.md 11).
+    let leadership_only = [History];
+    let office = view_all(&leadership_only).union(grant(
         &[
             AcademicSession,
             ExamSession,
@@ -259,6 +271,7 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             AcademicSettings,
             ReportSettings,
             Attendance,
+            Guardian,
         ],
         &[Action::Add, Action::Change, Action::Delete],
     ));
@@ -267,6 +280,8 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
         UserRoleAssignment,
         by_assignment[0],
         by_assignment[1],
+        Guardian,
+        leadership_only[0],
     ])
     .union(grant(
         &[Exam, Mark, TeacherGradeComment],
@@ -277,12 +292,27 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
         &[AcademicSession, ExamSession, Exam, Subject, AcademicClass],
         &[Action::View],
     );
+    // A guardian's reads are narrowed to their children by the store (`ReadScope`).
+    let guardian = grant(
+        &[
+            Student,
+            Mark,
+            Attendance,
+            ReportCard,
+            AcademicSession,
+            ExamSession,
+            Exam,
+            Subject,
+        ],
+        &[Action::View],
+    );
     vec![
         ("admin", PermissionSet::all()),
         ("principal", PermissionSet::all()),
         ("office", office),
         ("teacher", teacher),
         ("student", student),
+        (GUARDIAN_ROLE, guardian),
     ]
 }
 
@@ -293,8 +323,8 @@ mod tests {
     #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        // Every resource has four actions but report cards, which are only viewed.
-        assert_eq!(all.len(), (Resource::COUNT - 1) * 4 + 1);
+        // Every resource has four actions but report cards and history, only viewed.
+        assert_eq!(all.len(), (Resource::COUNT - 2) * 4 + 2);
         assert!(all.contains(&"view_report_card".to_owned()));
         assert_eq!(Permission::parse("add_report_card"), None);
         for name in &all {
@@ -325,6 +355,11 @@ mod tests {
         assert_eq!(roles["student"].codenames().len(), 5);
         assert!(has("office", "add_attendance") && has("office", "view_report_card"));
         assert!(!has("teacher", "view_attendance") && !has("teacher", "view_report_card"));
+        assert!(has("office", "delete_guardian") && !has("office", "view_history"));
+        assert!(!has("teacher", "view_guardian") && !has("teacher", "view_history"));
+        assert!(has("guardian", "view_mark") && has("guardian", "view_report_card"));
+        assert!(!has("guardian", "view_academicclass") && !has("guardian", "change_mark"));
+        assert_eq!(roles["guardian"].codenames().len(), 8);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::{
-    auth::permissions::{PermissionSet, all_codenames, default_roles},
+    auth::permissions::{PermissionSet, ROLES_ARRIVING_WITH, all_codenames, default_roles},
     error::ApiResult,
     school::roles::{self as rows, NewRole},
     tenancy::{TenantConn, provision::SchoolSeed},
@@ -58,6 +58,7 @@ pub fn seed_defaults(conn: &mut TenantConn) -> ApiResult<()> {
         .filter(|code| !known.contains(code))
         .collect();
     if !new.is_empty() {
+        changed |= create_arriving_roles(conn, &defaults, &new)?;
         for (name, permissions) in &defaults {
             let grant: Vec<String> = permissions
                 .codenames()
@@ -72,6 +73,34 @@ pub fn seed_defaults(conn: &mut TenantConn) -> ApiResult<()> {
         announce_change(conn)?;
     }
     Ok(())
+}
+
+/// Creates the default roles that came with one of the `new` codenames (a school older
+/// than the role: `ROLES_ARRIVING_WITH`), with every permission they hold by default; a
+/// school that already has a role of that name keeps its own. Answers whether a role was
+/// made.
+fn create_arriving_roles(
+    conn: &mut TenantConn,
+    defaults: &[(&'static str, PermissionSet)],
+    new: &[String],
+) -> ApiResult<bool> {
+    let mut created = false;
+    for (role, codename) in ROLES_ARRIVING_WITH {
+        let default = defaults.iter().find(|(name, _)| name == role);
+        let Some((name, permissions)) = default.filter(|_| new.iter().any(|c| c == codename))
+        else {
+            continue;
+        };
+        if rows::permissions_by_name(conn, name)?.is_none() {
+            let role = NewRole {
+                name: (*name).to_owned(),
+                permissions: permissions.codenames().into_iter().map(Some).collect(),
+            };
+            rows::create_missing(conn, vec![role])?;
+            created = true;
+        }
+    }
+    Ok(created)
 }
 
 /// Adds `codenames` to the role called `name` (kept sorted, without repeats); answers

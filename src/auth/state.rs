@@ -16,6 +16,7 @@ use crate::{
     db::{Db, schema_name::SchemaName},
     error::ApiError,
     fairness::{Admission, Pace},
+    school::disclosure_log::DisclosureLog,
     tenancy::TenantDirectory,
 };
 
@@ -41,6 +42,8 @@ pub struct AppState {
     /// Bounds concurrent bcrypt work to the number of cores: logins queue in order instead
     /// of all slowing down together, and hashing cannot take every blocking thread.
     pub hashing: tokio::sync::Semaphore,
+    /// Reads of students' records by outside parties, queued for their writer thread.
+    pub disclosures: DisclosureLog,
 }
 
 impl AppState {
@@ -84,6 +87,7 @@ impl AppState {
             hashing: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, |n| n.get()),
             ),
+            disclosures: DisclosureLog::start(db.clone()),
             db,
             directory,
             role_cache: Arc::new(RoleCache::default()),

@@ -65,7 +65,19 @@ school_table!(Attendances: Attendance in t, new: NewAttendance, changes: Attenda
 impl Store for Attendances {
     type Record = Attendance;
 
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::attendance(children)
+    }
+
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("attendance"));
+
+    const STUDENT_RECORD: Option<&'static str> = Some("attendance");
+
+    fn students_in(_: &mut TenantConn, records: &[Attendance]) -> ApiResult<Vec<Uuid>> {
+        Ok(records.iter().map(|a| a.student_id).collect())
+    }
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let filter = AttendanceFilter::parse(&query.params)?;

@@ -172,13 +172,18 @@ fn bounds(from: Option<NaiveDate>, to: Option<NaiveDate>) -> (NaiveDate, NaiveDa
     (from.unwrap_or(first), to.unwrap_or(last))
 }
 
-/// The attendance summary of `student` between the dates (inclusive).
+/// The attendance summary of `student` between the dates (inclusive); 404 when the
+/// connection's reader may not read the student's records (a guardian of others).
 pub fn summary_of(
     conn: &mut TenantConn,
     student: Uuid,
     date_from: Option<NaiveDate>,
     date_to: Option<NaiveDate>,
 ) -> ApiResult<AttendanceSummary> {
+    if !conn.read_scope().shows_student(student) {
+        return Err(crate::error::ApiError::not_found());
+    }
+    conn.reader().disclosed([student], "attendance_summary");
     let mut one = summaries(conn, &[student], date_from, date_to)?;
     Ok(one.remove(&student).unwrap_or_else(|| {
         AttendanceSummary::of_counts(student, date_from, date_to, &HashMap::new())

@@ -38,4 +38,10 @@ school_table!(Classes: AcademicClass in t, new: NewClass, changes: ClassChanges,
 
 impl Store for Classes {
     type Record = AcademicClass;
+
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::classes(children)
+    }
 }

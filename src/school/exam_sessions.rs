@@ -46,4 +46,10 @@ school_table!(ExamSessions: ExamSession in t, new: NewExamSession, changes: Exam
 
 impl Store for ExamSessions {
     type Record = ExamSession;
+
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::exam_sessions(children)
+    }
 }

@@ -52,6 +52,12 @@ school_table!(Exams: Exam in t, new: NewExam, changes: ExamChanges, search: [nam
 
 impl Store for Exams {
     type Record = Exam;
+
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::exams(children)
+    }
 }
 
 /// One live assignment of a teacher, with the display fields of its subject and class.

@@ -49,6 +49,28 @@ school_table!(Marks: Mark in t, new: NewMark, changes: MarkChanges, search: [stu
 
 impl Store for Marks {
     type Record = Mark;
+
+    const STUDENT_RECORD: Option<&'static str> = Some("mark");
+
+    /// Marks name their student by admission number: the students (live or not) that
+    /// hold those numbers.
+    fn students_in(conn: &mut TenantConn, records: &[Mark]) -> ApiResult<Vec<Uuid>> {
+        use super::schema::students;
+        let numbers: Vec<&str> = records
+            .iter()
+            .map(|m| m.studentadmissionnumber.as_str())
+            .collect();
+        Ok(students::table
+            .filter(students::admission_number.eq_any(numbers))
+            .select(students::id)
+            .load(conn.pg())?)
+    }
+
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::marks(children)
+    }
 }
 
 impl Marks {

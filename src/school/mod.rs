@@ -16,6 +16,8 @@
 mod schema;
 
 pub mod demo;
+pub mod disclosure_log;
+pub mod disclosures;
 
 pub mod academic_settings;
 pub mod assignments;
@@ -25,8 +27,10 @@ pub mod classes;
 pub mod departments;
 pub mod exam_sessions;
 pub mod exams;
+pub mod family;
 pub mod general_settings;
 pub mod grade_comments;
+pub mod guardians;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;

@@ -84,6 +84,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    disclosures (id) {
+        id -> Uuid,
+        student_id -> Uuid,
+        at -> Timestamptz,
+        party_type -> Text,
+        party_id -> Uuid,
+        party_name -> Text,
+        what -> Text,
+    }
+}
+
+diesel::table! {
     exam_sessions (id) {
         id -> Uuid,
         academic_session_id -> Uuid,
@@ -129,6 +141,36 @@ diesel::table! {
         #[max_length = 254]
         email -> Varchar,
         logo -> Text,
+        created_by -> Nullable<Uuid>,
+        updated_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    guardian_students (guardian_id, student_id) {
+        guardian_id -> Uuid,
+        student_id -> Uuid,
+        position -> Int4,
+    }
+}
+
+diesel::table! {
+    guardians (id) {
+        id -> Uuid,
+        #[max_length = 150]
+        first_name -> Varchar,
+        #[max_length = 150]
+        last_name -> Varchar,
+        #[max_length = 254]
+        email -> Nullable<Varchar>,
+        #[max_length = 32]
+        phone -> Nullable<Varchar>,
+        #[max_length = 50]
+        relationship -> Varchar,
+        user_id -> Nullable<Uuid>,
+        is_deleted -> Bool,
         created_by -> Nullable<Uuid>,
         updated_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
@@ -310,6 +352,8 @@ diesel::joinable!(exams -> academic_classes (academic_class_id));
 diesel::joinable!(exams -> exam_sessions (exam_session_id));
 diesel::joinable!(exams -> subjects (subject_id));
 diesel::joinable!(exams -> teacher_profiles (teacher_id));
+diesel::joinable!(guardian_students -> guardians (guardian_id));
+diesel::joinable!(guardian_students -> students (student_id));
 diesel::joinable!(marks -> exams (exam_id));
 diesel::joinable!(session_setups -> academic_sessions (academic_session_id));
 diesel::joinable!(session_setups -> exam_sessions (exam_session_id));
@@ -327,9 +371,12 @@ diesel::allow_tables_to_appear_in_same_query!(
     attendance,
     department_teachers,
     departments,
+    disclosures,
     exam_sessions,
     exams,
     general_settings,
+    guardian_students,
+    guardians,
     known_permissions,
     live_counts,
     marks,

@@ -119,6 +119,12 @@ impl Sessions {
 impl Store for Sessions {
     type Record = AcademicSession;
 
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::sessions(children)
+    }
+
     /// A new session becomes the active one, unless it is created deleted: then it is
     /// inactive and the others stay as they are.
     fn before_create(conn: &mut TenantConn, _: (), new: &mut NewSession) -> ApiResult<()> {

@@ -9,7 +9,7 @@
 //! has no methods that write, and the API's resource is the store itself
 //! (`api::school::crud::SchoolResource: Store`), so it cannot be paired with another.
 
-use std::{collections::HashSet, marker::PhantomData};
+use std::{collections::HashSet, marker::PhantomData, sync::Arc};
 
 use diesel::{OptionalExtension, QueryDsl, QueryResult, RunQueryDsl};
 use uuid::Uuid;
@@ -81,6 +81,24 @@ pub trait Store: Table {
     /// students, attendance); `None`: lists count the rows.
     const LIVE_COUNT: Option<LiveCount<Self::Parent>> = None;
 
+    /// What a reader narrowed to some students (a guardian: `ReadScope::Students`) may read
+    /// of this resource: the rows about those students, or what those rows belong to.
+    /// `None`, the default: nothing at all (a resource without a rule is never shown).
+    fn about_students(_students: &Arc<[Uuid]>) -> Option<Narrowing<Self>> {
+        None
+    }
+
+    /// What the disclosure log calls this resource's records when they are a student's
+    /// records (`"student"`, `"mark"`); `None` (the default): reading them discloses
+    /// nothing about a student.
+    const STUDENT_RECORD: Option<&'static str> = None;
+
+    /// The students `records` are about, for the disclosure log: asked only when
+    /// `STUDENT_RECORD` is set and the reader is a party outside the school.
+    fn students_in(_conn: &mut TenantConn, _records: &[Self::Record]) -> ApiResult<Vec<Uuid>> {
+        Ok(Vec::new())
+    }
+
     /// Narrows a list further, after `?search=` over the table's search columns (teachers
     /// search their users' names); `None` when `query` asks for no narrowing.
     fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
@@ -142,8 +160,9 @@ pub trait Store: Table {
     }
 
     /// One page of the records under `parent` (order `created_at, id`) and the count of
-    /// all that match: soft-deleted ones only when asked for, `?search=` over the search
-    /// columns, then the store's `narrowing`. The count of every live record is read where
+    /// all that match: those the connection's reader may read (`about_students`),
+    /// soft-deleted ones only when asked for, `?search=` over the search columns, then the
+    /// store's `narrowing`. The count of every live record is read where
     /// the database keeps it (`LIVE_COUNT`), else counted.
     fn list(
         conn: &mut TenantConn,
@@ -151,10 +170,20 @@ pub trait Store: Table {
         query: &ListQuery,
     ) -> ApiResult<(i64, Vec<Self::Record>)> {
         let pattern = query.search.as_deref().map(crate::db::like_pattern);
+        let readable = Readable::<Self>::of(conn);
+        if matches!(readable, Readable::Nothing) {
+            return Ok((0, Vec::new()));
+        }
         let narrowing = Self::narrowing(conn, query)?;
-        let every_live = pattern.is_none() && narrowing.is_none() && !query.include_deleted;
+        let every_live = pattern.is_none()
+            && narrowing.is_none()
+            && matches!(readable, Readable::All)
+            && !query.include_deleted;
         let matching = || {
             let mut rows = Self::select(SEALED, parent, query.include_deleted);
+            if let Readable::Narrowed(narrowing) = &readable {
+                rows = narrowing(rows);
+            }
             if let Some(pattern) = &pattern {
                 rows = Self::search(SEALED, rows, pattern);
             }
@@ -172,20 +201,27 @@ pub trait Store: Table {
             None => Self::count(SEALED, conn, matching())?,
         };
         let rows = Self::load(SEALED, conn, matching(), query.offset(), query.page_size)?;
-        Ok((count, Self::Record::from_rows(conn, rows)?))
+        let records = Self::Record::from_rows(conn, rows)?;
+        note_disclosures::<Self>(conn, &records)?;
+        Ok((count, records))
     }
 
-    /// The record `target` names, if there is one.
+    /// The record `target` names, if there is one the connection's reader may read.
     fn find(
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
     ) -> ApiResult<Option<Self::Record>> {
         let rows = Self::select(SEALED, target.parent, target.include_deleted);
+        let Some(rows) = Readable::<Self>::of(conn).apply(rows) else {
+            return Ok(None);
+        };
         let mut found = Self::load(SEALED, conn, Self::with_id(SEALED, rows, target.id), 0, 1)?;
-        found
-            .pop()
-            .map(|row| record_of::<Self>(conn, row))
-            .transpose()
+        let Some(row) = found.pop() else {
+            return Ok(None);
+        };
+        let record = record_of::<Self>(conn, row)?;
+        note_disclosures::<Self>(conn, std::slice::from_ref(&record))?;
+        Ok(Some(record))
     }
 
     fn create(
@@ -272,6 +308,45 @@ fn create_with<S: Store>(
     record_of::<S>(conn, row).map(Some)
 }
 
+/// Which of a store's rows the connection's reader may read.
+enum Readable<S: Store> {
+    /// Every row (the school's own staff, its keys).
+    All,
+    /// The rows about the reader's students (`Store::about_students`).
+    Narrowed(Narrowing<S>),
+    /// None (a resource without a rule for them).
+    Nothing,
+}
+
+impl<S: Store> Readable<S> {
+    fn of(conn: &TenantConn) -> Self {
+        match conn.read_scope().students() {
+            None => Self::All,
+            Some(students) => S::about_students(students).map_or(Self::Nothing, Self::Narrowed),
+        }
+    }
+
+    /// `rows` narrowed to the readable ones; `None` when none are.
+    fn apply(&self, rows: S::Query) -> Option<S::Query> {
+        match self {
+            Self::All => Some(rows),
+            Self::Narrowed(narrowing) => Some(narrowing(rows)),
+            Self::Nothing => None,
+        }
+    }
+}
+
+/// Notes the students `records` are about as disclosed, when the reader is a party
+/// outside the school and the records are a student's.
+fn note_disclosures<S: Store>(conn: &mut TenantConn, records: &[S::Record]) -> ApiResult<()> {
+    let Some(what) = S::STUDENT_RECORD.filter(|_| conn.reader().is_disclosing()) else {
+        return Ok(());
+    };
+    let students = S::students_in(conn, records)?;
+    conn.reader().disclosed(students, what);
+    Ok(())
+}
+
 /// The record of one row.
 fn record_of<S: Store>(conn: &mut TenantConn, row: S::Row) -> ApiResult<S::Record> {
     S::Record::from_rows(conn, vec![row])?
@@ -292,7 +367,10 @@ pub fn top_level(_: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
 pub fn nested_in<P: Store>(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<Uuid> {
     let (&id, outer) = parents.split_last().ok_or_else(ApiError::not_found)?;
     let grandparent = P::scope(conn, outer)?;
-    let rows = P::with_id(SEALED, P::select(SEALED, grandparent, false), id);
+    let rows = Readable::<P>::of(conn)
+        .apply(P::select(SEALED, grandparent, false))
+        .ok_or_else(ApiError::not_found)?;
+    let rows = P::with_id(SEALED, rows, id);
     match P::count(SEALED, conn, rows)? {
         0 => Err(ApiError::not_found()),
         _ => Ok(id),

@@ -52,7 +52,19 @@ school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
 impl Store for Students {
     type Record = Student;
 
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::students(children)
+    }
+
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
+
+    const STUDENT_RECORD: Option<&'static str> = Some("student");
+
+    fn students_in(_: &mut TenantConn, records: &[Student]) -> ApiResult<Vec<Uuid>> {
+        Ok(records.iter().map(|s| s.id).collect())
+    }
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let class = id_param(&query.params, CLASS_FILTER)?;

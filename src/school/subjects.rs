@@ -42,6 +42,12 @@ school_table!(Subjects: Subject in t, new: NewSubject, changes: SubjectChanges, 
 
 impl Store for Subjects {
     type Record = Subject;
+
+    fn about_students(
+        children: &std::sync::Arc<[uuid::Uuid]>,
+    ) -> Option<super::store::Narrowing<Self>> {
+        super::family::subjects(children)
+    }
 }
 
 impl Subjects {

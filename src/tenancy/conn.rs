@@ -26,7 +26,7 @@ use crate::{
         schema_public::users,
     },
     error::{ApiError, ApiResult},
-    tenancy::{Tenant, TenantRef},
+    tenancy::{ReadScope, Tenant, TenantRef, read_scope::Reader},
 };
 
 pub struct TenantConn {
@@ -34,6 +34,9 @@ pub struct TenantConn {
     tenant: TenantRef,
     /// Transaction mode: the transaction the binding lives in is still open.
     binding_open: bool,
+    /// Who reads: whose records the school layer's reads answer, and what they disclosed
+    /// (set at authentication).
+    reader: Reader,
 }
 
 impl TenantConn {
@@ -48,6 +51,7 @@ impl TenantConn {
             pooled,
             tenant,
             binding_open: transactional,
+            reader: Reader::default(),
         })
     }
 
@@ -98,6 +102,7 @@ impl TenantConn {
             pooled,
             tenant,
             binding_open: true,
+            reader: Reader::default(),
         };
         conn.set_path()?;
         Ok(conn)
@@ -181,6 +186,21 @@ impl TenantConn {
 
     pub fn tenant(&self) -> &Tenant {
         &self.tenant
+    }
+
+    /// Whose records this unit of work reads (see `ReadScope`).
+    pub fn read_scope(&self) -> &ReadScope {
+        &self.reader.scope
+    }
+
+    /// Narrows every scoped read of this unit of work (a guardian's request).
+    pub fn narrow_reads(&mut self, scope: ReadScope) {
+        self.reader.scope = scope;
+    }
+
+    /// The reader of this unit of work (scope and disclosures; see `Reader`).
+    pub fn reader(&mut self) -> &mut Reader {
+        &mut self.reader
     }
 
     /// The underlying connection, for running diesel queries. Its `search_path` is this

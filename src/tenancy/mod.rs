@@ -8,7 +8,8 @@
 //!   existing ones, every school's applied versions);
 //! - `fleet`: migrating many schools, `--jobs` at a time;
 //! - `archive`: one school as a unit: export to an archive, import from one;
-//! - `placement`: the node a school lives on under Citus, and moving it.
+//! - `placement`: the node a school lives on under Citus, and moving it;
+//! - `read_scope`: whose records a unit of work may read (a guardian: their children's).
 
 pub mod archive;
 pub mod conn;
@@ -17,6 +18,7 @@ pub mod fleet;
 pub mod host;
 pub mod placement;
 pub mod provision;
+pub mod read_scope;
 pub mod school_migrations;
 
 use std::sync::Arc;
@@ -28,6 +30,7 @@ pub use crate::db::schema_name::{InvalidSchemaName, SchemaName};
 pub use conn::TenantConn;
 pub use directory::TenantDirectory;
 pub use host::HostKind;
+pub use read_scope::ReadScope;
 
 /// A school as the request path sees it (cached; see `directory`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

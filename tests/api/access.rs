@@ -48,6 +48,7 @@ fn resources() -> Vec<(String, &'static str)> {
             "userroleassignment",
         ),
         ("/api/v1/school/attendance/".into(), "attendance"),
+        ("/api/v1/school/guardians/".into(), "guardian"),
     ]
 }
 
@@ -58,7 +59,11 @@ fn the_matrix_covers_every_resource_of_the_catalogue() {
     for resource in Resource::ALL {
         // Report settings are one record with their own endpoint (tests/api/settings.rs).
         // Report cards are only read, at their own paths (tests/api/report_cards.rs).
-        if matches!(*resource, Resource::ReportSettings | Resource::ReportCard) {
+        // History is only read, at its own paths (tests/api/disclosures.rs).
+        if matches!(
+            *resource,
+            Resource::ReportSettings | Resource::ReportCard | Resource::History
+        ) {
             continue;
         }
         assert!(
@@ -140,7 +145,14 @@ async fn user_with_roles(app: &TestApp, school: &str, email: &str, roles: &[&str
 #[tokio::test]
 async fn every_default_role_is_enforced_on_every_resource_and_method() {
     let app = spawn_app().await;
-    for role in ["admin", "principal", "office", "teacher", "student"] {
+    for role in [
+        "admin",
+        "principal",
+        "office",
+        "teacher",
+        "student",
+        "guardian",
+    ] {
         let who = user_with_roles(&app, "alpha", &format!("{role}2@alpha.test"), &[role]).await;
         check_matrix(&app, &who).await;
     }

@@ -12,10 +12,12 @@ pub mod class_students;
 pub mod classes;
 pub mod crud;
 pub mod departments;
+pub mod disclosures;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
+pub mod guardians;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;
@@ -62,6 +64,8 @@ pub fn mount(m: &mut Mount) {
     report_settings::mount(m);
     report_cards::mount(m);
     roles::mount(m);
+    guardians::mount(m);
+    disclosures::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

@@ -207,14 +207,41 @@ pub fn class_sheet(
     Ok((sheet, header_of(exam_session, Some(class))))
 }
 
-/// Every live class, by name (the cards of a whole exam session).
+/// Every live class, by name (the cards of a whole exam session); for a reader narrowed
+/// to some students (a guardian), their classes only.
 pub fn live_classes(conn: &mut TenantConn) -> ApiResult<Vec<AcademicClass>> {
     use crate::school::schema::academic_classes as c;
-    Ok(c::table
-        .filter(c::is_deleted.eq(false))
+    let mut rows = c::table.filter(c::is_deleted.eq(false)).into_boxed();
+    if let Some(children) = conn.read_scope().students() {
+        let classes = students::table
+            .filter(students::id.eq_any(children.to_vec()))
+            .select(students::academic_class_id);
+        rows = rows.filter(c::id.nullable().eq_any(classes));
+    }
+    Ok(rows
         .order((c::name, c::id))
         .select(AcademicClass::as_select())
         .load(conn.pg())?)
+}
+
+/// The cards of `sheet` the connection's reader may read: every one, or for a reader
+/// narrowed to some students (a guardian) theirs only. Computed over the whole class, so
+/// positions and averages are the class's; `only`: the card of this student alone. The
+/// cards answered are noted as disclosed (see `Reader`).
+pub fn readable_cards(
+    conn: &mut TenantConn,
+    sheet: &ClassSheet,
+    header: &CardHeader,
+    only: Option<Uuid>,
+) -> Vec<super::ReportCard> {
+    let scope = conn.read_scope();
+    let mut all = super::compute::cards(sheet, header);
+    all.retain(|card| {
+        scope.shows_student(card.student.id) && only.is_none_or(|id| id == card.student.id)
+    });
+    conn.reader()
+        .disclosed(all.iter().map(|card| card.student.id), "report_card");
+    all
 }
 
 /// The sheet of a student who has no class: no exams, so a card without subjects.

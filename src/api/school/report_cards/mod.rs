@@ -30,8 +30,10 @@ use crate::{
         id_param,
         report_cards::{
             ReportCard,
-            compute::{StudentRow, cards},
-            load::{class_sheet, classless_sheet, live_classes, print_settings, rules},
+            compute::StudentRow,
+            load::{
+                class_sheet, classless_sheet, live_classes, print_settings, readable_cards, rules,
+            },
         },
         report_settings::ReportSettings,
         students::{Student, Students},
@@ -200,7 +202,7 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
             let mut all = Vec::new();
             for class in &classes {
                 let (sheet, header) = class_sheet(conn, &exam_session, class, rules.clone())?;
-                all.extend(cards(&sheet, &header));
+                all.extend(readable_cards(conn, &sheet, &header, None));
             }
             answer(conn, all, as_pdf, false)
         })
@@ -236,9 +238,8 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 Some(class) => class_sheet(conn, &exam_session, &class, rules)?,
                 None => classless_sheet(conn, &exam_session, row_of(&student), rules)?,
             };
-            let card = cards(&sheet, &header)
-                .into_iter()
-                .find(|card| card.student.id == student.id)
+            let card = readable_cards(conn, &sheet, &header, Some(student.id))
+                .pop()
                 .ok_or_else(ApiError::not_found)?;
             answer(conn, vec![card], as_pdf, true)
         })

@@ -1,0 +1,40 @@
+//! Which callers' reads are disclosures (API.md 11: API keys and, with OneRoster,
+//! integration clients; never the school's staff or guardians), and the rows a request's
+//! reads make for the disclosure log (`school::disclosure_log`).
+
+use chrono::Utc;
+use uuid::Uuid;
+
+use crate::{
+    auth::{Caller, Principal},
+    school::disclosures::{NewDisclosure, Party, PartyKind},
+};
+
+/// The party outside the school that `caller` is, if any.
+pub fn outside_party(caller: &Caller) -> Option<Party> {
+    match &caller.principal {
+        Principal::ApiKey(key) => Some(Party::new(PartyKind::ApiKey, key.id, &key.name)),
+        Principal::User(_) => None,
+    }
+}
+
+/// One disclosure per student the read of `target` (the request's path and query)
+/// answered, with the kinds of their records it answered.
+pub fn disclosures_of(
+    party: &Party,
+    target: &str,
+    disclosed: Vec<(Uuid, String)>,
+) -> Vec<NewDisclosure> {
+    let at = Utc::now();
+    disclosed
+        .into_iter()
+        .map(|(student, kinds)| NewDisclosure {
+            student_id: student,
+            at,
+            party_type: party.kind.clone(),
+            party_id: party.id,
+            party_name: party.name.clone(),
+            what: format!("{kinds} (GET {target})"),
+        })
+        .collect()
+}

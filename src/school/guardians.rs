@@ -1,0 +1,208 @@
+//! Guardians: parents and carers, each optionally a user of the school, linked to the
+//! students they answer for (in order, in `guardian_students`). Answered as [`Guardian`],
+//! the row with its students.
+//!
+//! A user holding the `guardian` role reads only their children's records: `children_of`
+//! is what the request's `ReadScope` is made of (see `family` for what it opens).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::{
+    FromRows, Store,
+    schema::{guardian_students as gs, guardians as t},
+    table::{Incomplete, given, school_table},
+};
+use crate::{error::ApiResult, tenancy::TenantConn};
+
+#[derive(Queryable, Selectable, Debug, Clone)]
+#[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
+pub struct GuardianRow {
+    pub id: Uuid,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub relationship: String,
+    pub user_id: Option<Uuid>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+pub struct Guardian {
+    pub id: Uuid,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub relationship: String,
+    pub user: Option<Uuid>,
+    /// The students this guardian answers for, in the order given.
+    pub students: Vec<Uuid>,
+    pub is_deleted: bool,
+    pub created_by: Option<Uuid>,
+    pub updated_by: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Insertable, AsChangeset, Debug)]
+#[diesel(table_name = t, treat_none_as_null = true)]
+pub struct NewGuardian {
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub relationship: String,
+    pub user_id: Option<Uuid>,
+    pub is_deleted: bool,
+    /// Student ids, in order (stored in `guardian_students`).
+    #[diesel(skip_insertion, skip_update)]
+    pub students: Vec<Uuid>,
+}
+
+#[derive(AsChangeset, Default, Debug)]
+#[diesel(table_name = t)]
+pub struct GuardianChanges {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub email: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub relationship: Option<String>,
+    pub user_id: Option<Option<Uuid>>,
+    pub is_deleted: Option<bool>,
+    #[diesel(skip_update)]
+    pub students: Option<Vec<Uuid>>,
+}
+
+impl TryFrom<GuardianChanges> for NewGuardian {
+    type Error = Incomplete;
+
+    fn try_from(c: GuardianChanges) -> Result<Self, Incomplete> {
+        Ok(Self {
+            first_name: given(c.first_name, "first_name")?,
+            last_name: given(c.last_name, "last_name")?,
+            email: given(c.email, "email")?,
+            phone: given(c.phone, "phone")?,
+            relationship: given(c.relationship, "relationship")?,
+            user_id: given(c.user_id, "user")?,
+            is_deleted: given(c.is_deleted, "is_deleted")?,
+            students: given(c.students, "students")?,
+        })
+    }
+}
+
+/// Guardians, answered with their students.
+pub struct Guardians;
+
+school_table!(Guardians: GuardianRow in t, new: NewGuardian, changes: GuardianChanges,
+    search: [first_name, last_name], soft_delete: is_deleted);
+
+impl FromRows<GuardianRow> for Guardian {
+    /// The guardians of `rows` with their students (one query for all of them).
+    fn from_rows(conn: &mut TenantConn, rows: Vec<GuardianRow>) -> ApiResult<Vec<Self>> {
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+        let mut by_guardian: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+        let links: Vec<(Uuid, Uuid)> = gs::table
+            .filter(gs::guardian_id.eq_any(&ids))
+            .order((gs::guardian_id, gs::position))
+            .select((gs::guardian_id, gs::student_id))
+            .load(conn.pg())?;
+        for (guardian, student) in links {
+            by_guardian.entry(guardian).or_default().push(student);
+        }
+        Ok(rows
+            .into_iter()
+            .map(|r| Self {
+                students: by_guardian.remove(&r.id).unwrap_or_default(),
+                id: r.id,
+                first_name: r.first_name,
+                last_name: r.last_name,
+                email: r.email,
+                phone: r.phone,
+                relationship: r.relationship,
+                user: r.user_id,
+                is_deleted: r.is_deleted,
+                created_by: r.created_by,
+                updated_by: r.updated_by,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            })
+            .collect())
+    }
+}
+
+/// Replaces the students of `guardian` with `students`, in this order.
+fn set_students(conn: &mut TenantConn, guardian: Uuid, students: &[Uuid]) -> ApiResult<()> {
+    diesel::delete(gs::table.filter(gs::guardian_id.eq(guardian))).execute(conn.pg())?;
+    let rows: Vec<_> = students
+        .iter()
+        .enumerate()
+        .map(|(position, student)| {
+            (
+                gs::guardian_id.eq(guardian),
+                gs::student_id.eq(*student),
+                gs::position.eq(position as i32),
+            )
+        })
+        .collect();
+    diesel::insert_into(gs::table)
+        .values(rows)
+        .execute(conn.pg())?;
+    Ok(())
+}
+
+impl Store for Guardians {
+    type Record = Guardian;
+
+    /// Who a student's guardians are is the student's record too.
+    const STUDENT_RECORD: Option<&'static str> = Some("guardian");
+
+    fn students_in(_: &mut TenantConn, records: &[Guardian]) -> ApiResult<Vec<Uuid>> {
+        Ok(records
+            .iter()
+            .flat_map(|g| g.students.iter().copied())
+            .collect())
+    }
+
+    fn after_create(conn: &mut TenantConn, row: &GuardianRow, new: &NewGuardian) -> ApiResult<()> {
+        set_students(conn, row.id, &new.students)
+    }
+
+    fn after_replace(conn: &mut TenantConn, row: &GuardianRow, new: &NewGuardian) -> ApiResult<()> {
+        set_students(conn, row.id, &new.students)
+    }
+
+    fn after_update(
+        conn: &mut TenantConn,
+        row: &GuardianRow,
+        changes: &GuardianChanges,
+    ) -> ApiResult<()> {
+        match &changes.students {
+            Some(students) => set_students(conn, row.id, students),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Guardians {
+    /// The students linked to `user`'s live guardian records (none when the user is no
+    /// guardian): one query, made for every request of a guardian user.
+    pub fn children_of(conn: &mut TenantConn, user: Uuid) -> ApiResult<Vec<Uuid>> {
+        Ok(gs::table
+            .inner_join(t::table)
+            .filter(t::user_id.eq(user))
+            .filter(t::is_deleted.eq(false))
+            .select(gs::student_id)
+            .distinct()
+            .load(conn.pg())?)
+    }
+}
