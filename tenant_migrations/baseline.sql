@@ -374,3 +374,51 @@ BEGIN
     SELECT 'attendance', count(*) FROM attendance WHERE NOT is_deleted;
 END
 $migration$;
+
+-- Events and history (tenant_migrations/2026-11-26-400001_events_history).
+CREATE TABLE events (
+    id          uuid PRIMARY KEY,
+    seq         bigint UNIQUE,
+    type        text NOT NULL,
+    record_id   uuid NOT NULL,
+    data        jsonb NOT NULL,
+    occurred_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX events_occurred_at ON events (occurred_at);
+
+-- Numbers one event at its transaction's commit, after the ones before it. The table is
+-- named by the trigger's own schema, whatever the session's search_path. An event that
+-- already has its number (loaded from a school archive) keeps it.
+CREATE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    IF NEW.seq IS NOT NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
+    EXECUTE format(
+        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
+        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
+        TG_TABLE_SCHEMA) USING NEW.id;
+    RETURN NULL;
+END
+$body$;
+
+CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION number_event();
+
+-- One entry per create, update or delete of a record whose history is kept. `position`
+-- orders the entries of one transaction (they share `at`). Entries outlive their record.
+CREATE TABLE history (
+    position   bigserial PRIMARY KEY,
+    at         timestamptz NOT NULL DEFAULT now(),
+    resource   text NOT NULL,
+    record_id  uuid NOT NULL,
+    student_id uuid,
+    actor_type text NOT NULL CHECK (actor_type IN ('user', 'api_key', 'oauth_client', 'system')),
+    actor_id   uuid NOT NULL,
+    actor_name text NOT NULL,
+    action     text NOT NULL CHECK (action IN ('created', 'updated', 'deleted')),
+    changes    jsonb NOT NULL
+);
+CREATE INDEX history_record ON history (record_id, position);
+CREATE INDEX history_student ON history (student_id, position) WHERE student_id IS NOT NULL;

@@ -53,6 +53,9 @@ resources! {
     UserRoleAssignment => "userroleassignment",
     Attendance => "attendance",
     ReportCard => "report_card" only View,
+    Event => "event" only View,
+    Webhook => "webhook",
+    History => "history" only View,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,7 +247,8 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             .flat_map(|r| actions.iter().map(move |a| Permission::new(*a, *r)))
             .collect()
     };
-    let office = view_all(&[]).union(grant(
+    // Webhooks and history are for admin and principal only; office reads the event feed.
+    let office = view_all(&[Webhook, History]).union(grant(
         &[
             AcademicSession,
             ExamSession,
@@ -267,6 +271,9 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
         UserRoleAssignment,
         by_assignment[0],
         by_assignment[1],
+        Event,
+        Webhook,
+        History,
     ])
     .union(grant(
         &[Exam, Mark, TeacherGradeComment],
@@ -293,8 +300,9 @@ mod tests {
     #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        // Every resource has four actions but report cards, which are only viewed.
-        assert_eq!(all.len(), (Resource::COUNT - 1) * 4 + 1);
+        // Every resource has four actions but those only viewed (report cards, events).
+        let only_viewed = Resource::ALL.iter().filter(|r| r.actions().len() == 1).count();
+        assert_eq!(all.len(), (Resource::COUNT - only_viewed) * 4 + only_viewed);
         assert!(all.contains(&"view_report_card".to_owned()));
         assert_eq!(Permission::parse("add_report_card"), None);
         for name in &all {

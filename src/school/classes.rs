@@ -38,4 +38,5 @@ school_table!(Classes: AcademicClass in t, new: NewClass, changes: ClassChanges,
 
 impl Store for Classes {
     type Record = AcademicClass;
+    const NAME: &'static str = "academic_class";
 }

@@ -46,4 +46,5 @@ school_table!(ExamSessions: ExamSession in t, new: NewExamSession, changes: Exam
 
 impl Store for ExamSessions {
     type Record = ExamSession;
+    const NAME: &'static str = "exam_session";
 }

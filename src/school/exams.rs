@@ -52,6 +52,7 @@ school_table!(Exams: Exam in t, new: NewExam, changes: ExamChanges, search: [nam
 
 impl Store for Exams {
     type Record = Exam;
+    const NAME: &'static str = "exam";
 }
 
 /// One live assignment of a teacher, with the display fields of its subject and class.

@@ -17,16 +17,21 @@ mod schema;
 
 pub mod demo;
 
+pub mod actor;
+pub mod change_log;
+
 pub mod academic_settings;
 pub mod assignments;
 pub mod attendance;
 pub mod attendance_ops;
 pub mod classes;
 pub mod departments;
+pub mod events;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
+pub mod history;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;

@@ -84,6 +84,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    events (id) {
+        id -> Uuid,
+        seq -> Nullable<Int8>,
+        #[sql_name = "type"]
+        type_ -> Text,
+        record_id -> Uuid,
+        data -> Jsonb,
+        occurred_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     exam_sessions (id) {
         id -> Uuid,
         academic_session_id -> Uuid,
@@ -133,6 +145,21 @@ diesel::table! {
         updated_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    history (position) {
+        position -> Int8,
+        at -> Timestamptz,
+        resource -> Text,
+        record_id -> Uuid,
+        student_id -> Nullable<Uuid>,
+        actor_type -> Text,
+        actor_id -> Uuid,
+        actor_name -> Text,
+        action -> Text,
+        changes -> Jsonb,
     }
 }
 
@@ -327,9 +354,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     attendance,
     department_teachers,
     departments,
+    events,
     exam_sessions,
     exams,
     general_settings,
+    history,
     known_permissions,
     live_counts,
     marks,

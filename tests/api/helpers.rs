@@ -135,7 +135,7 @@ fn seed(url: &str) {
                 ),
             )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
-            TeacherView::create_for_user(conn, teacher.id, None)?;
+            TeacherView::create_for_user(conn, teacher.id, &school_service::school::Actor::system())?;
             User::insert(
                 conn.pg(),
                 &user(&format!("norole@{school}.test"), Some(row.id), false, false),
@@ -469,6 +469,7 @@ pub fn test_config(db_url: &str) -> Config {
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
         metrics_addr: None,
+        events: school_service::config::EventSettings::default(),
     }
 }
 

@@ -18,6 +18,7 @@ mod caches;
 mod class_students;
 mod contract;
 mod demo;
+mod events;
 mod fleet;
 mod isolation;
 mod live_counts;

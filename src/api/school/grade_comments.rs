@@ -86,7 +86,7 @@ const DELETE_COMMENT: &[Permission] = &[Permission::new(
 async fn soft_delete(request: SchoolRequest, path: PathIds) -> ApiResult<HttpResponse> {
     request
         .run(Need::All(DELETE_COMMENT), move |conn, caller| {
-            GradeComments::soft_delete(conn, path.last()?, caller.user_id())
+            GradeComments::soft_delete(conn, path.last()?, &caller.actor())
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true})))

@@ -12,6 +12,7 @@ pub mod class_students;
 pub mod classes;
 pub mod crud;
 pub mod departments;
+pub mod events;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
@@ -62,6 +63,7 @@ pub fn mount(m: &mut Mount) {
     report_settings::mount(m);
     report_cards::mount(m);
     roles::mount(m);
+    events::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(
