@@ -298,6 +298,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn events_webhooks_and_history_go_to_whom_api_md_says() {
+        let roles = default_roles();
+        let holds = |role: &str, codename: &str| {
+            let (_, set) = roles.iter().find(|(name, _)| *name == role).expect("role");
+            set.contains(Permission::parse(codename).expect("codename"))
+        };
+        for codename in ["view_event", "view_webhook", "add_webhook", "view_history"] {
+            assert!(holds("admin", codename) && holds("principal", codename), "{codename}");
+            assert!(!holds("teacher", codename) && !holds("student", codename), "{codename}");
+        }
+        assert!(holds("office", "view_event"));
+        assert!(!holds("office", "view_webhook") && !holds("office", "view_history"));
+    }
+
+    #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
         // Every resource has four actions but those only viewed (report cards, events).
