@@ -88,6 +88,9 @@ pub struct EventSettings {
     /// `WEBHOOK_ALLOW_INSECURE`: allows `http` and private, loopback and link-local
     /// destinations (tests, local development).
     pub allow_insecure: bool,
+    /// `WEBHOOK_RELAY`: whether `serve` runs the relay too (`false` when operators run
+    /// `school-service relay` apart).
+    pub relay_in_serve: bool,
 }
 
 impl Default for EventSettings {
@@ -99,6 +102,7 @@ impl Default for EventSettings {
                 .unwrap_or_default(),
             disable_after: Duration::from_secs(5 * 24 * 3600),
             allow_insecure: false,
+            relay_in_serve: true,
         }
     }
 }
@@ -122,6 +126,7 @@ impl EventSettings {
             retry_schedule: schedule,
             disable_after,
             allow_insecure: parse_env("WEBHOOK_ALLOW_INSECURE", false)?,
+            relay_in_serve: parse_env("WEBHOOK_RELAY", true)?,
         };
         if settings.retention_days == 0 || settings.webhook_timeout.is_zero() {
             bail!("EVENT_RETENTION_DAYS and WEBHOOK_TIMEOUT_MS must be positive");

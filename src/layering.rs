@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["tenancy"],
     &["school"],
+    &["relay"],
     &["auth"],
     &["api"],
     &["startup"],

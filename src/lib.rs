@@ -7,6 +7,7 @@
 //! - `db`: the pool, migrations, the public schema and platform models; `config`;
 //! - `tenancy`: which school a request is for, and connections bound to its schema;
 //! - `school`: school records, their forms and queries (the only code naming school tables);
+//! - `relay`: the webhook relay (signing, safe destinations, delivery), over `school`;
 //! - `auth`: tokens, passwords, API keys, permissions, roles, the caller extractors and the
 //!   `AppState` they hand out;
 //! - `api`: routes and handlers, `api::system` for the platform, `api::school` per school,
@@ -20,6 +21,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod observability;
+pub mod relay;
 pub mod school;
 pub mod startup;
 pub mod tenancy;

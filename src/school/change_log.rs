@@ -100,6 +100,7 @@ pub fn record<S: Store>(
         let changes = field_changes(action, before.as_ref(), after.as_ref());
         diesel::insert_into(history::table)
             .values((
+                history::id.eq(Uuid::new_v4()),
                 history::resource.eq(S::NAME),
                 history::record_id.eq(record_id),
                 history::student_id.eq(student),

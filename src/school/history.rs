@@ -57,7 +57,7 @@ pub fn page(
     };
     let count: i64 = select().count().get_result(conn.pg())?;
     let rows: Vec<Row> = select()
-        .order(t::position.desc())
+        .order((t::at.desc(), t::id.desc()))
         .offset(offset)
         .limit(limit)
         .select((

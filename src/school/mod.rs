@@ -43,6 +43,8 @@ pub mod students;
 pub mod subjects;
 pub mod table;
 pub mod teachers;
+pub mod webhook_queue;
+pub mod webhooks;
 
 pub use store::{FromRows, Store};
 pub use table::{Actor, Incomplete, Table, Target};

@@ -39,11 +39,13 @@ $body$;
 CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION number_event();
 
--- One entry per create, update or delete of a record whose history is kept. `position`
--- orders the entries of one transaction (they share `at`). Entries outlive their record.
+-- One entry per create, update or delete of a record whose history is kept, at the time
+-- of the statement (not of the transaction: the entries of one transaction keep their
+-- order). No sequence: a school archive carries rows, not sequence positions. Entries
+-- outlive their record.
 CREATE TABLE history (
-    position   bigserial PRIMARY KEY,
-    at         timestamptz NOT NULL DEFAULT now(),
+    id         uuid PRIMARY KEY,
+    at         timestamptz NOT NULL DEFAULT clock_timestamp(),
     resource   text NOT NULL,
     record_id  uuid NOT NULL,
     student_id uuid,
@@ -53,5 +55,5 @@ CREATE TABLE history (
     action     text NOT NULL CHECK (action IN ('created', 'updated', 'deleted')),
     changes    jsonb NOT NULL
 );
-CREATE INDEX history_record ON history (record_id, position);
-CREATE INDEX history_student ON history (student_id, position) WHERE student_id IS NOT NULL;
+CREATE INDEX history_record ON history (record_id, at);
+CREATE INDEX history_student ON history (student_id, at) WHERE student_id IS NOT NULL;

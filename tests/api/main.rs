@@ -36,3 +36,4 @@ mod sessions;
 mod settings;
 mod system;
 mod tenancy;
+mod webhooks;

@@ -187,7 +187,9 @@ async fn labels_stay_bounded_after_requests_to_many_record_ids() {
         .iter()
         .filter(|s| s.metric == "http_requests_total")
         .count();
-    assert!(series < 200, "{series} request series");
+    // Bounded by routes x methods x statuses of every test in this process (they share
+    // the recorder), not by ids.
+    assert!(series < 400, "{series} request series");
 }
 
 #[tokio::test]

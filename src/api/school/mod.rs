@@ -26,6 +26,7 @@ pub mod sessions;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
+pub mod webhooks;
 
 use actix_web::HttpResponse;
 
@@ -64,6 +65,7 @@ pub fn mount(m: &mut Mount) {
     report_cards::mount(m);
     roles::mount(m);
     events::mount(m);
+    webhooks::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(
