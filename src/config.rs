@@ -98,8 +98,7 @@ impl Default for EventSettings {
         Self {
             retention_days: 30,
             webhook_timeout: Duration::from_millis(10_000),
-            retry_schedule: parse_durations("5s,5m,30m,2h,5h,10h,10h")
-                .unwrap_or_default(),
+            retry_schedule: parse_durations("5s,5m,30m,2h,5h,10h,10h").unwrap_or_default(),
             disable_after: Duration::from_secs(5 * 24 * 3600),
             allow_insecure: false,
             relay_in_serve: true,
@@ -140,7 +139,9 @@ pub fn parse_duration(raw: &str) -> anyhow::Result<Duration> {
     let raw = raw.trim();
     let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
     let (number, unit) = raw.split_at(split);
-    let number: u64 = number.parse().with_context(|| format!("{raw:?} has no number"))?;
+    let number: u64 = number
+        .parse()
+        .with_context(|| format!("{raw:?} has no number"))?;
     let seconds = match unit {
         "" | "s" => 1,
         "m" => 60,

@@ -305,8 +305,14 @@ mod tests {
             set.contains(Permission::parse(codename).expect("codename"))
         };
         for codename in ["view_event", "view_webhook", "add_webhook", "view_history"] {
-            assert!(holds("admin", codename) && holds("principal", codename), "{codename}");
-            assert!(!holds("teacher", codename) && !holds("student", codename), "{codename}");
+            assert!(
+                holds("admin", codename) && holds("principal", codename),
+                "{codename}"
+            );
+            assert!(
+                !holds("teacher", codename) && !holds("student", codename),
+                "{codename}"
+            );
         }
         assert!(holds("office", "view_event"));
         assert!(!holds("office", "view_webhook") && !holds("office", "view_history"));
@@ -316,7 +322,10 @@ mod tests {
     fn codenames_round_trip() {
         let all = all_codenames();
         // Every resource has four actions but those only viewed (report cards, events).
-        let only_viewed = Resource::ALL.iter().filter(|r| r.actions().len() == 1).count();
+        let only_viewed = Resource::ALL
+            .iter()
+            .filter(|r| r.actions().len() == 1)
+            .count();
         assert_eq!(all.len(), (Resource::COUNT - only_viewed) * 4 + only_viewed);
         assert!(all.contains(&"view_report_card".to_owned()));
         assert_eq!(Permission::parse("add_report_card"), None);

@@ -242,7 +242,11 @@ pub fn hash_queue_wait(waited: Duration) {
 
 /// One webhook attempt; `lag`: from the event's commit to its acknowledgement.
 pub fn webhook_delivered(acknowledged: bool, lag: Duration) {
-    let outcome = if acknowledged { "acknowledged" } else { "failed" };
+    let outcome = if acknowledged {
+        "acknowledged"
+    } else {
+        "failed"
+    };
     counter!(WEBHOOK_DELIVERIES, "outcome" => outcome).increment(1);
     if acknowledged {
         histogram!(WEBHOOK_LAG).record(lag.as_secs_f64());

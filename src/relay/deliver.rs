@@ -29,7 +29,12 @@ pub fn body_of(due: &Due) -> Result<Vec<u8>, String> {
 }
 
 /// Sends `due` once; never fails, the outcome says how it went.
-pub async fn deliver(due: &Due, timeout: Duration, allow_insecure: bool, own: &[IpAddr]) -> Outcome {
+pub async fn deliver(
+    due: &Due,
+    timeout: Duration,
+    allow_insecure: bool,
+    own: &[IpAddr],
+) -> Outcome {
     match attempt(due, timeout, allow_insecure, own).await {
         Ok(status) if (200..300).contains(&status) => Outcome::Acknowledged(i32::from(status)),
         Ok(status) => Outcome::Failed(Some(i32::from(status)), format!("answered {status}")),

@@ -15,7 +15,9 @@ pub const MAX_URL_CHARS: usize = 2000;
 /// credentials in it.
 pub fn parse(raw: &str, allow_insecure: bool) -> Result<Url, String> {
     if raw.chars().count() > MAX_URL_CHARS {
-        return Err(format!("ensure this field has at most {MAX_URL_CHARS} characters"));
+        return Err(format!(
+            "ensure this field has at most {MAX_URL_CHARS} characters"
+        ));
     }
     let url = Url::parse(raw).map_err(|_| "enter a valid URL".to_owned())?;
     match url.scheme() {
@@ -37,7 +39,11 @@ pub fn parse(raw: &str, allow_insecure: bool) -> Result<Url, String> {
 pub fn own_addresses(bind: Option<IpAddr>) -> Vec<IpAddr> {
     let mut own: Vec<IpAddr> = bind.into_iter().filter(|ip| !ip.is_unspecified()).collect();
     for probe in ["8.8.8.8:53", "[2001:4860:4860::8888]:53"] {
-        let local = if probe.starts_with('[') { "[::]:0" } else { "0.0.0.0:0" };
+        let local = if probe.starts_with('[') {
+            "[::]:0"
+        } else {
+            "0.0.0.0:0"
+        };
         if let Ok(socket) = UdpSocket::bind(local) {
             if socket.connect(probe).is_ok() {
                 if let Ok(addr) = socket.local_addr() {
@@ -70,8 +76,7 @@ fn forbidden_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("a private address")
     } else if ip.is_link_local() {
         Some("a link-local address")
-    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 || a >= 240
-    {
+    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 || a >= 240 {
         Some("not a unicast address")
     } else {
         None
@@ -117,7 +122,11 @@ fn checked(
 }
 
 /// Resolves and checks `url` (blocking: for a save, on the blocking pool).
-pub fn resolve_blocking(url: &Url, allow_insecure: bool, own: &[IpAddr]) -> Result<SocketAddr, String> {
+pub fn resolve_blocking(
+    url: &Url,
+    allow_insecure: bool,
+    own: &[IpAddr],
+) -> Result<SocketAddr, String> {
     let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']);
     let addrs = (host, port_of(url))
         .to_socket_addrs()
@@ -126,8 +135,16 @@ pub fn resolve_blocking(url: &Url, allow_insecure: bool, own: &[IpAddr]) -> Resu
 }
 
 /// Resolves and checks `url` at delivery time.
-pub async fn resolve(url: &Url, allow_insecure: bool, own: &[IpAddr]) -> Result<SocketAddr, String> {
-    let host = url.host_str().unwrap_or_default().trim_matches(['[', ']']).to_owned();
+pub async fn resolve(
+    url: &Url,
+    allow_insecure: bool,
+    own: &[IpAddr],
+) -> Result<SocketAddr, String> {
+    let host = url
+        .host_str()
+        .unwrap_or_default()
+        .trim_matches(['[', ']'])
+        .to_owned();
     let addrs = tokio::net::lookup_host((host.as_str(), port_of(url)))
         .await
         .map_err(|_| "the host does not resolve".to_owned())?;
@@ -142,8 +159,18 @@ mod tests {
     fn forbidden_destinations_are_named() {
         let own: Vec<IpAddr> = vec!["203.0.113.9".parse().expect("ip")];
         for ip in [
-            "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0",
-            "100.64.0.1", "::1", "fd00::1", "fe80::1", "::ffff:127.0.0.1", "203.0.113.9",
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "203.0.113.9",
         ] {
             let ip: IpAddr = ip.parse().expect("ip");
             assert!(forbidden(ip, &own).is_some(), "{ip}");

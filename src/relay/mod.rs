@@ -246,7 +246,9 @@ impl Relay {
         }
         let (relay, retention) = (self.id, self.settings.retention_days);
         self.db
-            .run_in_tenant(tenant, move |conn| webhook_queue::settle(conn, relay, retention))
+            .run_in_tenant(tenant, move |conn| {
+                webhook_queue::settle(conn, relay, retention)
+            })
             .await
     }
 }

@@ -24,7 +24,10 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Result<Strin
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).map_err(|e| e.to_string())?;
     mac.update(format!("{id}.{timestamp}.").as_bytes());
     mac.update(body);
-    Ok(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
+    Ok(format!(
+        "v1,{}",
+        STANDARD.encode(mac.finalize().into_bytes())
+    ))
 }
 
 #[cfg(test)]
@@ -36,8 +39,8 @@ mod tests {
     fn signs_as_the_reference_implementation() {
         let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
         let body = br#"{"test": 2432232314}"#;
-        let signature = sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body)
-            .expect("signed");
+        let signature =
+            sign(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body).expect("signed");
         assert_eq!(signature, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
         assert!(new_secret().starts_with("whsec_"));
     }

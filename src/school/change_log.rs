@@ -52,7 +52,10 @@ pub enum Change<'a, R> {
     Created(&'a R),
     /// An update; a soft delete (`is_deleted` false → true) is recorded as `deleted`, a
     /// restore as `updated` (API.md 9).
-    Updated { before: &'a R, after: &'a R },
+    Updated {
+        before: &'a R,
+        after: &'a R,
+    },
     /// A real delete: the record as it was.
     Deleted(&'a R),
 }
@@ -167,7 +170,10 @@ fn id_of(data: &Value) -> ApiResult<Uuid> {
 }
 
 fn is_deleted(record: Option<&Value>) -> bool {
-    record.and_then(|r| r.get("is_deleted")).and_then(Value::as_bool) == Some(true)
+    record
+        .and_then(|r| r.get("is_deleted"))
+        .and_then(Value::as_bool)
+        == Some(true)
 }
 
 fn action_of(before: Option<&Value>, after: Option<&Value>) -> Action {
@@ -182,7 +188,11 @@ fn action_of(before: Option<&Value>, after: Option<&Value>) -> Action {
 /// `{field: [old, new]}`: every field (but bookkeeping) of a created record as
 /// `[null, value]`, of a deleted one as `[value, null]`, and of an update the fields
 /// that differ.
-fn field_changes(action: Action, before: Option<&Value>, after: Option<&Value>) -> Map<String, Value> {
+fn field_changes(
+    action: Action,
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Map<String, Value> {
     let fields = |record: Option<&Value>| -> Map<String, Value> {
         let mut fields = record
             .and_then(Value::as_object)
@@ -194,8 +204,14 @@ fn field_changes(action: Action, before: Option<&Value>, after: Option<&Value>) 
     let (old, new) = (fields(before), fields(after));
     let pair = |old: &Value, new: &Value| Value::Array(vec![old.clone(), new.clone()]);
     match action {
-        Action::Created => new.iter().map(|(k, v)| (k.clone(), pair(&Value::Null, v))).collect(),
-        Action::Deleted => old.iter().map(|(k, v)| (k.clone(), pair(v, &Value::Null))).collect(),
+        Action::Created => new
+            .iter()
+            .map(|(k, v)| (k.clone(), pair(&Value::Null, v)))
+            .collect(),
+        Action::Deleted => old
+            .iter()
+            .map(|(k, v)| (k.clone(), pair(v, &Value::Null)))
+            .collect(),
         Action::Updated => new
             .iter()
             .filter(|(k, v)| old.get(*k) != Some(*v))
@@ -227,8 +243,14 @@ mod tests {
         let updated = field_changes(Action::Updated, Some(&before), Some(&after));
         assert_eq!(Value::Object(updated), json!({"mark": [38, 52]}));
         let created = field_changes(Action::Created, None, Some(&after));
-        assert_eq!(Value::Object(created), json!({"mark": [null, 52], "comment": [null, "ok"]}));
+        assert_eq!(
+            Value::Object(created),
+            json!({"mark": [null, 52], "comment": [null, "ok"]})
+        );
         let deleted = field_changes(Action::Deleted, Some(&before), None);
-        assert_eq!(Value::Object(deleted), json!({"mark": [38, null], "comment": ["ok", null]}));
+        assert_eq!(
+            Value::Object(deleted),
+            json!({"mark": [38, null], "comment": ["ok", null]})
+        );
     }
 }

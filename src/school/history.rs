@@ -32,7 +32,16 @@ pub struct HistoryEntry {
     pub record: Uuid,
 }
 
-type Row = (DateTime<Utc>, String, Uuid, String, String, Value, String, Uuid);
+type Row = (
+    DateTime<Utc>,
+    String,
+    Uuid,
+    String,
+    String,
+    Value,
+    String,
+    Uuid,
+);
 
 /// Whose history: one record's, or everything about one student.
 #[derive(Debug, Clone, Copy)]
@@ -74,9 +83,8 @@ pub fn page(
     let entries = rows
         .into_iter()
         .map(|(at, kind, id, name, action, changes, resource, record)| {
-            let kind = ActorKind::parse(&kind).ok_or_else(|| {
-                ApiError::internal(anyhow::anyhow!("unknown actor type {kind}"))
-            })?;
+            let kind = ActorKind::parse(&kind)
+                .ok_or_else(|| ApiError::internal(anyhow::anyhow!("unknown actor type {kind}")))?;
             Ok(HistoryEntry {
                 at,
                 actor: Actor { kind, id, name },

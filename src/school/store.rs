@@ -239,7 +239,14 @@ pub trait Store: Table {
             .ok_or_else(ApiError::not_found)?;
         Self::after_replace(conn, &row, &new)?;
         let after = record_of::<Self>(conn, row)?;
-        change_log::record::<Self>(conn, actor, Change::Updated { before: &before, after: &after })?;
+        change_log::record::<Self>(
+            conn,
+            actor,
+            Change::Updated {
+                before: &before,
+                after: &after,
+            },
+        )?;
         Ok(after)
     }
 
@@ -256,7 +263,14 @@ pub trait Store: Table {
             .ok_or_else(ApiError::not_found)?;
         Self::after_update(conn, &row, &changes)?;
         let after = record_of::<Self>(conn, row)?;
-        change_log::record::<Self>(conn, actor, Change::Updated { before: &before, after: &after })?;
+        change_log::record::<Self>(
+            conn,
+            actor,
+            Change::Updated {
+                before: &before,
+                after: &after,
+            },
+        )?;
         Ok(after)
     }
 
@@ -302,7 +316,10 @@ fn create_with<S: Store>(
 /// The record `target` names before a write changes it (404 when there is none). Where
 /// history is kept the row is locked first, so the entry's old values are the ones the
 /// write replaces, whatever writes concurrently.
-fn record_before<S: Store>(conn: &mut TenantConn, target: Target<S::Parent>) -> ApiResult<S::Record> {
+fn record_before<S: Store>(
+    conn: &mut TenantConn,
+    target: Target<S::Parent>,
+) -> ApiResult<S::Record> {
     if S::KEEPS_HISTORY {
         S::lock_row(SEALED, conn, target.id)?;
     }

@@ -49,7 +49,11 @@ impl Store for Subjects {
 impl Subjects {
     /// Marks the live subjects among `ids` deleted, each with its `subject.deleted` event;
     /// answers how many changed.
-    pub fn soft_delete_many(conn: &mut TenantConn, ids: &[Uuid], actor: &Actor) -> ApiResult<usize> {
+    pub fn soft_delete_many(
+        conn: &mut TenantConn,
+        ids: &[Uuid],
+        actor: &Actor,
+    ) -> ApiResult<usize> {
         let deleted: Vec<Subject> = diesel::update(
             t::table
                 .filter(t::id.eq_any(ids))
@@ -69,7 +73,14 @@ impl Subjects {
                 is_deleted: false,
                 ..after.clone()
             };
-            change_log::record::<Self>(conn, actor, Change::Updated { before: &before, after })?;
+            change_log::record::<Self>(
+                conn,
+                actor,
+                Change::Updated {
+                    before: &before,
+                    after,
+                },
+            )?;
         }
         Ok(deleted.len())
     }

@@ -59,7 +59,11 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
 
     // CRUD: create, update, soft delete, restore, real delete.
     let subject = app
-        .post("/api/v1/school/subjects/", &admin, json!({"name": "Maths", "code": "MA"}))
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "Maths", "code": "MA"}),
+        )
         .await;
     subject.assert(201, None);
     let subject_path = format!("/api/v1/school/subjects/{}/", id_of(&subject));
@@ -79,9 +83,12 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     let class = app
         .post("/api/v1/school/classes/", &admin, json!({"name": "Gone"}))
         .await;
-    app.delete(&format!("/api/v1/school/classes/{}/", id_of(&class)), &admin)
-        .await
-        .assert(204, None);
+    app.delete(
+        &format!("/api/v1/school/classes/{}/", id_of(&class)),
+        &admin,
+    )
+    .await
+    .assert(204, None);
     // A special operation over several records.
     app.request(
         reqwest::Method::DELETE,
@@ -111,9 +118,13 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .assert(201, None);
     let confirm = format!("{}confirm-students/", fixture.marks());
     for mark in [40, 52] {
-        app.post(&confirm, &admin, json!({"studentadmissionnumber": "EV-1", "mark": mark}))
-            .await
-            .assert(200, None);
+        app.post(
+            &confirm,
+            &admin,
+            json!({"studentadmissionnumber": "EV-1", "mark": mark}),
+        )
+        .await
+        .assert(200, None);
     }
     app.request(
         reqwest::Method::PATCH,
@@ -157,9 +168,17 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     assert_eq!(mine[16]["data"]["mark"], 52);
     for event in mine {
         assert!(Uuid::parse_str(event["id"].as_str().expect("id")).is_ok());
-        assert!(event["timestamp"].as_str().expect("timestamp").ends_with('Z'));
+        assert!(
+            event["timestamp"]
+                .as_str()
+                .expect("timestamp")
+                .ends_with('Z')
+        );
     }
-    let timestamps: Vec<&str> = mine.iter().map(|e| e["timestamp"].as_str().expect("ts")).collect();
+    let timestamps: Vec<&str> = mine
+        .iter()
+        .map(|e| e["timestamp"].as_str().expect("ts"))
+        .collect();
     let mut sorted = timestamps.clone();
     sorted.sort();
     assert_eq!(timestamps, sorted, "commit order");
@@ -186,7 +205,11 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     let after = feed(&app, &admin).await;
     assert_eq!(
         types(&after[events.len()..]),
-        ["student.created", "attendance.created", "attendance.updated"]
+        [
+            "student.created",
+            "attendance.created",
+            "attendance.updated"
+        ]
     );
 }
 
@@ -196,12 +219,20 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
     let admin = app.as_school_user("alpha", "admin").await;
     let before = feed(&app, &admin).await.len();
     // Refused by the database (a live code taken) after validation.
-    app.post("/api/v1/school/subjects/", &admin, json!({"name": "A", "code": "DUP"}))
-        .await
-        .assert(201, None);
-    app.post("/api/v1/school/subjects/", &admin, json!({"name": "B", "code": "DUP"}))
-        .await
-        .assert(409, Some("conflict"));
+    app.post(
+        "/api/v1/school/subjects/",
+        &admin,
+        json!({"name": "A", "code": "DUP"}),
+    )
+    .await
+    .assert(201, None);
+    app.post(
+        "/api/v1/school/subjects/",
+        &admin,
+        json!({"name": "B", "code": "DUP"}),
+    )
+    .await
+    .assert(409, Some("conflict"));
     // Written through the store, then rolled back by a failure later in the transaction.
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
@@ -229,7 +260,9 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
     .expect("rolled back");
     let events = feed(&app, &admin).await;
     assert_eq!(types(&events[before..]), ["subject.created"]);
-    let classes = app.get("/api/v1/school/classes/?search=Never", &admin).await;
+    let classes = app
+        .get("/api/v1/school/classes/?search=Never", &admin)
+        .await;
     assert_eq!(classes.body["count"], 0);
 }
 
@@ -238,9 +271,13 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     for n in 0..5 {
-        app.post("/api/v1/school/classes/", &admin, json!({"name": format!("C{n}")}))
-            .await
-            .assert(201, None);
+        app.post(
+            "/api/v1/school/classes/",
+            &admin,
+            json!({"name": format!("C{n}")}),
+        )
+        .await
+        .assert(201, None);
     }
     let all = app.get(&format!("{EVENTS}?limit=1000"), &admin).await;
     let every = all.body["results"].as_array().expect("results").clone();
@@ -249,7 +286,9 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     let cursor = first.body["next"].as_str().expect("next").to_owned();
     let again = app.get(&format!("{EVENTS}?limit=2"), &admin).await;
     assert_eq!(first.body, again.body);
-    let rest = app.get(&format!("{EVENTS}?after={cursor}&limit=1000"), &admin).await;
+    let rest = app
+        .get(&format!("{EVENTS}?after={cursor}&limit=1000"), &admin)
+        .await;
     let rest = rest.body["results"].as_array().expect("results").clone();
     assert_eq!(rest.as_slice(), &every[2..]);
     // No new events: `next` is the cursor given.
@@ -257,19 +296,35 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     assert_eq!(quiet.body, json!({"results": [], "next": end}));
     // By type.
     let classes = app
-        .get(&format!("{EVENTS}?type=academic_class.created&limit=1000"), &admin)
+        .get(
+            &format!("{EVENTS}?type=academic_class.created&limit=1000"),
+            &admin,
+        )
         .await;
     let classes = classes.body["results"].as_array().expect("results").clone();
     assert!(classes.len() >= 5);
-    assert!(classes.iter().all(|e| e["type"] == "academic_class.created"));
-    for bad in ["limit=0", "limit=1001", "limit=x", "after=abc", "after=-1", "after=99999999"] {
+    assert!(
+        classes
+            .iter()
+            .all(|e| e["type"] == "academic_class.created")
+    );
+    for bad in [
+        "limit=0",
+        "limit=1001",
+        "limit=x",
+        "after=abc",
+        "after=-1",
+        "after=99999999",
+    ] {
         app.get(&format!("{EVENTS}?{bad}"), &admin)
             .await
             .assert(400, Some("invalid_query"));
     }
     // `view_event`: teachers do not hold it (office does: see the role catalogue's test).
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.get(EVENTS, &teacher).await.assert(403, Some("permission_denied"));
+    app.get(EVENTS, &teacher)
+        .await
+        .assert(403, Some("permission_denied"));
     // Isolation: another school's feed carries none of these.
     let beta = app.as_school_user("beta", "admin").await;
     let theirs = feed(&app, &beta).await;
@@ -292,17 +347,27 @@ async fn history_says_who_changed_a_mark_and_how() {
     let student_id = id_of(&student);
     let confirm = format!("{}confirm-students/", fixture.marks());
     let mark = app
-        .post(&confirm, &admin, json!({"studentadmissionnumber": "HI-1", "mark": 38}))
+        .post(
+            &confirm,
+            &admin,
+            json!({"studentadmissionnumber": "HI-1", "mark": 38}),
+        )
         .await;
     mark.assert(200, None);
     let mark_id = id_of(&mark);
     // An API key changes it: the actor is the key, by name.
     let root = app.as_root().await;
-    let school = app.get("/api/v1/system/tenants/?search=alpha", &root).await.body["results"][0]
-        ["id"]
+    let school = app
+        .get("/api/v1/system/tenants/?search=alpha", &root)
+        .await
+        .body["results"][0]["id"]
         .clone();
     let key = app
-        .post("/api/v1/system/api-keys/", &root, json!({"name": "gradebook sync", "tenant": school}))
+        .post(
+            "/api/v1/system/api-keys/",
+            &root,
+            json!({"name": "gradebook sync", "tenant": school}),
+        )
         .await;
     key.assert(201, None);
     let key_id = key.body["id"].clone();
@@ -315,18 +380,30 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .assert(200, None);
 
-    let history = app.get(&format!("{HISTORY}?record={mark_id}"), &admin).await;
+    let history = app
+        .get(&format!("{HISTORY}?record={mark_id}"), &admin)
+        .await;
     history.assert(200, None);
     assert_eq!(history.body["count"], 3);
     let entries = history.body["results"].as_array().expect("results");
-    let actions: Vec<&str> = entries.iter().map(|e| e["action"].as_str().expect("action")).collect();
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().expect("action"))
+        .collect();
     assert_eq!(actions, ["deleted", "updated", "created"], "newest first");
     assert_eq!(entries[1]["changes"], json!({"mark": [38, 52]}));
-    assert_eq!(entries[1]["actor"], json!({"type": "api_key", "id": key_id, "name": "gradebook sync"}));
+    assert_eq!(
+        entries[1]["actor"],
+        json!({"type": "api_key", "id": key_id, "name": "gradebook sync"})
+    );
     assert_eq!(entries[2]["changes"]["mark"], json!([null, 38]));
     assert_eq!(entries[0]["changes"]["mark"], json!([52, null]));
     assert_eq!(entries[0]["actor"]["type"], "user");
-    assert!(entries[0]["actor"]["name"].as_str().is_some_and(|n| !n.is_empty()));
+    assert!(
+        entries[0]["actor"]["name"]
+            .as_str()
+            .is_some_and(|n| !n.is_empty())
+    );
     // Replaying the entries from empty gives the mark's last value.
     let mut value = Value::Null;
     for entry in entries.iter().rev() {
@@ -338,11 +415,15 @@ async fn history_says_who_changed_a_mark_and_how() {
     }
     assert_eq!(value, 52);
     // Everything about the student: the student's own creation and the mark's entries.
-    let about = app.get(&format!("{HISTORY}?student={student_id}"), &admin).await;
+    let about = app
+        .get(&format!("{HISTORY}?student={student_id}"), &admin)
+        .await;
     assert_eq!(about.body["count"], 4);
     assert_eq!(about.body["results"][3]["resource"], "student");
     // Neither parameter, a bad id, or a caller without `view_history`.
-    app.get(HISTORY, &admin).await.assert(400, Some("invalid_query"));
+    app.get(HISTORY, &admin)
+        .await
+        .assert(400, Some("invalid_query"));
     app.get(&format!("{HISTORY}?record=x"), &admin)
         .await
         .assert(400, Some("invalid_query"));
@@ -358,10 +439,18 @@ async fn history_says_who_changed_a_mark_and_how() {
             json!({"admission_number": "HI-2", "first_name": "Bo", "last_name": "K"}),
         )
         .await;
-    app.delete(&format!("/api/v1/school/students/{}/", id_of(&other)), &admin)
-        .await
-        .assert(204, None);
-    let gone = app.get(&format!("{HISTORY}?record={}", id_of(&other)), &admin).await;
+    app.delete(
+        &format!("/api/v1/school/students/{}/", id_of(&other)),
+        &admin,
+    )
+    .await
+    .assert(204, None);
+    let gone = app
+        .get(&format!("{HISTORY}?record={}", id_of(&other)), &admin)
+        .await;
     assert_eq!(gone.body["count"], 2);
-    assert_eq!(gone.body["results"][0]["changes"]["admission_number"], json!(["HI-2", null]));
+    assert_eq!(
+        gone.body["results"][0]["changes"]["admission_number"],
+        json!(["HI-2", null])
+    );
 }

@@ -135,7 +135,11 @@ fn seed(url: &str) {
                 ),
             )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
-            TeacherView::create_for_user(conn, teacher.id, &school_service::school::Actor::system())?;
+            TeacherView::create_for_user(
+                conn,
+                teacher.id,
+                &school_service::school::Actor::system(),
+            )?;
             User::insert(
                 conn.pg(),
                 &user(&format!("norole@{school}.test"), Some(row.id), false, false),

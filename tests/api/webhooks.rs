@@ -27,7 +27,10 @@ impl Receiver {
     fn start(fail_first: usize) -> Self {
         let log = std::env::temp_dir().join(format!("webhooks-{}.jsonl", uuid::Uuid::new_v4()));
         let mut child = Command::new("python3")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhooks/receiver.py"))
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/webhooks/receiver.py"
+            ))
             .arg(&log)
             .arg(fail_first.to_string())
             .stdout(Stdio::piped())
@@ -72,7 +75,11 @@ impl Drop for Receiver {
 
 async fn subscribe(app: &TestApp, who: &As, url: &str, types: Value) -> Value {
     let reply = app
-        .post(WEBHOOKS, who, json!({"url": url, "event_types": types, "description": "test"}))
+        .post(
+            WEBHOOKS,
+            who,
+            json!({"url": url, "event_types": types, "description": "test"}),
+        )
         .await;
     reply.assert(201, None);
     reply.body
@@ -105,14 +112,28 @@ async fn subscriptions_are_checked_when_saved() {
             .post(WEBHOOKS, &admin, json!({"url": url, "event_types": ["*"]}))
             .await;
         reply.assert(400, Some("validation_error"));
-        assert!(reply.body["errors"]["url"].is_array(), "{url}: {}", reply.body);
+        assert!(
+            reply.body["errors"]["url"].is_array(),
+            "{url}: {}",
+            reply.body
+        );
     }
     for types in [json!([]), json!(["mark"]), json!(["mark.made"]), json!("*")] {
-        app.post(WEBHOOKS, &admin, json!({"url": "https://93.184.216.34/", "event_types": types}))
-            .await
-            .assert(400, Some("validation_error"));
+        app.post(
+            WEBHOOKS,
+            &admin,
+            json!({"url": "https://93.184.216.34/", "event_types": types}),
+        )
+        .await
+        .assert(400, Some("validation_error"));
     }
-    let created = subscribe(&app, &admin, "https://93.184.216.34/hook", json!(["mark.updated"])).await;
+    let created = subscribe(
+        &app,
+        &admin,
+        "https://93.184.216.34/hook",
+        json!(["mark.updated"]),
+    )
+    .await;
     let secret = created["secret"].as_str().expect("secret");
     assert!(secret.starts_with("whsec_") && secret.len() > 30);
     assert_eq!(created["is_active"], true);
@@ -120,9 +141,16 @@ async fn subscriptions_are_checked_when_saved() {
     let path = format!("{WEBHOOKS}{}/", created["id"].as_str().expect("id"));
     let read = app.get(&path, &admin).await;
     read.assert(200, None);
-    assert!(read.body.get("secret").is_none(), "the secret is shown once");
+    assert!(
+        read.body.get("secret").is_none(),
+        "the secret is shown once"
+    );
     let changed = app
-        .patch(&path, &admin, json!({"event_types": ["*"], "description": "all"}))
+        .patch(
+            &path,
+            &admin,
+            json!({"event_types": ["*"], "description": "all"}),
+        )
         .await;
     changed.assert(200, None);
     assert_eq!(changed.body["event_types"], json!(["*"]));
@@ -132,7 +160,9 @@ async fn subscriptions_are_checked_when_saved() {
     let list = app.get(WEBHOOKS, &admin).await;
     assert_eq!(list.body["count"], 1);
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.get(WEBHOOKS, &teacher).await.assert(403, Some("permission_denied"));
+    app.get(WEBHOOKS, &teacher)
+        .await
+        .assert(403, Some("permission_denied"));
     // Another school sees none of them.
     let beta = app.as_school_user("beta", "admin").await;
     app.get(&path, &beta).await.assert(404, Some("not_found"));
@@ -163,16 +193,29 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
     let url = format!("http://127.0.0.1:{}/alpha", receiver.port);
     let hook = subscribe(&app, &admin, &url, json!(["*"])).await;
     let secret = hook["secret"].as_str().expect("secret").to_owned();
-    subscribe(&app, &beta, &format!("http://127.0.0.1:{}/beta", receiver.port), json!(["subject.created"]))
-        .await;
+    subscribe(
+        &app,
+        &beta,
+        &format!("http://127.0.0.1:{}/beta", receiver.port),
+        json!(["subject.created"]),
+    )
+    .await;
     let subject = app
-        .post("/api/v1/school/subjects/", &admin, json!({"name": "Maths", "code": "MA"}))
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "Maths", "code": "MA"}),
+        )
         .await;
     let subject_id = subject.body["id"].as_str().expect("id").to_owned();
     for name in ["Maths 2", "Maths 3"] {
-        app.patch(&format!("/api/v1/school/subjects/{subject_id}/"), &admin, json!({"name": name}))
-            .await
-            .assert(200, None);
+        app.patch(
+            &format!("/api/v1/school/subjects/{subject_id}/"),
+            &admin,
+            json!({"name": name}),
+        )
+        .await
+        .assert(200, None);
     }
     app.post("/api/v1/school/classes/", &admin, json!({"name": "Form 1"}))
         .await
@@ -182,13 +225,20 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
     assert_eq!(acked.len(), 4, "{seen:#?}");
     // Every delivery, refused ones included, verifies with the reference library.
     let verified = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/webhooks/verify.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/webhooks/verify.py"
+        ))
         .arg(&secret)
         .arg(&receiver.log)
         .output()
         .expect("python3 runs verify.py (pip install standardwebhooks)");
     let report = String::from_utf8_lossy(&verified.stdout);
-    assert!(verified.status.success(), "{report}{}", String::from_utf8_lossy(&verified.stderr));
+    assert!(
+        verified.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
     assert_eq!(report.lines().count(), seen.len());
     // Only alpha's events reached alpha's URL; beta had none of its own.
     assert!(seen.iter().all(|d| d["path"] == "/alpha"), "{seen:#?}");
@@ -216,18 +266,29 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
             .iter()
             .position(|n| event["data"]["name"] == *n)
             .expect("known");
-        assert!(position <= acknowledged_so_far, "sent before the earlier one was acknowledged");
+        assert!(
+            position <= acknowledged_so_far,
+            "sent before the earlier one was acknowledged"
+        );
         if answered == "204" {
             acknowledged_so_far += 1;
         }
     }
     // The attempts, newest first.
     let deliveries = app
-        .get(&format!("{WEBHOOKS}{}/deliveries/", hook["id"].as_str().expect("id")), &admin)
+        .get(
+            &format!("{WEBHOOKS}{}/deliveries/", hook["id"].as_str().expect("id")),
+            &admin,
+        )
         .await;
     deliveries.assert(200, None);
     assert_eq!(deliveries.body["count"].as_u64(), Some(seen.len() as u64));
-    let first = &deliveries.body["results"].as_array().expect("results").last().cloned().expect("one");
+    let first = &deliveries.body["results"]
+        .as_array()
+        .expect("results")
+        .last()
+        .cloned()
+        .expect("one");
     assert_eq!(first["status_code"], 500);
     assert_eq!(first["attempt"], 1);
     assert!(first["error"].is_string());
@@ -272,5 +333,8 @@ async fn a_destination_that_turned_forbidden_is_refused_at_delivery() {
         attempt["error"].as_str().unwrap_or("").contains("loopback"),
         "{attempts}"
     );
-    assert!(receiver.deliveries().is_empty(), "nothing reached the receiver");
+    assert!(
+        receiver.deliveries().is_empty(),
+        "nothing reached the receiver"
+    );
 }

@@ -40,40 +40,63 @@ pub fn mount(m: &mut Mount) {
             let page = doc.named(
                 "EventFeed",
                 object_requiring(
-                    vec![("results", schema::array(event)), ("next", schema::string())],
+                    vec![
+                        ("results", schema::array(event)),
+                        ("next", schema::string()),
+                    ],
                     &["results", "next"],
                 ),
             );
-            Op::new("events", "The school's change events, in commit order", Auth::BearerOrKey)
-                .description(Some(
-                    "Events after the cursor `after` (without it, from the oldest kept event), \
+            Op::new(
+                "events",
+                "The school's change events, in commit order",
+                Auth::BearerOrKey,
+            )
+            .description(Some(
+                "Events after the cursor `after` (without it, from the oldest kept event), \
                      at most `limit` (1-1000, default 100), of type `type` when given. `next` \
                      is the cursor to read on from; reading again from one cursor answers the \
                      same events. An unknown cursor or a `limit` outside 1-1000 is 400 \
                      `invalid_query`. Needs `view_event`.",
-                ))
-                .query("after", schema::string(), "a cursor answered as `next`")
-                .query("limit", schema::integer(), "events per answer, 1-1000 (default 100)")
-                .query("type", schema::string(), "only events of this type (`mark.updated`)")
-                .ok(200, Some(page))
+            ))
+            .query("after", schema::string(), "a cursor answered as `next`")
+            .query(
+                "limit",
+                schema::integer(),
+                "events per answer, 1-1000 (default 100)",
+            )
+            .query(
+                "type",
+                schema::string(),
+                "only events of this type (`mark.updated`)",
+            )
+            .ok(200, Some(page))
         });
     m.endpoint("/api/v1/school/history/")
         .get(history_list, |doc: &mut ApiDoc| {
             let entry = doc.schema::<HistoryEntry>();
             let page = page_of(doc, "HistoryPage", entry);
-            Op::new("history", "The history of a record, or of a student", Auth::BearerOrKey)
-                .description(Some(
-                    "Every create, update and delete of the record `record` (a mark, an \
+            Op::new(
+                "history",
+                "The history of a record, or of a student",
+                Auth::BearerOrKey,
+            )
+            .description(Some(
+                "Every create, update and delete of the record `record` (a mark, an \
                      attendance record, a student), or of everything about the student \
                      `student`, newest first; entries stay after their record is deleted. One \
                      of the two is required (400 `invalid_query` otherwise). Needs \
                      `view_history`.",
-                ))
-                .query("record", schema::uuid(), "the record's id")
-                .query("student", schema::uuid(), "a student's id")
-                .query("page", schema::integer(), "page number, from 1")
-                .query("page_size", schema::integer(), "entries per page (default 50, max 200)")
-                .ok(200, Some(page))
+            ))
+            .query("record", schema::uuid(), "the record's id")
+            .query("student", schema::uuid(), "a student's id")
+            .query("page", schema::integer(), "page number, from 1")
+            .query(
+                "page_size",
+                schema::integer(),
+                "entries per page (default 50, max 200)",
+            )
+            .ok(200, Some(page))
         });
 }
 

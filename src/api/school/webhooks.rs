@@ -37,10 +37,18 @@ pub fn mount(m: &mut Mount) {
         .on(actix_web::http::Method::GET, list, |doc: &mut ApiDoc| {
             let item = doc.schema::<Webhook>();
             let page = page_of(doc, "WebhookPage", item);
-            Op::new("webhooks", "List the school's webhook subscriptions", Auth::BearerOrKey)
-                .query("page", schema::integer(), "page number, from 1")
-                .query("page_size", schema::integer(), "records per page (default 50, max 200)")
-                .ok(200, Some(page))
+            Op::new(
+                "webhooks",
+                "List the school's webhook subscriptions",
+                Auth::BearerOrKey,
+            )
+            .query("page", schema::integer(), "page number, from 1")
+            .query(
+                "page_size",
+                schema::integer(),
+                "records per page (default 50, max 200)",
+            )
+            .ok(200, Some(page))
         })
         .on(actix_web::http::Method::POST, create, |doc: &mut ApiDoc| {
             let created = doc.named(
@@ -56,25 +64,40 @@ pub fn mount(m: &mut Mount) {
                     ("secret", schema::string()),
                 ]),
             );
-            Op::new("webhooks", "Subscribe a URL to the school's events", Auth::BearerOrKey)
-                .description(Some(
-                    "Answers the subscription with its `secret` (`whsec_` + base64), shown \
+            Op::new(
+                "webhooks",
+                "Subscribe a URL to the school's events",
+                Auth::BearerOrKey,
+            )
+            .description(Some(
+                "Answers the subscription with its `secret` (`whsec_` + base64), shown \
                      this once; deliveries are signed with it (Standard Webhooks). `url` must \
                      be https and resolve to no loopback, private, link-local or own address \
                      (400 `validation_error` on `url`).",
-                ))
-                .body(request_schema(&fields::describe(|f| read(f, false)), true))
-                .ok(201, Some(created))
+            ))
+            .body(request_schema(&fields::describe(|f| read(f, false)), true))
+            .ok(201, Some(created))
         });
     let item = "/api/v1/school/webhooks/{id}/";
     m.endpoint(item)
-        .on(actix_web::http::Method::GET, retrieve, |doc: &mut ApiDoc| {
-            Op::new("webhooks", "A webhook subscription", Auth::BearerOrKey)
-                .ok(200, Some(doc.schema::<Webhook>()))
-                .errors(&[404])
-        })
-        .on(actix_web::http::Method::PATCH, change, |doc: &mut ApiDoc| {
-            Op::new("webhooks", "Change a webhook subscription", Auth::BearerOrKey)
+        .on(
+            actix_web::http::Method::GET,
+            retrieve,
+            |doc: &mut ApiDoc| {
+                Op::new("webhooks", "A webhook subscription", Auth::BearerOrKey)
+                    .ok(200, Some(doc.schema::<Webhook>()))
+                    .errors(&[404])
+            },
+        )
+        .on(
+            actix_web::http::Method::PATCH,
+            change,
+            |doc: &mut ApiDoc| {
+                Op::new(
+                    "webhooks",
+                    "Change a webhook subscription",
+                    Auth::BearerOrKey,
+                )
                 .description(Some(
                     "`url`, `event_types`, `description`, `is_active`; activating a \
                      subscription the relay disabled clears `disabled_reason`.",
@@ -82,23 +105,39 @@ pub fn mount(m: &mut Mount) {
                 .body(request_schema(&fields::describe(|f| read(f, true)), false))
                 .ok(200, Some(doc.schema::<Webhook>()))
                 .errors(&[404])
-        })
+            },
+        )
         .on(actix_web::http::Method::DELETE, remove, |_: &mut ApiDoc| {
-            Op::new("webhooks", "Delete a webhook subscription", Auth::BearerOrKey)
-                .ok(204, None)
-                .errors(&[404])
+            Op::new(
+                "webhooks",
+                "Delete a webhook subscription",
+                Auth::BearerOrKey,
+            )
+            .ok(204, None)
+            .errors(&[404])
         });
-    m.endpoint("/api/v1/school/webhooks/{id}/deliveries/")
-        .on(actix_web::http::Method::GET, deliveries, |doc: &mut ApiDoc| {
+    m.endpoint("/api/v1/school/webhooks/{id}/deliveries/").on(
+        actix_web::http::Method::GET,
+        deliveries,
+        |doc: &mut ApiDoc| {
             let item = doc.schema::<Delivery>();
             let page = page_of(doc, "DeliveryPage", item);
-            Op::new("webhooks", "Recent delivery attempts of a subscription", Auth::BearerOrKey)
-                .description(Some("Newest first; `event` is the event's id."))
-                .query("page", schema::integer(), "page number, from 1")
-                .query("page_size", schema::integer(), "records per page (default 50, max 200)")
-                .ok(200, Some(page))
-                .errors(&[404])
-        });
+            Op::new(
+                "webhooks",
+                "Recent delivery attempts of a subscription",
+                Auth::BearerOrKey,
+            )
+            .description(Some("Newest first; `event` is the event's id."))
+            .query("page", schema::integer(), "page number, from 1")
+            .query(
+                "page_size",
+                schema::integer(),
+                "records per page (default 50, max 200)",
+            )
+            .ok(200, Some(page))
+            .errors(&[404])
+        },
+    );
 }
 
 /// The fields of a subscription, as parsed (each `None` when absent on a patch or bad).
@@ -140,14 +179,21 @@ fn event_types(types: &Vec<String>) -> Result<(), String> {
             })
     };
     match types.iter().find(|t| !well_formed(t)) {
-        Some(bad) => Err(format!("{bad:?} is not an event type (<resource>.<created|updated|deleted> or *)")),
+        Some(bad) => Err(format!(
+            "{bad:?} is not an event type (<resource>.<created|updated|deleted> or *)"
+        )),
         None => Ok(()),
     }
 }
 
 /// Parses a body and checks its URL's destination (resolving its name: on the blocking
 /// pool, where handlers' work runs).
-fn parsed(body: &JsonObject, mode: Mode, settings: &EventSettings, bind: IpAddr) -> ApiResult<Read> {
+fn parsed(
+    body: &JsonObject,
+    mode: Mode,
+    settings: &EventSettings,
+    bind: IpAddr,
+) -> ApiResult<Read> {
     let mut f = Fields::new(body, mode);
     let read = read(&mut f, mode == Mode::Patch);
     if let Some(url) = &read.url {
@@ -195,7 +241,9 @@ async fn create(request: SchoolRequest, payload: web::Payload) -> ApiResult<Http
             let (Some(url), Some(event_types), Some(description)) =
                 (read.url, read.event_types, read.description)
             else {
-                return Err(ApiError::internal(anyhow::anyhow!("incomplete webhook form")));
+                return Err(ApiError::internal(anyhow::anyhow!(
+                    "incomplete webhook form"
+                )));
             };
             let secret = signature::new_secret();
             let new = NewWebhook {
@@ -245,12 +293,13 @@ async fn change(request: SchoolRequest, payload: web::Payload) -> ApiResult<Http
 async fn remove(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     request
-        .run(Need::Method(Resource::Webhook), move |conn, _| {
-            match Webhooks::delete(conn, path.last()?)? {
+        .run(
+            Need::Method(Resource::Webhook),
+            move |conn, _| match Webhooks::delete(conn, path.last()?)? {
                 true => Ok(()),
                 false => Err(ApiError::not_found()),
-            }
-        })
+            },
+        )
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
