@@ -36,8 +36,11 @@ BEGIN
 END
 $body$;
 
+-- Only events still to number queue the trigger: rows loaded with their number (a school
+-- archive's restore) leave nothing pending, so the restore's later index builds can run.
 CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION number_event();
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+    EXECUTE FUNCTION number_event();
 
 -- One entry per create, update or delete of a record whose history is kept, at the time
 -- of the statement (not of the transaction: the entries of one transaction keep their

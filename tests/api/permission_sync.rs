@@ -107,7 +107,9 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             new.iter().all(|c| office.contains(&(*c).to_owned())),
             "{office:?}"
         );
-        assert!(office.contains(&"view_student".to_owned()) && office.len() == 6);
+        // view_student, the five of attendance and report cards, and view_event.
+        assert!(office.contains(&"view_student".to_owned()) && office.len() == 7);
+        assert!(office.contains(&"view_event".to_owned()));
         // Teachers reach attendance through their class assignments, not their role.
         assert_eq!(role(&db, &school, "teacher"), vec!["view_exam".to_owned()]);
 

@@ -166,6 +166,7 @@ fn read(f: &mut Fields<'_>, patch: bool) -> Read {
 }
 
 /// `["*"]`, or 1-100 types `<resource>.<created|updated|deleted>`.
+#[allow(clippy::ptr_arg)] // a field rule takes the field's own type
 fn event_types(types: &Vec<String>) -> Result<(), String> {
     if types.is_empty() || types.len() > MAX_EVENT_TYPES {
         return Err(format!("give 1-{MAX_EVENT_TYPES} event types, or [\"*\"]"));
