@@ -14,6 +14,9 @@ use crate::school::{
     webhook_queue::{Due, Outcome},
 };
 
+/// The longest reason an attempt's record keeps.
+const MAX_ERROR_CHARS: usize = 500;
+
 /// How much of a receiver's answer is read (then the connection is dropped).
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
@@ -38,7 +41,7 @@ pub async fn deliver(
     match attempt(due, timeout, allow_insecure, own).await {
         Ok(status) if (200..300).contains(&status) => Outcome::Acknowledged(i32::from(status)),
         Ok(status) => Outcome::Failed(Some(i32::from(status)), format!("answered {status}")),
-        Err(why) => Outcome::Failed(None, why),
+        Err(why) => Outcome::Failed(None, why.chars().take(MAX_ERROR_CHARS).collect()),
     }
 }
 

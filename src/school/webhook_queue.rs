@@ -2,7 +2,7 @@
 //! subscription, the deliveries due (only the head of each record's queue: per-record
 //! order), recording an attempt's outcome (retry schedule, giving up, disabling), and
 //! settling the school's `public.webhook_pending` row when the relay lets go of it. The
-//! HTTP side is `crate::relay`.
+//! HTTP side is the `relay` module.
 
 use std::time::Duration;
 

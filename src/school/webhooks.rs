@@ -24,6 +24,7 @@ pub struct Webhook {
     pub description: String,
     pub is_active: bool,
     /// Why the relay disabled it, when it did.
+    #[schema(max_length = 1000)]
     pub disabled_reason: Option<String>,
     pub created_at: DateTime<Utc>,
 }
@@ -41,6 +42,7 @@ pub struct Delivery {
     /// The receiver's status, if it answered.
     pub status_code: Option<i32>,
     /// Why the attempt failed (none when it was acknowledged).
+    #[schema(max_length = 500)]
     pub error: Option<String>,
     pub at: DateTime<Utc>,
 }
