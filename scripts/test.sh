@@ -13,6 +13,10 @@ source scripts/pgbouncer.sh
 pg_ensure
 # The report card tests read the PDFs back with pdftotext (tests/api/report_cards.rs).
 need_command pdftotext poppler-utils
+# Webhook signatures are verified by the Standard Webhooks reference library
+# (tests/webhooks/verify.py, run by tests/api/webhooks.rs).
+python3 -c 'import standardwebhooks' 2>/dev/null ||
+  python3 -m pip install --quiet 'standardwebhooks==1.1.0'
 export TEST_PG_URL="$PG_SERVER_URL"
 export TEST_RUN_ID="r$(date +%s)_$$"
 export RUST_LOG="${RUST_LOG:-warn}"

@@ -84,6 +84,95 @@ pub struct Config {
     /// `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
     /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
     pub db_pool_affinity: AffinitySettings,
+    /// Change events and their webhooks.
+    pub events: EventSettings,
+}
+
+/// Change events and webhooks (API.md 9).
+#[derive(Clone, Debug)]
+pub struct EventSettings {
+    /// `EVENT_RETENTION_DAYS`: events older than this are pruned.
+    pub retention_days: u32,
+    /// `WEBHOOK_TIMEOUT_MS`: the longest one delivery may take, connecting included.
+    pub webhook_timeout: Duration,
+    /// `WEBHOOK_RETRY_SCHEDULE`: the wait before each retry of a failed delivery.
+    pub retry_schedule: Vec<Duration>,
+    /// `WEBHOOK_DISABLE_AFTER`: a subscription whose every attempt failed this long is
+    /// disabled.
+    pub disable_after: Duration,
+    /// `WEBHOOK_ALLOW_INSECURE`: allows `http` and private, loopback and link-local
+    /// destinations (tests, local development).
+    pub allow_insecure: bool,
+    /// `WEBHOOK_RELAY`: whether `serve` runs the relay too (`false` when operators run
+    /// `school-service relay` apart).
+    pub relay_in_serve: bool,
+}
+
+impl Default for EventSettings {
+    fn default() -> Self {
+        Self {
+            retention_days: 30,
+            webhook_timeout: Duration::from_millis(10_000),
+            retry_schedule: parse_durations("5s,5m,30m,2h,5h,10h,10h").unwrap_or_default(),
+            disable_after: Duration::from_secs(5 * 24 * 3600),
+            allow_insecure: false,
+            relay_in_serve: true,
+        }
+    }
+}
+
+impl EventSettings {
+    pub fn from_env() -> anyhow::Result<Self> {
+        let defaults = Self::default();
+        let schedule = match env_str("WEBHOOK_RETRY_SCHEDULE") {
+            Some(raw) => parse_durations(&raw)
+                .with_context(|| format!("WEBHOOK_RETRY_SCHEDULE={raw:?} is not valid"))?,
+            None => defaults.retry_schedule,
+        };
+        let disable_after = match env_str("WEBHOOK_DISABLE_AFTER") {
+            Some(raw) => parse_duration(&raw)
+                .with_context(|| format!("WEBHOOK_DISABLE_AFTER={raw:?} is not valid"))?,
+            None => defaults.disable_after,
+        };
+        let settings = Self {
+            retention_days: parse_env("EVENT_RETENTION_DAYS", defaults.retention_days)?,
+            webhook_timeout: Duration::from_millis(parse_env("WEBHOOK_TIMEOUT_MS", 10_000)?),
+            retry_schedule: schedule,
+            disable_after,
+            allow_insecure: parse_env("WEBHOOK_ALLOW_INSECURE", false)?,
+            relay_in_serve: parse_env("WEBHOOK_RELAY", true)?,
+        };
+        if settings.retention_days == 0 || settings.webhook_timeout.is_zero() {
+            bail!("EVENT_RETENTION_DAYS and WEBHOOK_TIMEOUT_MS must be positive");
+        }
+        Ok(settings)
+    }
+}
+
+/// `5s`, `5m`, `2h`, `5d` (or plain seconds) as a duration.
+pub fn parse_duration(raw: &str) -> anyhow::Result<Duration> {
+    let raw = raw.trim();
+    let split = raw.find(|c: char| !c.is_ascii_digit()).unwrap_or(raw.len());
+    let (number, unit) = raw.split_at(split);
+    let number: u64 = number
+        .parse()
+        .with_context(|| format!("{raw:?} has no number"))?;
+    let seconds = match unit {
+        "" | "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        other => bail!("unknown unit {other:?} in {raw:?}"),
+    };
+    Ok(Duration::from_secs(number.saturating_mul(seconds)))
+}
+
+/// A comma-separated list of durations (`5s,5m,30m`).
+pub fn parse_durations(raw: &str) -> anyhow::Result<Vec<Duration>> {
+    raw.split(',')
+        .filter(|part| !part.trim().is_empty())
+        .map(parse_duration)
+        .collect()
 }
 
 impl Config {
@@ -173,6 +262,7 @@ impl Config {
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
             archive_signing_key: env_str("ARCHIVE_SIGNING_KEY"),
             db_pool_affinity: pool_affinity()?,
+            events: EventSettings::from_env()?,
         }
         .checked()
     }

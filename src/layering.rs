@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["tenancy"],
     &["school"],
-    &["request"],
+    &["request", "relay"],
     &["auth"],
     &["api"],
     &["startup"],

@@ -9,6 +9,7 @@
 //! - `tenancy`: which school a request is for, and connections bound to its schema;
 //! - `school`: school records, their forms and queries (the only code naming school tables);
 //! - `request`: the stages a school request goes through, in order (`request` explains);
+//! - `relay`: the webhook relay (signing, safe destinations, delivery), over `school`;
 //! - `auth`: tokens, passwords, API keys, permissions, roles, the caller extractors and the
 //!   `AppState` they hand out;
 //! - `api`: routes and handlers, `api::system` for the platform, `api::school` per school,
@@ -24,6 +25,7 @@ pub mod error;
 pub mod fairness;
 pub mod observability;
 pub mod request;
+pub mod relay;
 pub mod school;
 pub mod secret;
 pub mod startup;

@@ -19,12 +19,42 @@ use crate::{
     auth::AppState,
     config::Config,
     db::notify::{self, Subscriber},
+    relay::Relay,
 };
+
+/// `school-service relay`: the webhook relay alone (no HTTP), until SIGTERM or SIGINT.
+pub async fn run_relay(config: Config) -> anyhow::Result<()> {
+    let Some(listen_url) = config.database_listen_url.clone() else {
+        anyhow::bail!("the relay needs DATABASE_LISTEN_URL in DB_POOL_MODE=transaction");
+    };
+    let state = AppState::new(config);
+    let relay = Relay::new(
+        state.db.clone(),
+        state.directory.clone(),
+        state.config.events.clone(),
+        None,
+    );
+    let subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
+        Arc::downgrade(&state.directory) as _,
+        Arc::downgrade(&relay) as _,
+    ];
+    notify::spawn_listener(listen_url, subscribers);
+    let work = std::pin::pin!(relay.clone().run());
+    let signal = std::pin::pin!(shutdown_signal());
+    if let futures_util::future::Either::Right((signal, _)) =
+        futures_util::future::select(work, signal).await
+    {
+        log::info!("{signal} received: the relay stops (unsent events stay queued)");
+    }
+    Ok(())
+}
 
 pub struct Application {
     port: u16,
     server: Server,
     state: web::Data<AppState>,
+    /// The webhook relay, unless `WEBHOOK_RELAY=false`.
+    relay: Option<Arc<Relay>>,
 }
 
 impl Application {
@@ -48,18 +78,31 @@ impl Application {
             }
             None => None,
         };
+        let bind = config.bind_addr.ip();
         let state = web::Data::new(AppState::new(config));
-        let subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
+        let mut subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
             Arc::downgrade(&state.directory) as _,
             Arc::downgrade(&state.role_cache) as _,
             Arc::downgrade(&state.user_cache) as _,
         ];
+        let relay = state.config.events.relay_in_serve.then(|| {
+            Relay::new(
+                state.db.clone(),
+                state.directory.clone(),
+                state.config.events.clone(),
+                Some(bind),
+            )
+        });
+        if let Some(relay) = &relay {
+            subscribers.push(Arc::downgrade(relay) as _);
+        }
         notify::spawn_listener(listen_url, subscribers);
         let server = serve(listener, metrics_listener, state.clone())?;
         Ok(Self {
             port,
             server,
             state,
+            relay,
         })
     }
 
@@ -79,6 +122,10 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         // Lives as long as the server: aborted when this function returns.
         let purger = AbortOnDrop(tokio::spawn(purge_revoked_tokens(self.state.clone())));
+        let relay = self
+            .relay
+            .clone()
+            .map(|relay| AbortOnDrop(tokio::spawn(relay.run())));
         let handle = self.server.handle();
         let mut server = std::pin::pin!(self.server);
         let signal = std::pin::pin!(shutdown_signal());
@@ -91,6 +138,7 @@ impl Application {
         };
         log::info!("{signal} received: refusing new connections, finishing requests in flight");
         drop(purger);
+        drop(relay);
         let state = self.state.clone();
         // Stop commands are carried out by the server future: keep driving it meanwhile.
         actix_rt::spawn(async move {

@@ -375,6 +375,129 @@ BEGIN
 END
 $migration$;
 
+-- Events and history (tenant_migrations/2026-11-26-400001_events_history).
+CREATE TABLE events (
+    id          uuid PRIMARY KEY,
+    seq         bigint UNIQUE,
+    type        text NOT NULL,
+    record_id   uuid NOT NULL,
+    data        jsonb NOT NULL,
+    occurred_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX events_occurred_at ON events (occurred_at);
+
+-- Numbers one event at its transaction's commit, after the ones before it. The table is
+-- named by the trigger's own schema, whatever the session's search_path. An event that
+-- already has its number (loaded from a school archive) keeps it.
+CREATE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
+BEGIN
+    IF NEW.seq IS NOT NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
+    EXECUTE format(
+        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
+        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
+        TG_TABLE_SCHEMA) USING NEW.id;
+    RETURN NULL;
+END
+$body$;
+
+-- Only events still to number queue the trigger: rows loaded with their number (a school
+-- archive's restore) leave nothing pending, so the restore's later index builds can run.
+CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+    EXECUTE FUNCTION number_event();
+
+-- One entry per create, update or delete of a record whose history is kept, at the time
+-- of the statement (not of the transaction: the entries of one transaction keep their
+-- order). No sequence: a school archive carries rows, not sequence positions. Entries
+-- outlive their record.
+CREATE TABLE history (
+    id         uuid PRIMARY KEY,
+    at         timestamptz NOT NULL DEFAULT clock_timestamp(),
+    resource   text NOT NULL,
+    record_id  uuid NOT NULL,
+    student_id uuid,
+    actor_type text NOT NULL CHECK (actor_type IN ('user', 'api_key', 'oauth_client', 'system')),
+    actor_id   uuid NOT NULL,
+    actor_name text NOT NULL,
+    action     text NOT NULL CHECK (action IN ('created', 'updated', 'deleted')),
+    changes    jsonb NOT NULL
+);
+CREATE INDEX history_record ON history (record_id, at);
+CREATE INDEX history_student ON history (student_id, at) WHERE student_id IS NOT NULL;
+
+-- Webhooks (tenant_migrations/2026-11-26-400002_webhooks).
+CREATE TABLE webhooks (
+    id              uuid PRIMARY KEY,
+    url             text NOT NULL,
+    event_types     text[] NOT NULL,
+    description     text NOT NULL DEFAULT '',
+    secret          text NOT NULL,
+    is_active       boolean NOT NULL DEFAULT true,
+    disabled_reason text,
+    -- The number of the last event queued for this subscription: later ones come next.
+    queued_through  bigint NOT NULL DEFAULT 0,
+    -- Since when every attempt has failed (null: the last one succeeded, or none yet).
+    failing_since   timestamptz,
+    created_by      uuid,
+    updated_by      uuid,
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
+    updated_at      timestamptz NOT NULL DEFAULT now()
+);
+
+-- One row per (subscription, event) still to deliver. The head of each record's row
+-- (lowest `seq` of a `record_id`) is the only one sent: per-record order.
+CREATE TABLE webhook_queue (
+    webhook_id uuid NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    seq        bigint NOT NULL,
+    event_id   uuid NOT NULL,
+    record_id  uuid NOT NULL,
+    attempts   integer NOT NULL DEFAULT 0,
+    next_at    timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (webhook_id, seq)
+);
+CREATE INDEX webhook_queue_record ON webhook_queue (webhook_id, record_id, seq);
+CREATE INDEX webhook_queue_due ON webhook_queue (next_at);
+
+CREATE TABLE webhook_deliveries (
+    id          uuid PRIMARY KEY,
+    webhook_id  uuid NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    event_id    uuid NOT NULL,
+    attempt     integer NOT NULL,
+    status_code integer,
+    error       text,
+    at          timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX webhook_deliveries_recent ON webhook_deliveries (webhook_id, at);
+
+-- Numbering at commit (see `events_history`) now also signals the relays when the school
+-- has an active subscription: its `public.webhook_pending` row is made due, and a NOTIFY
+-- wakes them at once (delivered at commit, once per transaction and school).
+CREATE OR REPLACE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
+DECLARE
+    subscribed boolean;
+BEGIN
+    IF NEW.seq IS NOT NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
+    EXECUTE format(
+        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
+        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
+        TG_TABLE_SCHEMA) USING NEW.id;
+    EXECUTE format('SELECT EXISTS (SELECT FROM %I.webhooks WHERE is_active)', TG_TABLE_SCHEMA)
+        INTO subscribed;
+    IF subscribed THEN
+        INSERT INTO public.webhook_pending (schema_name, due_at)
+        VALUES (TG_TABLE_SCHEMA, now())
+        ON CONFLICT (schema_name) DO UPDATE SET due_at = LEAST(webhook_pending.due_at, now());
+        PERFORM pg_notify('webhook_pending', TG_TABLE_SCHEMA);
+    END IF;
+    RETURN NULL;
+END
+$body$;
 -- 2026-11-26-500001_guardians
 -- Guardians (API.md 11): a parent or carer, optionally a user of the school, linked to the
 -- students they answer for. A user holding the `guardian` role reads only the records of

@@ -26,7 +26,7 @@ use crate::{
     db::models::User,
     error::{ApiError, ApiResult},
     request::{admit, failed, pace, tenant},
-    school::guardians::Guardians,
+    school::{Actor, guardians::Guardians},
     tenancy::{HostKind, ReadScope, TenantConn, TenantRef},
 };
 
@@ -103,6 +103,14 @@ impl Caller {
         match &self.principal {
             Principal::User(user) => Some(user.id),
             Principal::ApiKey(_) => None,
+        }
+    }
+
+    /// Who the request's writes are by (history's actor; `created_by` keeps its user).
+    pub fn actor(&self) -> Actor {
+        match &self.principal {
+            Principal::User(user) => Actor::user(user.id, user.display_name()),
+            Principal::ApiKey(key) => Actor::api_key(key.id, key.name.clone()),
         }
     }
 

@@ -54,6 +54,8 @@ resources! {
     Attendance => "attendance",
     ReportCard => "report_card" only View,
     Guardian => "guardian",
+    Event => "event" only View,
+    Webhook => "webhook",
     History => "history" only View,
 }
 
@@ -254,9 +256,8 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             .flat_map(|r| actions.iter().map(move |a| Permission::new(*a, *r)))
             .collect()
     };
-    // Who read or changed a student's records is the school leadership's (API.md 11).
-    let leadership_only = [History];
-    let office = view_all(&leadership_only).union(grant(
+    // Webhooks and history are for admin and principal only; office reads the event feed.
+    let office = view_all(&[Webhook, History]).union(grant(
         &[
             AcademicSession,
             ExamSession,
@@ -281,7 +282,9 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
         by_assignment[0],
         by_assignment[1],
         Guardian,
-        leadership_only[0],
+        Event,
+        Webhook,
+        History,
     ])
     .union(grant(
         &[Exam, Mark, TeacherGradeComment],
@@ -321,10 +324,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn events_webhooks_and_history_go_to_whom_api_md_says() {
+        let roles = default_roles();
+        let holds = |role: &str, codename: &str| {
+            let (_, set) = roles.iter().find(|(name, _)| *name == role).expect("role");
+            set.contains(Permission::parse(codename).expect("codename"))
+        };
+        for codename in ["view_event", "view_webhook", "add_webhook", "view_history"] {
+            assert!(
+                holds("admin", codename) && holds("principal", codename),
+                "{codename}"
+            );
+            assert!(
+                !holds("teacher", codename) && !holds("student", codename),
+                "{codename}"
+            );
+        }
+        assert!(holds("office", "view_event"));
+        assert!(!holds("office", "view_webhook") && !holds("office", "view_history"));
+    }
+
+    #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        // Every resource has four actions but report cards and history, only viewed.
-        assert_eq!(all.len(), (Resource::COUNT - 2) * 4 + 2);
+        // Every resource has four actions but those only viewed (report cards, events).
+        let only_viewed = Resource::ALL
+            .iter()
+            .filter(|r| r.actions().len() == 1)
+            .count();
+        assert_eq!(all.len(), (Resource::COUNT - only_viewed) * 4 + only_viewed);
         assert!(all.contains(&"view_report_card".to_owned()));
         assert_eq!(Permission::parse("add_report_card"), None);
         for name in &all {

@@ -50,6 +50,7 @@ impl AppState {
     pub fn new(config: Config) -> Self {
         // Metrics recorded from now on are kept (the recorder is process-wide).
         crate::observability::metrics::handle();
+        crate::school::change_log::set_retention_days(config.events.retention_days);
         let db = Db::open(&config.database_url, &config.pool_settings());
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {

@@ -53,6 +53,8 @@ pub enum Command {
     Demo,
     /// Print the OpenAPI document (JSON) to stdout.
     Openapi,
+    /// Run the webhook relay alone (with `WEBHOOK_RELAY=false` on the servers, say).
+    Relay,
 }
 
 #[derive(Subcommand, Debug)]
@@ -146,6 +148,11 @@ pub enum UserCommand {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => serve().await,
+        Command::Relay => {
+            let config = Config::from_env(true)?;
+            crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
+            crate::startup::run_relay(config).await
+        }
         Command::Openapi => {
             println!("{}", crate::api::docs::document_json());
             Ok(())
@@ -161,7 +168,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 Command::Tenant(command) => tenant(&state, command).await,
                 Command::User(command) => user(&state, command).await,
                 Command::Demo => demo::demo(&state).await,
-                Command::Serve | Command::Openapi => unreachable!("handled above"),
+                Command::Serve | Command::Openapi | Command::Relay => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

@@ -122,7 +122,11 @@ fn add_generated_teacher(db: &Db, row: &TenantRow, password_hash: String) -> Res
                 },
             )?;
             crate::auth::roles::assign_by_name(conn, user.id, "teacher")?;
-            crate::school::teachers::TeacherView::create_for_user(conn, user.id, None)?;
+            crate::school::teachers::TeacherView::create_for_user(
+                conn,
+                user.id,
+                &crate::school::Actor::system(),
+            )?;
             Ok(())
         })
     })

@@ -33,6 +33,9 @@ pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
 pub const SCHOOLS: &str = "schools";
 pub const POOL_PLACEMENTS: &str = "db_pool_placements_total";
 pub const POOL_RECYCLED: &str = "db_pool_connections_recycled_total";
+pub const WEBHOOK_DELIVERIES: &str = "webhook_deliveries_total";
+pub const WEBHOOK_LAG: &str = "webhook_delivery_lag_seconds";
+pub const WEBHOOKS_DISABLED: &str = "webhooks_disabled_total";
 
 /// Latency buckets (seconds): 1 ms to 10 s.
 const BUCKETS: &[f64] = &[
@@ -138,6 +141,19 @@ fn describe() {
         "School requests that waited DB_POOL_TIMEOUT_MS for their school's turn (answered 503)"
     );
     describe_counter!(SCHOOLS_PROVISIONED, "Schools created by this process");
+    describe_counter!(
+        WEBHOOK_DELIVERIES,
+        "Webhook delivery attempts by outcome (acknowledged, failed)"
+    );
+    describe_histogram!(
+        WEBHOOK_LAG,
+        Unit::Seconds,
+        "From an event's commit to its acknowledgement by a receiver"
+    );
+    describe_counter!(
+        WEBHOOKS_DISABLED,
+        "Subscriptions disabled after failing for WEBHOOK_DISABLE_AFTER"
+    );
     describe_gauge!(
         SCHOOLS,
         "Schools in the registry, by state (active, inactive)"
@@ -289,6 +305,23 @@ pub fn login_throttled() {
 
 pub fn hash_queue_wait(waited: Duration) {
     histogram!(HASH_QUEUE_WAIT).record(waited.as_secs_f64());
+}
+
+/// One webhook attempt; `lag`: from the event's commit to its acknowledgement.
+pub fn webhook_delivered(acknowledged: bool, lag: Duration) {
+    let outcome = if acknowledged {
+        "acknowledged"
+    } else {
+        "failed"
+    };
+    counter!(WEBHOOK_DELIVERIES, "outcome" => outcome).increment(1);
+    if acknowledged {
+        histogram!(WEBHOOK_LAG).record(lag.as_secs_f64());
+    }
+}
+
+pub fn webhook_disabled() {
+    counter!(WEBHOOKS_DISABLED).increment(1);
 }
 
 pub fn school_provisioned() {

@@ -51,6 +51,7 @@ school_table!(Academic: AcademicSettings in t, new: NewAcademicSettings, changes
 
 impl Store for Academic {
     type Record = AcademicSettings;
+    const NAME: &'static str = "academic_settings";
 }
 
 /// One band of a grading scale: marks from `min` to `max` (inclusive) earn `symbol`.

@@ -45,6 +45,7 @@ school_table!(Assignments: TeacherAssignment in t, new: NewAssignment, changes: 
 
 impl Store for Assignments {
     type Record = TeacherAssignment;
+    const NAME: &'static str = "teacher_assignment";
 }
 
 impl Assignments {

@@ -64,6 +64,12 @@ school_table!(Attendances: Attendance in t, new: NewAttendance, changes: Attenda
 /// Lists narrowed by the filters of `/attendance/` (see [`AttendanceFilter`]).
 impl Store for Attendances {
     type Record = Attendance;
+    const NAME: &'static str = "attendance";
+    const KEEPS_HISTORY: bool = true;
+
+    fn student_of(_: &mut TenantConn, record: &Attendance) -> ApiResult<Option<Uuid>> {
+        Ok(Some(record.student_id))
+    }
 
     fn about_students(
         children: &std::sync::Arc<[uuid::Uuid]>,

@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use super::{
     Actor,
-    attendance::{Attendance, STATUSES},
+    attendance::{Attendance, Attendances, STATUSES},
+    change_log::{self, Change},
     schema::{attendance as t, students},
     sessions::Sessions,
 };
@@ -83,16 +84,28 @@ pub fn check_take(
 /// meet at the live (student, date) unique index, so neither creates a second record; the
 /// later one's values win. Answers the records in the order of `lines`. `updated_at` is
 /// the new row's default (`excluded`), not `now()`: Citus refuses a function that is not
-/// immutable in `DO UPDATE SET` on a distributed table.
+/// immutable in `DO UPDATE SET` on a distributed table. Each record's change is recorded
+/// (`attendance.created` or `.updated`, and its history): the records the take replaces
+/// are read and locked first, so their old values are the ones overwritten.
 pub fn upsert_take(
     conn: &mut TenantConn,
     class_id: Uuid,
     date: NaiveDate,
     lines: &[TakeLine],
-    actor: Actor,
+    actor: &Actor,
 ) -> ApiResult<Vec<Attendance>> {
     debug_assert!(lines.iter().all(|l| STATUSES.contains(&l.status.as_str())));
     let students: Vec<Uuid> = lines.iter().map(|l| l.student).collect();
+    let replaced: HashMap<Uuid, Attendance> = t::table
+        .filter(t::student_id.eq_any(&students))
+        .filter(t::date.eq(date))
+        .filter(t::is_deleted.eq(false))
+        .select(Attendance::as_select())
+        .for_update()
+        .load(conn.pg())?
+        .into_iter()
+        .map(|record: Attendance| (record.id, record))
+        .collect();
     let statuses: Vec<&str> = lines.iter().map(|l| l.status.as_str()).collect();
     let notes: Vec<Option<&str>> = lines.iter().map(|l| l.note.as_deref()).collect();
     let written: Vec<Attendance> = diesel::sql_query(
@@ -108,17 +121,25 @@ pub fn upsert_take(
     )
     .bind::<sql_types::Uuid, _>(class_id)
     .bind::<sql_types::Date, _>(date)
-    .bind::<sql_types::Nullable<sql_types::Uuid>, _>(actor)
+    .bind::<sql_types::Nullable<sql_types::Uuid>, _>(actor.user_id())
     .bind::<sql_types::Array<sql_types::Uuid>, _>(&students)
     .bind::<sql_types::Array<sql_types::Text>, _>(&statuses)
     .bind::<sql_types::Array<sql_types::Nullable<sql_types::Text>>, _>(&notes)
     .load(conn.pg())?;
     let mut by_student: HashMap<Uuid, Attendance> =
         written.into_iter().map(|r| (r.student_id, r)).collect();
-    Ok(students
+    let records: Vec<Attendance> = students
         .iter()
         .filter_map(|id| by_student.remove(id))
-        .collect())
+        .collect();
+    for after in &records {
+        let change = match replaced.get(&after.id) {
+            Some(before) => Change::Updated { before, after },
+            None => Change::Created(after),
+        };
+        change_log::record::<Attendances>(conn, actor, change)?;
+    }
+    Ok(records)
 }
 
 /// A student's attendance over a range of dates: days recorded per status, and the

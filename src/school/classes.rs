@@ -44,4 +44,5 @@ impl Store for Classes {
     ) -> Option<super::store::Narrowing<Self>> {
         super::family::classes(children)
     }
+    const NAME: &'static str = "academic_class";
 }

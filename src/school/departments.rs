@@ -139,6 +139,7 @@ fn set_teachers(conn: &mut TenantConn, department: Uuid, teachers: &[Uuid]) -> A
 
 impl Store for Departments {
     type Record = Department;
+    const NAME: &'static str = "department";
 
     fn after_create(
         conn: &mut TenantConn,

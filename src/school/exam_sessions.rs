@@ -52,4 +52,5 @@ impl Store for ExamSessions {
     ) -> Option<super::store::Narrowing<Self>> {
         super::family::exam_sessions(children)
     }
+    const NAME: &'static str = "exam_session";
 }

@@ -58,6 +58,7 @@ impl Store for Exams {
     ) -> Option<super::store::Narrowing<Self>> {
         super::family::exams(children)
     }
+    const NAME: &'static str = "exam";
 }
 
 /// One live assignment of a teacher, with the display fields of its subject and class.

@@ -43,4 +43,5 @@ school_table!(General: GeneralSettings in t, new: NewGeneralSettings, changes: G
 
 impl Store for General {
     type Record = GeneralSettings;
+    const NAME: &'static str = "general_settings";
 }

@@ -49,11 +49,12 @@ school_table!(GradeComments: GradeComment in t, new: NewGradeComment, changes: G
 
 impl Store for GradeComments {
     type Record = GradeComment;
+    const NAME: &'static str = "teacher_grade_comment";
 }
 
 impl GradeComments {
     /// Marks the comment deleted (idempotent); 404 only when it does not exist at all.
-    pub fn soft_delete(conn: &mut TenantConn, id: Uuid, actor: Actor) -> ApiResult<()> {
+    pub fn soft_delete(conn: &mut TenantConn, id: Uuid, actor: &Actor) -> ApiResult<()> {
         let target = Target {
             parent: (),
             id,

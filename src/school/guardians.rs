@@ -163,6 +163,8 @@ fn set_students(conn: &mut TenantConn, guardian: Uuid, students: &[Uuid]) -> Api
 impl Store for Guardians {
     type Record = Guardian;
 
+    const NAME: &'static str = "guardian";
+
     /// Who a student's guardians are is the student's record too.
     const STUDENT_RECORD: Option<&'static str> = Some("guardian");
 

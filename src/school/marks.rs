@@ -71,6 +71,20 @@ impl Store for Marks {
     ) -> Option<super::store::Narrowing<Self>> {
         super::family::marks(children)
     }
+
+    const NAME: &'static str = "mark";
+    const KEEPS_HISTORY: bool = true;
+
+    /// The student a mark names by admission number: the live one, else the newest.
+    fn student_of(conn: &mut TenantConn, record: &Mark) -> ApiResult<Option<Uuid>> {
+        use super::schema::students as s;
+        Ok(s::table
+            .filter(s::admission_number.eq(&record.studentadmissionnumber))
+            .order((s::is_deleted, s::created_at.desc()))
+            .select(s::id)
+            .first(conn.pg())
+            .optional()?)
+    }
 }
 
 impl Marks {
@@ -83,7 +97,7 @@ impl Marks {
         exam: Uuid,
         number: &str,
         mut changes: MarkChanges,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Mark> {
         changes.studentadmissionnumber = None;
         for _ in 0..3 {

@@ -19,18 +19,23 @@ pub mod demo;
 pub mod disclosure_log;
 pub mod disclosures;
 
+pub mod actor;
+pub mod change_log;
+
 pub mod academic_settings;
 pub mod assignments;
 pub mod attendance;
 pub mod attendance_ops;
 pub mod classes;
 pub mod departments;
+pub mod events;
 pub mod exam_sessions;
 pub mod exams;
 pub mod family;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod guardians;
+pub mod history;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;
@@ -42,6 +47,8 @@ pub mod students;
 pub mod subjects;
 pub mod table;
 pub mod teachers;
+pub mod webhook_queue;
+pub mod webhooks;
 
 pub use store::{FromRows, Store};
 pub use table::{Actor, Incomplete, Table, Target};

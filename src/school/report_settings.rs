@@ -4,8 +4,13 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
+use uuid::Uuid;
 
-use super::{Actor, schema::report_settings as t};
+use super::{
+    Actor,
+    change_log::{self, Action},
+    schema::report_settings as t,
+};
 use crate::{error::ApiResult, tenancy::TenantConn};
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
@@ -48,16 +53,20 @@ impl ReportSettings {
     pub fn change(
         conn: &mut TenantConn,
         changes: &ReportSettingsChanges,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Self> {
         Self::load(conn)?;
-        Ok(diesel::update(t::table)
+        let changed: Self = diesel::update(t::table)
             .set((
                 changes,
-                t::updated_by.eq(actor),
+                t::updated_by.eq(actor.user_id()),
                 t::updated_at.eq(Utc::now()),
             ))
             .returning(Self::as_returning())
-            .get_result(conn.pg())?)
+            .get_result(conn.pg())?;
+        // The school's one record has no id; its events name the nil id.
+        let data = serde_json::to_value(&changed).map_err(crate::error::ApiError::internal)?;
+        change_log::emit(conn, "report_settings", Action::Updated, Uuid::nil(), &data)?;
+        Ok(changed)
     }
 }

@@ -60,6 +60,7 @@ school_table!(Roles: RoleRow in t, new: NewRole, changes: RoleChanges, search: [
 
 impl Store for Roles {
     type Record = Role;
+    const NAME: &'static str = "school_role";
 }
 
 impl FromRows<RoleRow> for Role {
@@ -93,6 +94,7 @@ school_table!(RoleAssignments: RoleAssignment in a, new: NewRoleAssignment,
 
 impl Store for RoleAssignments {
     type Record = RoleAssignment;
+    const NAME: &'static str = "user_role_assignment";
 }
 
 /// The names and codenames of `user_id`'s roles, by name, in one query.

@@ -96,6 +96,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    events (id) {
+        id -> Uuid,
+        seq -> Nullable<Int8>,
+        #[sql_name = "type"]
+        type_ -> Text,
+        record_id -> Uuid,
+        data -> Jsonb,
+        occurred_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     exam_sessions (id) {
         id -> Uuid,
         academic_session_id -> Uuid,
@@ -175,6 +187,21 @@ diesel::table! {
         updated_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    history (id) {
+        id -> Uuid,
+        at -> Timestamptz,
+        resource -> Text,
+        record_id -> Uuid,
+        student_id -> Nullable<Uuid>,
+        actor_type -> Text,
+        actor_id -> Uuid,
+        actor_name -> Text,
+        action -> Text,
+        changes -> Jsonb,
     }
 }
 
@@ -342,6 +369,47 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Uuid,
+        webhook_id -> Uuid,
+        event_id -> Uuid,
+        attempt -> Int4,
+        status_code -> Nullable<Int4>,
+        error -> Nullable<Text>,
+        at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_queue (webhook_id, seq) {
+        webhook_id -> Uuid,
+        seq -> Int8,
+        event_id -> Uuid,
+        record_id -> Uuid,
+        attempts -> Int4,
+        next_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhooks (id) {
+        id -> Uuid,
+        url -> Text,
+        event_types -> Array<Text>,
+        description -> Text,
+        secret -> Text,
+        is_active -> Bool,
+        disabled_reason -> Nullable<Text>,
+        queued_through -> Int8,
+        failing_since -> Nullable<Timestamptz>,
+        created_by -> Nullable<Uuid>,
+        updated_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(attendance -> academic_classes (academic_class_id));
 diesel::joinable!(attendance -> students (student_id));
 diesel::joinable!(department_teachers -> departments (department_id));
@@ -363,6 +431,8 @@ diesel::joinable!(teacher_assignments -> subjects (subject_id));
 diesel::joinable!(teacher_assignments -> teacher_profiles (teacher_id));
 diesel::joinable!(teacher_grade_comments -> teacher_profiles (teacher_id));
 diesel::joinable!(user_role_assignments -> school_roles (role_id));
+diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
+diesel::joinable!(webhook_queue -> webhooks (webhook_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     academic_classes,
@@ -372,11 +442,13 @@ diesel::allow_tables_to_appear_in_same_query!(
     department_teachers,
     departments,
     disclosures,
+    events,
     exam_sessions,
     exams,
     general_settings,
     guardian_students,
     guardians,
+    history,
     known_permissions,
     live_counts,
     marks,
@@ -389,4 +461,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     teacher_grade_comments,
     teacher_profiles,
     user_role_assignments,
+    webhook_deliveries,
+    webhook_queue,
+    webhooks,
 );

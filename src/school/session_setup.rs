@@ -43,4 +43,5 @@ school_table!(SessionSetups: SessionSetup in t, new: NewSessionSetup, changes: S
 
 impl Store for SessionSetups {
     type Record = SessionSetup;
+    const NAME: &'static str = "session_setup";
 }

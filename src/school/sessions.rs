@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::{
     Store, Target,
+    change_log::{self, Action},
     schema::academic_sessions as t,
     table::{Incomplete, given, school_table},
 };
@@ -72,17 +73,23 @@ school_table!(Sessions: AcademicSession in t, new: NewSession, changes: SessionC
     soft_delete: is_deleted);
 
 /// Makes `keep` (when given) the only active session: locks the table against concurrent
-/// activations, then deactivates every other active session.
+/// activations, then deactivates every other active session, each with its
+/// `academic_session.updated` event.
 fn deactivate_others(conn: &mut TenantConn, keep: Option<Uuid>) -> ApiResult<()> {
     diesel::sql_query("LOCK TABLE academic_sessions IN SHARE ROW EXCLUSIVE MODE")
         .execute(conn.pg())?;
-    diesel::update(
+    let deactivated: Vec<AcademicSession> = diesel::update(
         t::table
             .filter(t::is_active.eq(true))
             .filter(t::id.ne(keep.unwrap_or_else(Uuid::nil))),
     )
     .set((t::is_active.eq(false), t::updated_at.eq(Utc::now())))
-    .execute(conn.pg())?;
+    .returning(AcademicSession::as_returning())
+    .get_results(conn.pg())?;
+    for session in &deactivated {
+        let data = serde_json::to_value(session).map_err(crate::error::ApiError::internal)?;
+        change_log::emit(conn, Sessions::NAME, Action::Updated, session.id, &data)?;
+    }
     Ok(())
 }
 
@@ -118,6 +125,7 @@ impl Sessions {
 
 impl Store for Sessions {
     type Record = AcademicSession;
+    const NAME: &'static str = "academic_session";
 
     fn about_students(
         children: &std::sync::Arc<[uuid::Uuid]>,

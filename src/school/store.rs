@@ -14,7 +14,11 @@ use std::{collections::HashSet, marker::PhantomData, sync::Arc};
 use diesel::{OptionalExtension, QueryDsl, QueryResult, RunQueryDsl};
 use uuid::Uuid;
 
-use super::{Actor, ListQuery, Table, Target, schema::live_counts};
+use super::{
+    Actor, ListQuery, Table, Target,
+    change_log::{self, Change},
+    schema::live_counts,
+};
 use crate::{
     error::{ApiError, ApiResult},
     tenancy::TenantConn,
@@ -72,8 +76,15 @@ impl<P> LiveCount<P> {
 }
 
 pub trait Store: Table {
-    /// The record as answered.
-    type Record: FromRows<Self::Row> + Send + 'static;
+    /// The record as answered (and as its change events carry it).
+    type Record: FromRows<Self::Row> + serde::Serialize + Send + 'static;
+
+    /// The resource's singular snake_case name: the `<resource>` of its events' types
+    /// (`mark.updated`) and of its history entries.
+    const NAME: &'static str;
+
+    /// Whether every create, update and delete also writes a history entry (API.md 11).
+    const KEEPS_HISTORY: bool = false;
 
     // The hooks: where a resource differs. Each does nothing unless a store says otherwise.
 
@@ -102,6 +113,11 @@ pub trait Store: Table {
     /// Narrows a list further, after `?search=` over the table's search columns (teachers
     /// search their users' names); `None` when `query` asks for no narrowing.
     fn narrowing(_conn: &mut TenantConn, _query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
+        Ok(None)
+    }
+
+    /// The student a record is about, for history's `?student=` (stores that keep history).
+    fn student_of(_conn: &mut TenantConn, _record: &Self::Record) -> ApiResult<Option<Uuid>> {
         Ok(None)
     }
 
@@ -224,11 +240,13 @@ pub trait Store: Table {
         Ok(Some(record))
     }
 
+    /// Every write below records its change (`change_log::record`: the event, and history
+    /// where the store keeps it) in the write's transaction; callers run them in one.
     fn create(
         conn: &mut TenantConn,
         parent: Self::Parent,
         new: Self::New,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Self::Record> {
         create_with::<Self>(conn, parent, new, actor, false)?.ok_or_else(ApiError::not_found)
     }
@@ -239,7 +257,7 @@ pub trait Store: Table {
         conn: &mut TenantConn,
         parent: Self::Parent,
         new: Self::New,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Option<Self::Record>> {
         create_with::<Self>(conn, parent, new, actor, true)
     }
@@ -249,13 +267,23 @@ pub trait Store: Table {
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
         mut new: Self::New,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Self::Record> {
+        let before = record_before::<Self>(conn, target)?;
         Self::before_replace(conn, target, &mut new)?;
-        let row =
-            Self::update_all(SEALED, conn, target, &new, actor)?.ok_or_else(ApiError::not_found)?;
+        let row = Self::update_all(SEALED, conn, target, &new, actor.user_id())?
+            .ok_or_else(ApiError::not_found)?;
         Self::after_replace(conn, &row, &new)?;
-        record_of::<Self>(conn, row)
+        let after = record_of::<Self>(conn, row)?;
+        change_log::record::<Self>(
+            conn,
+            actor,
+            Change::Updated {
+                before: &before,
+                after: &after,
+            },
+        )?;
+        Ok(after)
     }
 
     /// Sets the given fields (PATCH); 404 when `target` names no record.
@@ -263,20 +291,31 @@ pub trait Store: Table {
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
         mut changes: Self::Changes,
-        actor: Actor,
+        actor: &Actor,
     ) -> ApiResult<Self::Record> {
+        let before = record_before::<Self>(conn, target)?;
         Self::before_update(conn, target, &mut changes)?;
-        let row = Self::update_given(SEALED, conn, target, &changes, actor)?
+        let row = Self::update_given(SEALED, conn, target, &changes, actor.user_id())?
             .ok_or_else(ApiError::not_found)?;
         Self::after_update(conn, &row, &changes)?;
-        record_of::<Self>(conn, row)
+        let after = record_of::<Self>(conn, row)?;
+        change_log::record::<Self>(
+            conn,
+            actor,
+            Change::Updated {
+                before: &before,
+                after: &after,
+            },
+        )?;
+        Ok(after)
     }
 
     /// A real delete: 404 when `target` names no record, 409 while others reference it.
-    fn delete(conn: &mut TenantConn, target: Target<Self::Parent>) -> ApiResult<()> {
+    fn delete(conn: &mut TenantConn, target: Target<Self::Parent>, actor: &Actor) -> ApiResult<()> {
+        let before = record_before::<Self>(conn, target)?;
         match Self::delete_rows(SEALED, conn, target)? {
             0 => Err(ApiError::not_found()),
-            _ => Ok(()),
+            _ => change_log::record::<Self>(conn, actor, Change::Deleted(&before)),
         }
     }
 
@@ -297,15 +336,30 @@ fn create_with<S: Store>(
     conn: &mut TenantConn,
     parent: S::Parent,
     mut new: S::New,
-    actor: Actor,
+    actor: &Actor,
     unless_present: bool,
 ) -> ApiResult<Option<S::Record>> {
     S::before_create(conn, parent, &mut new)?;
-    let Some(row) = S::insert(SEALED, conn, parent, &new, actor, unless_present)? else {
+    let Some(row) = S::insert(SEALED, conn, parent, &new, actor.user_id(), unless_present)? else {
         return Ok(None);
     };
     S::after_create(conn, &row, &new)?;
-    record_of::<S>(conn, row).map(Some)
+    let record = record_of::<S>(conn, row)?;
+    change_log::record::<S>(conn, actor, Change::Created(&record))?;
+    Ok(Some(record))
+}
+
+/// The record `target` names before a write changes it (404 when there is none). Where
+/// history is kept the row is locked first, so the entry's old values are the ones the
+/// write replaces, whatever writes concurrently.
+fn record_before<S: Store>(
+    conn: &mut TenantConn,
+    target: Target<S::Parent>,
+) -> ApiResult<S::Record> {
+    if S::KEEPS_HISTORY {
+        S::lock_row(SEALED, conn, target.id)?;
+    }
+    S::find(conn, target)?.ok_or_else(ApiError::not_found)
 }
 
 /// Which of a store's rows the connection's reader may read.

@@ -51,6 +51,12 @@ school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
 /// `?academic_class=` narrows a list to one class's students.
 impl Store for Students {
     type Record = Student;
+    const NAME: &'static str = "student";
+    const KEEPS_HISTORY: bool = true;
+
+    fn student_of(_: &mut TenantConn, record: &Student) -> ApiResult<Option<Uuid>> {
+        Ok(Some(record.id))
+    }
 
     fn about_students(
         children: &std::sync::Arc<[uuid::Uuid]>,

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{
     Actor, Store,
+    change_log::{self, Change},
     schema::subjects as t,
     table::{school_forms, school_table},
 };
@@ -48,21 +49,45 @@ impl Store for Subjects {
     ) -> Option<super::store::Narrowing<Self>> {
         super::family::subjects(children)
     }
+    const NAME: &'static str = "subject";
 }
 
 impl Subjects {
-    /// Marks the live subjects among `ids` deleted; answers how many changed.
-    pub fn soft_delete_many(conn: &mut TenantConn, ids: &[Uuid], actor: Actor) -> ApiResult<usize> {
-        Ok(diesel::update(
+    /// Marks the live subjects among `ids` deleted, each with its `subject.deleted` event;
+    /// answers how many changed.
+    pub fn soft_delete_many(
+        conn: &mut TenantConn,
+        ids: &[Uuid],
+        actor: &Actor,
+    ) -> ApiResult<usize> {
+        let deleted: Vec<Subject> = diesel::update(
             t::table
                 .filter(t::id.eq_any(ids))
                 .filter(t::is_deleted.eq(false)),
         )
         .set((
             t::is_deleted.eq(true),
-            t::updated_by.eq(actor),
+            t::updated_by.eq(actor.user_id()),
             t::updated_at.eq(Utc::now()),
         ))
-        .execute(conn.pg())?)
+        .returning(Subject::as_returning())
+        .get_results(conn.pg())?;
+        for after in &deleted {
+            // The row was live before this statement and differs only in the flag and the
+            // bookkeeping (subjects keep no history, so only the action depends on it).
+            let before = Subject {
+                is_deleted: false,
+                ..after.clone()
+            };
+            change_log::record::<Self>(
+                conn,
+                actor,
+                Change::Updated {
+                    before: &before,
+                    after,
+                },
+            )?;
+        }
+        Ok(deleted.len())
     }
 }

@@ -14,8 +14,7 @@ use crate::{error::ApiResult, tenancy::TenantConn};
 
 pub use super::store::Sealed;
 
-/// Who writes: the user recorded in `created_by` / `updated_by` (`None` for an API key).
-pub type Actor = Option<Uuid>;
+pub use super::actor::Actor;
 
 /// A `NewX` was built from changes that lack a field it needs: the parser let through a
 /// create or replace without a required field. A bug, never the client's fault.
@@ -88,14 +87,15 @@ pub trait Table: Sized + Send + 'static {
         limit: i64,
     ) -> QueryResult<Vec<Self::Row>>;
 
-    /// Inserts a row under `parent`. With `unless_present`, a conflict on a unique index
+    /// Inserts a row under `parent`, made and last changed `by` (the user, if one
+    /// acted). With `unless_present`, a conflict on a unique index
     /// inserts nothing (`None`).
     fn insert(
         _: Sealed,
         conn: &mut TenantConn,
         parent: Self::Parent,
         new: &Self::New,
-        actor: Actor,
+        by: Option<Uuid>,
         unless_present: bool,
     ) -> QueryResult<Option<Self::Row>>;
 
@@ -105,7 +105,7 @@ pub trait Table: Sized + Send + 'static {
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
         new: &Self::New,
-        actor: Actor,
+        by: Option<Uuid>,
     ) -> QueryResult<Option<Self::Row>>;
 
     /// Sets the given fields of the row `target` names (`None`: there is none).
@@ -114,7 +114,7 @@ pub trait Table: Sized + Send + 'static {
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
         changes: &Self::Changes,
-        actor: Actor,
+        by: Option<Uuid>,
     ) -> QueryResult<Option<Self::Row>>;
 
     /// Deletes the row `target` names; how many were deleted.
@@ -123,6 +123,10 @@ pub trait Table: Sized + Send + 'static {
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
     ) -> QueryResult<usize>;
+
+    /// Locks the row `id` (any parent, deleted or not) until the transaction ends, so the
+    /// record read next is the one the following write changes.
+    fn lock_row(_: Sealed, conn: &mut TenantConn, id: Uuid) -> QueryResult<()>;
 
     /// Which of `ids` name live rows (any parent): one `= ANY($1)` query.
     fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<Vec<Uuid>>;
@@ -188,7 +192,7 @@ macro_rules! school_table {
             use uuid::Uuid;
             use $crate::{
                 error::ApiResult,
-                school::{Actor, table::{Sealed, Table, Target, school_table}},
+                school::table::{Sealed, Table, Target, school_table},
                 tenancy::TenantConn,
             };
 
@@ -232,13 +236,13 @@ macro_rules! school_table {
                 }
 
                 fn insert(_: Sealed, conn: &mut TenantConn, parent: Self::Parent, new: &$new,
-                    actor: Actor, unless_present: bool) -> QueryResult<Option<$row>> {
+                    by: Option<Uuid>, unless_present: bool) -> QueryResult<Option<$row>> {
                     let _ = parent;
                     let insert = diesel::insert_into($t::table).values((
                         new,
                         $t::id.eq(Uuid::new_v4()),
-                        $t::created_by.eq(actor),
-                        $t::updated_by.eq(actor),
+                        $t::created_by.eq(by),
+                        $t::updated_by.eq(by),
                         $($t::$parent_column.eq(parent),)?
                     ));
                     let returning = <$row>::as_returning();
@@ -250,16 +254,16 @@ macro_rules! school_table {
                 }
 
                 fn update_all(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>,
-                    new: &$new, actor: Actor) -> QueryResult<Option<$row>> {
+                    new: &$new, by: Option<Uuid>) -> QueryResult<Option<$row>> {
                     school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
-                        .set((new, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                        .set((new, $t::updated_by.eq(by), $t::updated_at.eq(chrono::Utc::now())))
                         .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
                 }
 
                 fn update_given(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>,
-                    changes: &$changes, actor: Actor) -> QueryResult<Option<$row>> {
+                    changes: &$changes, by: Option<Uuid>) -> QueryResult<Option<$row>> {
                     school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
-                        .set((changes, $t::updated_by.eq(actor), $t::updated_at.eq(chrono::Utc::now())))
+                        .set((changes, $t::updated_by.eq(by), $t::updated_at.eq(chrono::Utc::now())))
                         .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
                 }
 
@@ -267,6 +271,11 @@ macro_rules! school_table {
                 -> QueryResult<usize> {
                     school_table!(@target diesel::delete($t::table), $t, target $(, $live)? $(; $parent_column)?)
                         .execute(conn.pg())
+                }
+
+                fn lock_row(_: Sealed, conn: &mut TenantConn, id: Uuid) -> QueryResult<()> {
+                    $t::table.filter($t::id.eq(id)).select($t::id).for_update()
+                        .load::<Uuid>(conn.pg()).map(drop)
                 }
 
                 fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<Vec<Uuid>> {

@@ -85,7 +85,7 @@ impl TeacherProfile {
 
 impl TeacherView {
     /// Makes `user_id` a teacher of this school (no staff number).
-    pub fn create_for_user(conn: &mut TenantConn, user_id: Uuid, actor: Actor) -> ApiResult<Self> {
+    pub fn create_for_user(conn: &mut TenantConn, user_id: Uuid, actor: &Actor) -> ApiResult<Self> {
         let new = NewTeacher {
             user_id,
             staff_number: None,
@@ -118,6 +118,7 @@ impl FromRows<TeacherProfile> for TeacherView {
 /// `?search=` looks in the users' names and e-mail and in the staff number.
 impl Store for Teachers {
     type Record = TeacherView;
+    const NAME: &'static str = "teacher_profile";
 
     fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let Some(pattern) = query.search.as_deref().map(crate::db::like_pattern) else {

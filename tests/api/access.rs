@@ -59,10 +59,15 @@ fn the_matrix_covers_every_resource_of_the_catalogue() {
     for resource in Resource::ALL {
         // Report settings are one record with their own endpoint (tests/api/settings.rs).
         // Report cards are only read, at their own paths (tests/api/report_cards.rs).
-        // History is only read, at its own paths (tests/api/disclosures.rs).
+        // Events, history and webhooks: their own paths and rules (tests/api/events.rs,
+        // tests/api/webhooks.rs).
         if matches!(
             *resource,
-            Resource::ReportSettings | Resource::ReportCard | Resource::History
+            Resource::ReportSettings
+                | Resource::ReportCard
+                | Resource::Event
+                | Resource::History
+                | Resource::Webhook
         ) {
             continue;
         }

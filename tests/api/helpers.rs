@@ -135,7 +135,11 @@ fn seed(url: &str) {
                 ),
             )?;
             roles::assign_by_name(conn, teacher.id, "teacher")?;
-            TeacherView::create_for_user(conn, teacher.id, None)?;
+            TeacherView::create_for_user(
+                conn,
+                teacher.id,
+                &school_service::school::Actor::system(),
+            )?;
             User::insert(
                 conn.pg(),
                 &user(&format!("norole@{school}.test"), Some(row.id), false, false),
@@ -474,6 +478,7 @@ pub fn test_config(db_url: &str) -> Config {
         metrics_addr: None,
         archive_signing_key: Some(ARCHIVE_SIGNING_KEY.into()),
         db_pool_affinity: Default::default(),
+        events: school_service::config::EventSettings::default(),
     }
 }
 

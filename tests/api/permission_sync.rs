@@ -99,7 +99,7 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             assert_eq!(codes, sorted, "kept sorted");
         }
         // The old 68, and everything catalogued since (attendance, report cards, guardians,
-        // history, ...).
+        // events, webhooks, history, ...).
         assert_eq!(
             role(&db, &school, "admin").len(),
             school_service::auth::permissions::all_codenames().len()
@@ -111,8 +111,9 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             new.iter().all(|c| office.contains(&(*c).to_owned())),
             "{office:?}"
         );
-        // view_student, the attendance five, and the four guardian codenames.
-        assert!(office.contains(&"view_student".to_owned()) && office.len() == 10);
+        // view_student, the attendance five, the four guardian codenames and view_event.
+        assert!(office.contains(&"view_student".to_owned()) && office.len() == 11);
+        assert!(office.contains(&"view_event".to_owned()));
         // The guardian role came with its codenames: made with its default permissions.
         let guardian = role(&db, &school, "guardian");
         assert!(guardian.contains(&"view_mark".to_owned()) && guardian.len() == 8);

@@ -190,7 +190,7 @@ async fn take_class(request: SchoolRequest, payload: web::Payload) -> ApiResult<
             fields.finish(())?;
             let date =
                 date.ok_or_else(|| ApiError::validation("date", "this field is required"))?;
-            conn.transaction(|conn| upsert_take(conn, class_id, date, &lines, caller.user_id()))
+            conn.transaction(|conn| upsert_take(conn, class_id, date, &lines, &caller.actor()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(records))

@@ -170,7 +170,7 @@ fn create_missing(
     teacher: &TeacherProfile,
     user: &User,
 ) -> ApiResult<AutoCreated> {
-    let actor: Actor = Some(user.id);
+    let actor = Actor::user(user.id, user.display_name());
     let mut created = Vec::new();
     let mut existing = Vec::new();
     for a in TaughtClass::of_teacher(conn, teacher.id)? {
@@ -189,7 +189,7 @@ fn create_missing(
             academic_class: a.class.clone(),
         };
         // The unique index on live (exam session, subject, class) settles races.
-        match Exams::create_unless_present(conn, exam_session.id, new, actor)? {
+        match Exams::create_unless_present(conn, exam_session.id, new, &actor)? {
             Some(exam) => created.push(CreatedExam {
                 exam: assigned(exam.id),
                 created: true,

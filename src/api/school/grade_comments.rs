@@ -177,7 +177,7 @@ async fn soft_delete(request: SchoolRequest, path: PathIds) -> ApiResult<HttpRes
             };
             let comment = GradeComments::find(conn, target)?.ok_or_else(ApiError::not_found)?;
             writes_only_own(conn, caller, Some(&comment))?;
-            GradeComments::soft_delete(conn, id, caller.user_id())
+            GradeComments::soft_delete(conn, id, &caller.actor())
         })
         .await?;
     Ok(HttpResponse::Ok().json(json!({"deleted": true})))

@@ -114,7 +114,7 @@ async fn confirm_students(
             let number = (changes.studentadmissionnumber.take()).ok_or_else(|| {
                 ApiError::validation("studentadmissionnumber", "this field is required")
             })?;
-            conn.transaction(|conn| Marks::upsert(conn, exam, &number, changes, caller.user_id()))
+            conn.transaction(|conn| Marks::upsert(conn, exam, &number, changes, &caller.actor()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(mark))

@@ -13,6 +13,7 @@ pub mod classes;
 pub mod crud;
 pub mod departments;
 pub mod disclosures;
+pub mod events;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
@@ -27,6 +28,7 @@ pub mod sessions;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
+pub mod webhooks;
 
 use actix_web::HttpResponse;
 
@@ -66,6 +68,8 @@ pub fn mount(m: &mut Mount) {
     roles::mount(m);
     guardians::mount(m);
     disclosures::mount(m);
+    events::mount(m);
+    webhooks::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

@@ -75,7 +75,7 @@ async fn report_write(
             let mut f = Fields::new(&body, mode);
             let changes = parse(&mut f);
             let changes = f.finish(changes)?;
-            conn.transaction(|conn| ReportSettings::change(conn, &changes, caller.user_id()))
+            conn.transaction(|conn| ReportSettings::change(conn, &changes, &caller.actor()))
         })
         .await?;
     Ok(HttpResponse::Ok().json(row))

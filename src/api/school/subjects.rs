@@ -120,7 +120,7 @@ async fn bulk_soft_delete(
     let count = request
         .run(Need::All(DELETE_SUBJECT), move |conn, caller| {
             let ids = bulk_ids(body?, query_ids?)?;
-            Subjects::soft_delete_many(conn, &ids, caller.user_id())
+            Subjects::soft_delete_many(conn, &ids, &caller.actor())
         })
         .await?;
     Ok(HttpResponse::Ok().json(BulkSoftDeleted {

@@ -260,7 +260,7 @@ pub async fn create<R: SchoolResource>(
         R::on_behalf(conn, caller, &mut changes, None)?;
         let new = complete::<R>(changes)?;
         R::authorize(conn, caller, Proposed::Create(&new))?;
-        R::create(conn, parent, new, caller.user_id())
+        R::create(conn, parent, new, &caller.actor())
     })
     .await?;
     Ok(HttpResponse::Created().json(R::created_body(record)?))
@@ -290,16 +290,16 @@ async fn change<R: SchoolResource>(
         let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
         let mut changes = parse_changes::<R>(conn, &target.parent, &body?, mode, Some(&current))?;
         R::on_behalf(conn, caller, &mut changes, Some(&current))?;
-        let actor = caller.user_id();
+        let actor = caller.actor();
         match mode {
             Mode::Patch => {
                 R::authorize(conn, caller, Proposed::Patch(&current, &changes))?;
-                R::update(conn, target, changes, actor)
+                R::update(conn, target, changes, &actor)
             }
             _ => {
                 let new = complete::<R>(changes)?;
                 R::authorize(conn, caller, Proposed::Replace(&current, &new))?;
-                R::replace(conn, target, new, actor)
+                R::replace(conn, target, new, &actor)
             }
         }
     })
@@ -327,7 +327,7 @@ pub async fn destroy<R: SchoolResource>(request: SchoolRequest) -> ApiResult<Htt
     write::<R, _, _>(request, move |conn, caller| {
         let (target, current) = target_and_record::<R>(conn, &path, include_deleted)?;
         R::authorize(conn, caller, Proposed::Delete(&current))?;
-        R::delete(conn, target)
+        R::delete(conn, target, &caller.actor())
     })
     .await?;
     Ok(HttpResponse::NoContent().finish())

@@ -147,7 +147,11 @@ pub(super) async fn create_user(state: &AppState, input: NewUserInput) -> ApiRes
                         roles::assign_by_name(conn, user.id, role)?;
                     }
                     if input.teacher {
-                        crate::school::teachers::TeacherView::create_for_user(conn, user.id, None)?;
+                        crate::school::teachers::TeacherView::create_for_user(
+                            conn,
+                            user.id,
+                            &crate::school::Actor::system(),
+                        )?;
                     }
                     Ok(user)
                 })

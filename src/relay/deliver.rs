@@ -1,0 +1,104 @@
+//! One delivery: the event signed and POSTed to the subscription's URL, the address
+//! resolved and checked first (`destination`), no redirect followed, the whole exchange
+//! bounded by `WEBHOOK_TIMEOUT_MS` and the answer read to at most `MAX_ANSWER_BYTES`. A
+//! slow or hostile receiver costs one connection until the timeout, nothing more.
+
+use std::{net::IpAddr, time::Duration};
+
+use chrono::Utc;
+use reqwest::{Url, redirect::Policy};
+
+use super::{destination, signature};
+use crate::school::{
+    events::Event,
+    webhook_queue::{Due, Outcome},
+};
+
+/// The longest reason an attempt's record keeps.
+const MAX_ERROR_CHARS: usize = 500;
+
+/// How much of a receiver's answer is read (then the connection is dropped).
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The body of a delivery: the event, as the feed answers it.
+pub fn body_of(due: &Due) -> Result<Vec<u8>, String> {
+    let event = Event {
+        id: due.event_id,
+        kind: due.event_type.clone(),
+        at: due.occurred_at,
+        data: due.data.clone(),
+    };
+    serde_json::to_vec(&event).map_err(|e| e.to_string())
+}
+
+/// Sends `due` once; never fails, the outcome says how it went.
+pub async fn deliver(
+    due: &Due,
+    timeout: Duration,
+    allow_insecure: bool,
+    own: &[IpAddr],
+) -> Outcome {
+    match attempt(due, timeout, allow_insecure, own).await {
+        Ok(status) if (200..300).contains(&status) => Outcome::Acknowledged(i32::from(status)),
+        Ok(status) => Outcome::Failed(Some(i32::from(status)), format!("answered {status}")),
+        Err(why) => Outcome::Failed(None, why.chars().take(MAX_ERROR_CHARS).collect()),
+    }
+}
+
+async fn attempt(
+    due: &Due,
+    timeout: Duration,
+    allow_insecure: bool,
+    own: &[IpAddr],
+) -> Result<u16, String> {
+    let url: Url = destination::parse(&due.url, allow_insecure)?;
+    let address = destination::resolve(&url, allow_insecure, own).await?;
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let client = reqwest::Client::builder()
+        .redirect(Policy::none())
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .resolve(&host, address)
+        .build()
+        .map_err(|e| format!("client: {e}"))?;
+    let body = body_of(due)?;
+    let id = due.event_id.to_string();
+    let timestamp = Utc::now().timestamp();
+    let signed = signature::sign(&due.secret, &id, timestamp, &body)?;
+    let exchange = async {
+        let mut answer = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signed)
+            .body(body)
+            .send()
+            .await
+            .map_err(describe)?;
+        let status = answer.status().as_u16();
+        let mut read = 0usize;
+        while read < MAX_ANSWER_BYTES {
+            match answer.chunk().await {
+                Ok(Some(chunk)) => read += chunk.len(),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        Ok(status)
+    };
+    // The client's own timeout bounds the exchange too; this one also bounds the answer's
+    // reading, whatever the receiver trickles.
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .unwrap_or_else(|_| Err("no answer within the timeout".into()))
+}
+
+fn describe(err: reqwest::Error) -> String {
+    if err.is_timeout() {
+        "no answer within the timeout".into()
+    } else if err.is_connect() {
+        "could not connect".into()
+    } else {
+        format!("request failed: {err}")
+    }
+}

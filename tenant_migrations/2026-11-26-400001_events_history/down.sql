@@ -1,0 +1,3 @@
+DROP TABLE history;
+DROP TABLE events;
+DROP FUNCTION number_event();
