@@ -174,7 +174,6 @@ mod tests {
         let own = admission.admit(&busy).await.expect("its own turn");
         let spare = admission.admit(&busy).await.expect("the spare turn");
         let waiter = |admission: std::rc::Rc<Admission<&'static str>>| {
-            let busy = busy.clone();
             // The permit stays in the task's output until it is read.
             actix_rt::spawn(async move { admission.admit(&busy).await })
         };
