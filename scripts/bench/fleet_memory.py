@@ -59,7 +59,7 @@ def prepare(args):
     per_pass = len(schools) * len(PATHS)
     # Request n of a pass goes to school n mod N, endpoint (n div N): consecutive requests
     # are different schools, and a pass reads every school's five things once. The
-    # threads share n (thread t takes t, t+T, ...) and stop after their share.
+    # threads share n (thread t takes t, t+T, ...); the shell ends the pass.
     lua = f"""local targets = {{
 {rows}
 }}
@@ -75,11 +75,7 @@ function init(args)
   k = 0
 end
 function request()
-  local n = k * threads + id
-  if n >= per_pass then
-    wrk.thread:stop()
-    n = n % per_pass
-  end
+  local n = (k * threads + id) % per_pass
   k = k + 1
   local t = targets[n % #targets + 1]
   local path = paths[math.floor(n / #targets) % #paths + 1]

@@ -104,6 +104,11 @@ start_server() { # env assignments...
   server_pid=$!
   wait_ready "http://127.0.0.1:$PORT"
 }
+# Requests to the school API the server has answered so far.
+answered() {
+  curl -s "http://127.0.0.1:$PORT/metrics/" |
+    awk '/^http_requests_total\{.*route="\/api\/v1\/school/ {n += $NF} END {printf "%d\n", n}'
+}
 stop_server() {
   kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
   server_pid=""
@@ -126,8 +131,17 @@ for run in $(seq 1 "$RUNS"); do
       *) echo "unknown variant $variant" >&2; exit 2 ;;
     esac
     for pass in $(seq 1 "$PASSES"); do
+      # A pass ends when the server has answered its reads (wrk prints its figures on
+      # SIGINT); wrk's own duration is only the backstop.
+      done_before=$(answered)
       wrk -t2 -c"$CLIENTS" -d600s --timeout 30s --latency -s "$out/pass.lua" \
-        "http://127.0.0.1:$PORT" > "$out/wrk.out" 2>&1
+        "http://127.0.0.1:$PORT" > "$out/wrk.out" 2>&1 &
+      wrk_pid=$!
+      while [ $(( $(answered) - done_before )) -lt $(( SCHOOLS * 5 )) ] && kill -0 "$wrk_pid" 2>/dev/null; do
+        sleep 0.2
+      done
+      kill -INT "$wrk_pid" 2>/dev/null || true
+      wait "$wrk_pid" || true
       load=$(python3 scripts/bench/parse_wrk.py pass "$out/wrk.out" | awk '{print $2, $4, $5}')
       mem=$(python3 scripts/bench/fleet_memory.py memory --db "$db" --admin-url "$(pg_admin_url)")
       row="$variant $run $pass $mem $load"

@@ -11,9 +11,12 @@
 //! `n + 1` connections moves only the schools whose top ranks the new slot enters, about
 //! `homes / (n + 1)` of them.
 //!
-//! The rule, in both directions, never leaving a connection idle while work waits:
-//! - a unit of work that arrives while connections are idle takes the first idle one in its
-//!   school's ranking: a home when one is idle, else it borrows the one ranked next;
+//! The rule:
+//! - a unit of work that arrives while one of its homes is idle takes it; when only other
+//!   connections are idle it waits up to [`BORROW_AFTER`] for a home to come back, then
+//!   borrows the first idle one in its school's ranking. (Borrowing at once spread each
+//!   school over most connections whenever the pool was not saturated: see
+//!   docs/performance.md, "Fleet memory".);
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
 //!   when it is nobody's home, to the oldest waiting unit of work (a borrow). A waiter that
 //!   has seen `size` connections go to younger waiters gets the next one whatever it is, so
@@ -26,11 +29,16 @@ use std::{
     collections::VecDeque,
     hash::{DefaultHasher, Hash, Hasher},
     sync::{Mutex, mpsc},
+    time::Duration,
 };
 
 use tokio::sync::oneshot;
 
 use crate::{db::schema_name::SchemaName, observability::metrics};
+
+/// How long a unit of work whose homes are busy waits for one before it borrows an idle
+/// connection: about one short unit of work, so a home usually comes back in time.
+pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
 /// A school's key for hashing: stable for the life of the build.
 pub fn school_key(school: &SchemaName) -> u64 {
@@ -156,12 +164,15 @@ impl Dispatcher {
     }
 
     /// An idle slot now, or a place in the queue; `grant` is used only when queued.
+    /// (An idle connection that is not a home is not taken now: see [`Self::borrow`].)
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
         if let Some(slot) = preference.pick(&state.idle) {
-            state.idle[slot] = false;
-            metrics::pool_placement(preference.is_home(slot));
-            return Claim::Now(slot);
+            if preference.is_home(slot) {
+                state.idle[slot] = false;
+                metrics::pool_placement(true);
+                return Claim::Now(slot);
+            }
         }
         let id = state.next_id;
         state.next_id += 1;
@@ -172,6 +183,18 @@ impl Dispatcher {
             grant,
         });
         Claim::Queued(id)
+    }
+
+    /// After [`BORROW_AFTER`]: waiter `id`, still queued, borrows the first idle connection
+    /// in its ranking. `None`: none is idle (it keeps waiting), or its slot was already sent.
+    pub fn borrow(&self, id: u64) -> Option<usize> {
+        let mut state = self.state();
+        let at = state.waiters.iter().position(|waiter| waiter.id == id)?;
+        let slot = state.waiters[at].preference.pick(&state.idle)?;
+        state.waiters.remove(at);
+        state.idle[slot] = false;
+        metrics::pool_placement(false);
+        Some(slot)
     }
 
     /// Takes `slot` if it is idle (the pool's upkeep, between units of work).

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::{
     db::{
-        affinity::{Claim, Dispatcher, Grant},
+        affinity::{BORROW_AFTER, Claim, Dispatcher, Grant},
         pool::{Connector, PgConn},
         recycle::{self, ConnLife, Job, Reason, RecycleSettings},
     },
@@ -94,7 +94,13 @@ impl Slots {
             id: Some(id),
             receiver: &mut receiver,
         };
-        let slot = (&mut *waiting.receiver).await.ok();
+        let slot = match tokio::time::timeout(BORROW_AFTER, &mut *waiting.receiver).await {
+            Ok(granted) => granted.ok(),
+            Err(_) => match self.dispatcher.borrow(id) {
+                Some(slot) => Some(slot),
+                None => (&mut *waiting.receiver).await.ok(),
+            },
+        };
         waiting.id = None;
         slot.map(|slot| self.ticket(slot))
     }
