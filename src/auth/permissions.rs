@@ -53,6 +53,7 @@ resources! {
     UserRoleAssignment => "userroleassignment",
     Attendance => "attendance",
     ReportCard => "report_card" only View,
+    Enrollment => "enrollment",
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -259,6 +260,7 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             AcademicSettings,
             ReportSettings,
             Attendance,
+            Enrollment,
         ],
         &[Action::Add, Action::Change, Action::Delete],
     ));

@@ -23,6 +23,7 @@ pub mod attendance;
 pub mod attendance_ops;
 pub mod classes;
 pub mod departments;
+pub mod enrollments;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;

@@ -12,6 +12,7 @@ pub mod class_students;
 pub mod classes;
 pub mod crud;
 pub mod departments;
+pub mod enrollments;
 pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
@@ -52,6 +53,7 @@ pub fn mount(m: &mut Mount) {
     marks::mount(m);
     teachers::mount(m);
     students::mount(m);
+    enrollments::mount(m);
     attendance::mount(m);
     attendance_ops::mount(m);
     assignments::mount(m);
