@@ -32,6 +32,7 @@ pub mod marks;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
+pub mod rollover;
 pub mod session_setup;
 pub mod sessions;
 pub mod store;

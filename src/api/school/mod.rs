@@ -21,6 +21,7 @@ pub mod marks;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
+pub mod rollover;
 pub mod session_setup;
 pub mod sessions;
 pub mod students;
@@ -54,6 +55,7 @@ pub fn mount(m: &mut Mount) {
     teachers::mount(m);
     students::mount(m);
     enrollments::mount(m);
+    rollover::mount(m);
     attendance::mount(m);
     attendance_ops::mount(m);
     assignments::mount(m);
