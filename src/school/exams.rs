@@ -10,8 +10,8 @@ use super::{
     Store,
     enrollments::Enrollments,
     exam_sessions::ExamSessions,
-    sessions::Sessions,
     schema::{academic_classes, exams as t, subjects, teacher_assignments},
+    sessions::Sessions,
     table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};

@@ -101,7 +101,12 @@ fn next_class(class: &ClassInfo, classes: &[ClassInfo]) -> Result<Option<Uuid>, 
             class.name, class.id
         ));
     };
-    let Some(next) = classes.iter().filter_map(|c| c.level).filter(|l| *l > level).min() else {
+    let Some(next) = classes
+        .iter()
+        .filter_map(|c| c.level)
+        .filter(|l| *l > level)
+        .min()
+    else {
         return Ok(None);
     };
     let at_next: Vec<&ClassInfo> = classes.iter().filter(|c| c.level == Some(next)).collect();
@@ -425,7 +430,12 @@ fn apply(
             status: Some(status.into()),
             ..Default::default()
         };
-        Enrollments::update(conn, Target::live((), old_enrollment[&e.student]), changes, actor)?;
+        Enrollments::update(
+            conn,
+            Target::live((), old_enrollment[&e.student]),
+            changes,
+            actor,
+        )?;
         match fate {
             Fate::Promoted(class) | Fate::Retained(class) => {
                 let new = NewEnrollment {
@@ -488,9 +498,18 @@ mod tests {
 
     #[test]
     fn classes_move_up_a_level_and_the_top_one_graduates() {
-        let (one, two, three) = (class("1", Some(1)), class("2", Some(2)), class("3", Some(3)));
+        let (one, two, three) = (
+            class("1", Some(1)),
+            class("2", Some(2)),
+            class("3", Some(3)),
+        );
         let classes = vec![one.clone(), two.clone(), three.clone()];
-        let students = vec![enrolled(&one), enrolled(&one), enrolled(&two), enrolled(&three)];
+        let students = vec![
+            enrolled(&one),
+            enrolled(&one),
+            enrolled(&two),
+            enrolled(&three),
+        ];
         let mut asked = request();
         asked.retain = vec![students[1].student];
         let decided = plan(&asked, &classes, &students).expect("plan");
@@ -514,7 +533,10 @@ mod tests {
         let students = vec![enrolled(&one), enrolled(&free)];
         let errors = plan(&request(), &classes, &students).expect_err("ambiguous");
         let text = format!("{errors:?}");
-        assert!(text.contains("\\\"One\\\"") && text.contains("\\\"Free\\\""), "{text}");
+        assert!(
+            text.contains("\\\"One\\\"") && text.contains("\\\"Free\\\""),
+            "{text}"
+        );
         let mut asked = request();
         asked.promotions = vec![(one.id, Some(b.id)), (free.id, None)];
         let decided = plan(&asked, &classes, &students).expect("named");

@@ -11,6 +11,7 @@ use super::{
     enrollments::Enrollments,
     id_param,
     schema::{enrollments, students as t},
+    sessions::Sessions,
     store::{LiveCount, Narrowing},
     table::{school_forms, school_table},
 };
@@ -58,9 +59,14 @@ impl Store for Students {
 
     const LIVE_COUNT: Option<LiveCount<()>> = Some(LiveCount::kept_as("students"));
 
-    fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
+    fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let class = id_param(&query.params, CLASS_FILTER)?;
-        let session = id_param(&query.params, SESSION_FILTER)?;
+        let mut session = id_param(&query.params, SESSION_FILTER)?;
+        // The active session's classes are the students' own (the same rows its
+        // enrollments hold, and also students given a class before the session began).
+        if session.is_some() && class.is_some() && session == Sessions::active_id(conn)? {
+            session = None;
+        }
         Ok(match (class, session) {
             (None, None) => None,
             (Some(class), None) => Some(Box::new(move |rows| {
@@ -88,7 +94,11 @@ impl Store for Students {
         enrollment_follows_class(conn, row)
     }
 
-    fn after_update(conn: &mut TenantConn, row: &Student, changes: &StudentChanges) -> ApiResult<()> {
+    fn after_update(
+        conn: &mut TenantConn,
+        row: &Student,
+        changes: &StudentChanges,
+    ) -> ApiResult<()> {
         match changes.academic_class_id {
             Some(_) => enrollment_follows_class(conn, row),
             None => Ok(()),

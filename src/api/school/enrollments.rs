@@ -46,7 +46,13 @@ impl SchoolResource for Enrollments {
         let class = changes.academic_class_id;
         check_ref::<Classes>(conn, errors, "academic_class", class, "class")?;
         let session = changes.academic_session_id;
-        check_ref::<Sessions>(conn, errors, "academic_session", session, "academic session")
+        check_ref::<Sessions>(
+            conn,
+            errors,
+            "academic_session",
+            session,
+            "academic session",
+        )
     }
 }
 

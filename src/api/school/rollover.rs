@@ -129,10 +129,17 @@ fn promotions(
     };
     let mut out = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        let id = |key: &str| item.get(key).and_then(Value::as_str).and_then(|s| Uuid::parse_str(s).ok());
+        let id = |key: &str| {
+            item.get(key)
+                .and_then(Value::as_str)
+                .and_then(|s| Uuid::parse_str(s).ok())
+        };
         let from = id("from_class");
         if from.is_none() {
-            errors.add(&format!("promotions[{index}].from_class"), "a class id (UUID) is required");
+            errors.add(
+                &format!("promotions[{index}].from_class"),
+                "a class id (UUID) is required",
+            );
         }
         let to = match item.get("to_class") {
             Some(Value::Null) => Some(None),
@@ -182,10 +189,7 @@ fn parse(body: &serde_json::Map<String, Value>) -> ApiResult<(Request, bool)> {
             },
             dry_run.unwrap_or(false),
         )),
-        _ => Err(ApiError::validation(
-            "name",
-            "this field is required",
-        )),
+        _ => Err(ApiError::validation("name", "this field is required")),
     }
 }
 

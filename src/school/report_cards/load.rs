@@ -22,11 +22,11 @@ use crate::{
         exam_sessions::ExamSession,
         general_settings::GeneralSettings,
         report_settings::ReportSettings,
-        sessions::Sessions,
         schema::{
             academic_settings, exams, general_settings, marks, students, subjects,
             teacher_grade_comments as comments,
         },
+        sessions::Sessions,
     },
     tenancy::TenantConn,
 };
@@ -60,9 +60,8 @@ fn students_of(conn: &mut TenantConn, class: Uuid, session: Uuid) -> ApiResult<V
         .into_boxed();
     rows = match is_past(conn, session)? {
         false => rows.filter(students::academic_class_id.eq(class)),
-        true => rows.filter(
-            students::id.eq_any(Enrollments::students_of_class_in(conn, class, session)?),
-        ),
+        true => rows
+            .filter(students::id.eq_any(Enrollments::students_of_class_in(conn, class, session)?)),
     };
     let rows: Vec<(Uuid, String, String, String)> = rows
         .order((

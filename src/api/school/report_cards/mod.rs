@@ -30,7 +30,9 @@ use crate::{
         report_cards::{
             ReportCard,
             compute::{StudentRow, cards},
-            load::{class_during, class_sheet, classless_sheet, live_classes, print_settings, rules},
+            load::{
+                class_during, class_sheet, classless_sheet, live_classes, print_settings, rules,
+            },
         },
         students::{Student, Students},
     },
