@@ -69,6 +69,10 @@ pub struct Config {
     pub metrics_addr: Option<SocketAddr>,
     /// How often expired entries are purged from `revoked_tokens`.
     pub token_purge_interval: Duration,
+    /// `IMPORT_MAX_ROWS`: the most data rows an import file may have (413 past it).
+    pub import_max_rows: usize,
+    /// `IMPORT_MAX_BYTES`: the largest import file (413 past it).
+    pub import_max_bytes: usize,
 }
 
 impl Config {
@@ -156,6 +160,8 @@ impl Config {
                 None => None,
             },
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
+            import_max_rows: parse_env("IMPORT_MAX_ROWS", 20_000)?,
+            import_max_bytes: parse_env("IMPORT_MAX_BYTES", 20 * 1024 * 1024)?,
         }
         .checked()
     }

@@ -28,6 +28,7 @@ pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
+pub mod imports;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;

@@ -469,6 +469,8 @@ pub fn test_config(db_url: &str) -> Config {
         public_scheme: "http".into(),
         token_purge_interval: Duration::from_secs(3600),
         metrics_addr: None,
+        import_max_rows: 20_000,
+        import_max_bytes: 20 * 1024 * 1024,
     }
 }
 

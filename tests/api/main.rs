@@ -19,6 +19,7 @@ mod class_students;
 mod contract;
 mod demo;
 mod fleet;
+mod imports;
 mod isolation;
 mod live_counts;
 mod observability;

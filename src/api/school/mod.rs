@@ -17,6 +17,7 @@ pub mod exam_sessions;
 pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
+pub mod imports;
 pub mod marks;
 pub mod report_cards;
 pub mod report_settings;
@@ -56,6 +57,7 @@ pub fn mount(m: &mut Mount) {
     students::mount(m);
     enrollments::mount(m);
     rollover::mount(m);
+    imports::mount(m);
     attendance::mount(m);
     attendance_ops::mount(m);
     assignments::mount(m);
