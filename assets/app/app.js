@@ -7,6 +7,7 @@ import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
+import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -30,6 +31,8 @@ const PAGES = {
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
+  import: { nav: "Import", visible: canImport, render: importPage },
+  "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },
 };
 whenRecovered(() => route());
 
