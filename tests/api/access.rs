@@ -48,6 +48,7 @@ fn resources() -> Vec<(String, &'static str)> {
             "userroleassignment",
         ),
         ("/api/v1/school/attendance/".into(), "attendance"),
+        ("/api/v1/school/enrollments/".into(), "enrollment"),
     ]
 }
 

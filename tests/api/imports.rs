@@ -60,7 +60,7 @@ async fn students(app: &TestApp, who: &As) -> Vec<(String, String, String, Value
             )
         })
         .collect();
-    all.sort();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
     all
 }
 
