@@ -86,6 +86,10 @@ pub struct Config {
     pub db_pool_affinity: AffinitySettings,
     /// Change events and their webhooks.
     pub events: EventSettings,
+    /// `IMPORT_MAX_ROWS`: the most data rows an import file may have (413 past it).
+    pub import_max_rows: usize,
+    /// `IMPORT_MAX_BYTES`: the largest import file (413 past it).
+    pub import_max_bytes: usize,
 }
 
 /// Change events and webhooks (API.md 9).
@@ -263,6 +267,8 @@ impl Config {
             archive_signing_key: env_str("ARCHIVE_SIGNING_KEY"),
             db_pool_affinity: pool_affinity()?,
             events: EventSettings::from_env()?,
+            import_max_rows: parse_env("IMPORT_MAX_ROWS", 20_000)?,
+            import_max_bytes: parse_env("IMPORT_MAX_BYTES", 20 * 1024 * 1024)?,
         }
         .checked()
     }

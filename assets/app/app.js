@@ -8,6 +8,7 @@ import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
 import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
+import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -33,6 +34,8 @@ const PAGES = {
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
   children: { nav: "My children", visible: isGuardian, render: familyPage },
+  import: { nav: "Import", visible: canImport, render: importPage },
+  "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },
 };
 whenRecovered(() => route());
 

@@ -36,6 +36,10 @@ static FAMILY_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/family.js"),
 );
+static SCHOOL_YEAR_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/school_year.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -52,6 +56,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/marks.js/", &MARKS_JS);
     serve(cfg, "/app/settings.js/", &SETTINGS_JS);
     serve(cfg, "/app/family.js/", &FAMILY_JS);
+    serve(cfg, "/app/school_year.js/", &SCHOOL_YEAR_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);
     serve(cfg, "/app/shared.css/", &SHARED_CSS);

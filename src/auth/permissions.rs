@@ -57,6 +57,7 @@ resources! {
     Event => "event" only View,
     Webhook => "webhook",
     History => "history" only View,
+    Enrollment => "enrollment",
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -273,6 +274,7 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             ReportSettings,
             Attendance,
             Guardian,
+            Enrollment,
         ],
         &[Action::Add, Action::Change, Action::Delete],
     ));

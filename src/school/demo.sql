@@ -165,3 +165,9 @@ INSERT INTO teacher_grade_comments (id, teacher_id, grade, min_mark, max_mark, c
 SELECT gen_random_uuid(), t.id, 'A', 90, 100, 'Outstanding: a joy to teach.', false,
        base + 99 * interval '1 ms', base + 99 * interval '1 ms'
 FROM demo_clock, demo_teachers t WHERE t.n = 1;
+
+-- The active session's enrollments: each student's class this year.
+INSERT INTO enrollments (student_id, academic_class_id, academic_session_id, status)
+SELECT st.id, st.academic_class_id, a.id, 'active'
+FROM students st JOIN academic_sessions a ON a.is_active AND NOT a.is_deleted
+WHERE st.academic_class_id IS NOT NULL AND NOT st.is_deleted;

@@ -8,8 +8,10 @@ use uuid::Uuid;
 
 use super::{
     Store,
+    enrollments::Enrollments,
     exam_sessions::ExamSessions,
     schema::{academic_classes, exams as t, subjects, teacher_assignments},
+    sessions::Sessions,
     table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
@@ -71,6 +73,27 @@ pub struct TaughtClass {
 }
 
 impl TaughtClass {
+    /// The live assignments of `teacher` (see `of_teacher`) whose class had students in
+    /// `academic_session`: every one for the active session; for a past one, the classes
+    /// its enrollments name (a class made since then was not taught that year).
+    pub fn of_teacher_during(
+        conn: &mut TenantConn,
+        teacher: Uuid,
+        academic_session: Uuid,
+    ) -> ApiResult<Vec<Self>> {
+        let taught = Self::of_teacher(conn, teacher)?;
+        if Sessions::active_id(conn)? == Some(academic_session) {
+            return Ok(taught);
+        }
+        let mut during = Vec::with_capacity(taught.len());
+        for class in taught {
+            if Enrollments::class_has_any_in(conn, class.class_id, academic_session)? {
+                during.push(class);
+            }
+        }
+        Ok(during)
+    }
+
     /// The live assignments of teacher profile `teacher` to live subjects and classes, in
     /// the order they were made.
     pub fn of_teacher(conn: &mut TenantConn, teacher: Uuid) -> ApiResult<Vec<Self>> {

@@ -96,6 +96,21 @@ diesel::table! {
 }
 
 diesel::table! {
+    enrollments (id) {
+        id -> Uuid,
+        student_id -> Uuid,
+        academic_class_id -> Uuid,
+        academic_session_id -> Uuid,
+        status -> Text,
+        is_deleted -> Bool,
+        created_by -> Nullable<Uuid>,
+        updated_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     events (id) {
         id -> Uuid,
         seq -> Nullable<Int8>,
@@ -246,6 +261,15 @@ diesel::table! {
         footer_text -> Text,
         updated_by -> Nullable<Uuid>,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    rollovers (from_session_id) {
+        from_session_id -> Uuid,
+        to_session_id -> Uuid,
+        created_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
     }
 }
 
@@ -415,6 +439,9 @@ diesel::joinable!(attendance -> students (student_id));
 diesel::joinable!(department_teachers -> departments (department_id));
 diesel::joinable!(department_teachers -> teacher_profiles (teacher_id));
 diesel::joinable!(departments -> teacher_profiles (hod_id));
+diesel::joinable!(enrollments -> academic_classes (academic_class_id));
+diesel::joinable!(enrollments -> academic_sessions (academic_session_id));
+diesel::joinable!(enrollments -> students (student_id));
 diesel::joinable!(exam_sessions -> academic_sessions (academic_session_id));
 diesel::joinable!(exams -> academic_classes (academic_class_id));
 diesel::joinable!(exams -> exam_sessions (exam_session_id));
@@ -442,6 +469,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     department_teachers,
     departments,
     disclosures,
+    enrollments,
     events,
     exam_sessions,
     exams,
@@ -453,6 +481,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     live_counts,
     marks,
     report_settings,
+    rollovers,
     school_roles,
     session_setups,
     students,

@@ -111,6 +111,16 @@ fn settle_activation(
 }
 
 impl Sessions {
+    /// The active academic session's id, if one is active.
+    pub fn active_id(conn: &mut TenantConn) -> ApiResult<Option<Uuid>> {
+        Ok(t::table
+            .filter(t::is_active.eq(true))
+            .filter(t::is_deleted.eq(false))
+            .select(t::id)
+            .first(conn.pg())
+            .optional()?)
+    }
+
     /// The first and last day (UTC) of the active academic session, if one is active.
     pub fn active_dates(conn: &mut TenantConn) -> ApiResult<Option<(NaiveDate, NaiveDate)>> {
         let row: Option<(DateTime<Utc>, DateTime<Utc>)> = t::table

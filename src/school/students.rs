@@ -8,8 +8,10 @@ use uuid::Uuid;
 use super::{
     ListQuery, Store, Target,
     classes::Classes,
+    enrollments::Enrollments,
     id_param,
-    schema::students as t,
+    schema::{enrollments, students as t},
+    sessions::Sessions,
     store::{LiveCount, Narrowing},
     table::{school_forms, school_table},
 };
@@ -48,7 +50,10 @@ pub struct Students;
 school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
     search: [admission_number, first_name, last_name], soft_delete: is_deleted);
 
-/// `?academic_class=` narrows a list to one class's students.
+/// `?academic_class=` narrows a list to one class's students: today's (the active
+/// session's, which is each student's `academic_class`), or those of the session
+/// `?academic_session=` names, read from its enrollments. A student's class written while a
+/// session is active moves their enrollment in it (`Enrollments::follow_student`).
 impl Store for Students {
     type Record = Student;
     const NAME: &'static str = "student";
@@ -72,20 +77,75 @@ impl Store for Students {
         Ok(records.iter().map(|s| s.id).collect())
     }
 
-    fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
+    fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
         let class = id_param(&query.params, CLASS_FILTER)?;
-        Ok(class.map(|class| -> Narrowing<Self> {
-            Box::new(move |rows| rows.filter(t::academic_class_id.eq(class)))
-        }))
+        let mut session = id_param(&query.params, SESSION_FILTER)?;
+        // The active session's classes are the students' own (the same rows its
+        // enrollments hold, and also students given a class before the session began).
+        if session.is_some() && class.is_some() && session == Sessions::active_id(conn)? {
+            session = None;
+        }
+        Ok(match (class, session) {
+            (None, None) => None,
+            (Some(class), None) => Some(Box::new(move |rows| {
+                rows.filter(t::academic_class_id.eq(class))
+            })),
+            (class, Some(session)) => Some(Box::new(move |rows| {
+                let mut enrolled = enrollments::table
+                    .filter(enrollments::academic_session_id.eq(session))
+                    .filter(enrollments::is_deleted.eq(false))
+                    .select(enrollments::student_id)
+                    .into_boxed();
+                if let Some(class) = class {
+                    enrolled = enrolled.filter(enrollments::academic_class_id.eq(class));
+                }
+                rows.filter(t::id.eq_any(enrolled))
+            })),
+        })
+    }
+
+    fn after_create(conn: &mut TenantConn, row: &Student, _: &NewStudent) -> ApiResult<()> {
+        enrollment_follows_class(conn, row)
+    }
+
+    fn after_replace(conn: &mut TenantConn, row: &Student, _: &NewStudent) -> ApiResult<()> {
+        enrollment_follows_class(conn, row)
+    }
+
+    fn after_update(
+        conn: &mut TenantConn,
+        row: &Student,
+        changes: &StudentChanges,
+    ) -> ApiResult<()> {
+        match changes.academic_class_id {
+            Some(_) => enrollment_follows_class(conn, row),
+            None => Ok(()),
+        }
     }
 }
 
+/// A live student's class written while a session is active moves their enrollment in it.
+fn enrollment_follows_class(conn: &mut TenantConn, row: &Student) -> ApiResult<()> {
+    if row.is_deleted {
+        return Ok(());
+    }
+    // A store hook is not told who acted: the enrollment follows as the system (the
+    // student's own history names the actor).
+    Enrollments::follow_student(conn, row.id, row.academic_class_id, &super::Actor::system())
+}
+
 const CLASS_FILTER: &str = "academic_class";
+const SESSION_FILTER: &str = "academic_session";
 
 impl Students {
     /// The list filters beyond `?search=`, with what they do (for the API document).
-    pub const FILTERS: &'static [(&'static str, &'static str)] =
-        &[(CLASS_FILTER, "students of this class (id)")];
+    pub const FILTERS: &'static [(&'static str, &'static str)] = &[
+        (CLASS_FILTER, "students of this class (id)"),
+        (
+            SESSION_FILTER,
+            "students enrolled in this academic session (id); with `academic_class`, that session's students of the class",
+        ),
+    ];
 
     /// One page of `class`'s students, listed like every student list; `None` when the
     /// class does not exist, or is soft-deleted and `include_deleted` is not set.

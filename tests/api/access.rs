@@ -49,6 +49,7 @@ fn resources() -> Vec<(String, &'static str)> {
         ),
         ("/api/v1/school/attendance/".into(), "attendance"),
         ("/api/v1/school/guardians/".into(), "guardian"),
+        ("/api/v1/school/enrollments/".into(), "enrollment"),
     ]
 }
 

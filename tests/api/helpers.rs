@@ -479,6 +479,8 @@ pub fn test_config(db_url: &str) -> Config {
         archive_signing_key: Some(ARCHIVE_SIGNING_KEY.into()),
         db_pool_affinity: Default::default(),
         events: school_service::config::EventSettings::default(),
+        import_max_rows: 20_000,
+        import_max_bytes: 20 * 1024 * 1024,
     }
 }
 

@@ -111,14 +111,20 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             new.iter().all(|c| office.contains(&(*c).to_owned())),
             "{office:?}"
         );
-        // view_student, the attendance five, the four guardian codenames and view_event.
-        assert!(office.contains(&"view_student".to_owned()) && office.len() == 11);
+        // view_student, the attendance five, the four guardian codenames, view_event and
+        // the four of enrollments (issue 38).
+        assert!(office.contains(&"view_student".to_owned()) && office.len() == 15);
         assert!(office.contains(&"view_event".to_owned()));
+        assert!(office.contains(&"add_enrollment".to_owned()));
         // The guardian role came with its codenames: made with its default permissions.
         let guardian = role(&db, &school, "guardian");
         assert!(guardian.contains(&"view_mark".to_owned()) && guardian.len() == 8);
-        // Teachers reach attendance through their class assignments, not their role.
-        assert_eq!(role(&db, &school, "teacher"), vec!["view_exam".to_owned()]);
+        // Teachers reach attendance through their class assignments, not their role; they
+        // read enrollments.
+        assert_eq!(
+            role(&db, &school, "teacher"),
+            vec!["view_enrollment".to_owned(), "view_exam".to_owned()]
+        );
 
         // Granted once: an administrator's later removal survives another migrate.
         sql(

@@ -173,7 +173,7 @@ fn create_missing(
     let actor = Actor::user(user.id, user.display_name());
     let mut created = Vec::new();
     let mut existing = Vec::new();
-    for a in TaughtClass::of_teacher(conn, teacher.id)? {
+    for a in TaughtClass::of_teacher_during(conn, teacher.id, exam_session.academic_session_id)? {
         let new = NewExam {
             name: format!("{} - {}", a.subject, a.class),
             subject_id: a.subject_id,

@@ -18,6 +18,7 @@ use crate::{
         academic_settings::{AcademicSettings, GradingScale},
         attendance_ops::summaries,
         classes::AcademicClass,
+        enrollments::Enrollments,
         exam_sessions::ExamSession,
         general_settings::GeneralSettings,
         report_settings::ReportSettings,
@@ -25,15 +26,44 @@ use crate::{
             academic_settings, exams, general_settings, marks, students, subjects,
             teacher_grade_comments as comments,
         },
+        sessions::Sessions,
     },
     tenancy::TenantConn,
 };
 
-/// The live students of `class`, by last name, first name and admission number.
-fn students_of(conn: &mut TenantConn, class: Uuid) -> ApiResult<Vec<StudentRow>> {
-    let rows: Vec<(Uuid, String, String, String)> = students::table
-        .filter(students::academic_class_id.eq(class))
+/// Whether `session` is a past (not the active) academic session, whose classes are read
+/// from its enrollments rather than from the students' current class.
+fn is_past(conn: &mut TenantConn, session: Uuid) -> ApiResult<bool> {
+    Ok(Sessions::active_id(conn)? != Some(session))
+}
+
+/// The class `student` (whose class today is `current`) was in during `exam_session`'s
+/// academic session: today's for the active session, the enrollment's for a past one.
+pub fn class_during(
+    conn: &mut TenantConn,
+    student: Uuid,
+    current: Option<Uuid>,
+    exam_session: &ExamSession,
+) -> ApiResult<Option<Uuid>> {
+    let session = exam_session.academic_session_id;
+    if !is_past(conn, session)? {
+        return Ok(current);
+    }
+    Ok(Enrollments::of_student_in(conn, student, session)?.map(|e| e.academic_class_id))
+}
+
+/// The live students of `class` during `session` (today's class for the active session,
+/// the session's enrollments for a past one), by last name, first name and admission number.
+fn students_of(conn: &mut TenantConn, class: Uuid, session: Uuid) -> ApiResult<Vec<StudentRow>> {
+    let mut rows = students::table
         .filter(students::is_deleted.eq(false))
+        .into_boxed();
+    rows = match is_past(conn, session)? {
+        false => rows.filter(students::academic_class_id.eq(class)),
+        true => rows
+            .filter(students::id.eq_any(Enrollments::students_of_class_in(conn, class, session)?)),
+    };
+    let rows: Vec<(Uuid, String, String, String)> = rows
         .order((
             students::last_name,
             students::first_name,
@@ -184,7 +214,7 @@ pub fn class_sheet(
     class: &AcademicClass,
     rules: Rules,
 ) -> ApiResult<(ClassSheet, CardHeader)> {
-    let students = students_of(conn, class.id)?;
+    let students = students_of(conn, class.id, exam_session.academic_session_id)?;
     let subjects = subjects_of(conn, exam_session.id, class.id)?;
     let exam_ids: Vec<Uuid> = subjects
         .iter()

@@ -32,7 +32,8 @@ use crate::{
             ReportCard,
             compute::StudentRow,
             load::{
-                class_sheet, classless_sheet, live_classes, print_settings, readable_cards, rules,
+                class_during, class_sheet, classless_sheet, live_classes, print_settings,
+                readable_cards, rules,
             },
         },
         report_settings::ReportSettings,
@@ -223,13 +224,19 @@ async fn student_card(request: SchoolRequest) -> ApiResult<HttpResponse> {
             let student_id = path.last()?;
             let student = Students::find(conn, Target::live((), student_id))?;
             let own = student.as_ref().is_some_and(|s| is_own(caller, s));
+            // The class of the exam session's year (a past year's from its enrollments).
+            let exam_session = exam_session(conn, &path);
+            let class = match (&student, &exam_session) {
+                (Some(s), Ok(es)) => class_during(conn, s.id, s.academic_class_id, es)?,
+                (Some(s), Err(_)) => s.academic_class_id,
+                (None, _) => None,
+            };
             if !own {
-                let class = student.as_ref().and_then(|s| s.academic_class_id);
                 require_class_access(conn, caller, VIEW, class)?;
             }
             let student = student.ok_or_else(ApiError::not_found)?;
-            let exam_session = exam_session(conn, &path)?;
-            let class = match student.academic_class_id {
+            let exam_session = exam_session?;
+            let class = match class {
                 Some(id) => Classes::find(conn, Target::live((), id))?,
                 None => None,
             };

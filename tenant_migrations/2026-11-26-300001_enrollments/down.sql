@@ -1,0 +1,2 @@
+DROP TABLE rollovers;
+DROP TABLE enrollments;

@@ -1,0 +1,68 @@
+"""The school year in the app: an office user imports a file with one bad row (sees it,
+fixes it, imports), then rolls the year over. Runs after test_app.py: the rollover
+changes the demo school's active session."""
+
+from playwright.sync_api import expect
+
+from conftest import SCHOOL, http, school_token, signed_in
+
+GOOD = "admission_number;first_name;last_name;academic_class\r\nIMP-1;Zoë;Ağaoğlu;Form 1 Blue\r\nIMP-2;René;Dupré;Form 2 Green\r\n"
+BAD = GOOD.replace("IMP-2;René;Dupré;Form 2 Green", "IMP-2;René;;Form 9")
+
+
+def go(page, section):
+    page.locator("#nav").get_by_role("link", name=section, exact=True).click()
+
+
+def test_an_office_user_imports_students_then_starts_a_new_year(page, tmp_path):
+    # The bad file's check and the ambiguous plan answer 400 on purpose.
+    page.watch.expected.append("status of 400")
+    signed_in(page, "office@greenwood.test")
+    go(page, "Import")
+    expect(page.get_by_role("heading", name="Import")).to_be_visible()
+    page.get_by_label("What the file holds").select_option("students")
+    template = page.get_by_role("link", name="Download the template")
+    expect(template).to_have_attribute("download", "students-template.csv")
+
+    bad = tmp_path / "students.csv"
+    bad.write_text("\ufeff" + BAD, encoding="utf-8")
+    page.get_by_label("File (CSV or XLSX)").set_input_files(str(bad))
+    page.get_by_role("button", name="Check the file").click()
+    expect(page.get_by_role("status").filter(has_text="bad row")).to_be_visible()
+    marked = page.locator("td.bad-cell")
+    expect(marked).to_have_count(2)  # last_name empty, class unknown, both on row 3
+    expect(page.locator("tr", has=marked.first).locator("td").first).to_have_text("3")
+    expect(page.get_by_role("button", name="Import")).to_be_disabled()
+
+    good = tmp_path / "students-fixed.csv"
+    good.write_text(GOOD, encoding="utf-8")
+    page.get_by_label("File (CSV or XLSX)").set_input_files(str(good))
+    page.get_by_role("button", name="Check the file").click()
+    expect(page.get_by_role("status")).to_contain_text("2 rows: 2 new")
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("status")).to_contain_text("Imported. 2 rows: 2 new")
+    token = school_token("office@greenwood.test")
+    found = http("GET", "/api/v1/school/students/?search=IMP-", token=token)[2]
+    assert found["count"] == 2
+
+    go(page, "New school year")
+    expect(page.get_by_role("heading", name="New school year")).to_be_visible()
+    page.get_by_label("Name of the new session").fill("2027/28")
+    page.get_by_label("Starts").fill("2027-09-01")
+    page.get_by_label("Ends").fill("2028-07-31")
+    # Two classes at the next level: the plan names the ambiguous ones.
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("status")).to_contain_text("Form 1 Blue")
+    page.locator('fieldset:has(legend:has-text("Form 1 Blue")) select[name^="to-"]').select_option(label="Form 2 Blue")
+    page.locator('fieldset:has(legend:has-text("Form 1 Green")) select[name^="to-"]').select_option(label="Form 2 Green")
+    blue = page.locator('fieldset:has(legend:has-text("Form 1 Blue"))')
+    blue.locator("summary").click()
+    blue.get_by_label("Zoë Ağaoğlu (IMP-1)").select_option("retain")
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("status")).to_contain_text("1 retained")
+    plan = page.get_by_role("status").inner_text()
+    page.get_by_role("button", name="Start the new year").click()
+    expect(page.get_by_role("status")).to_contain_text("2027/28 has begun")
+    assert plan.split(": ", 1)[1] in page.get_by_role("status").inner_text()
+    sessions = http("GET", "/api/v1/school/sessions/?page_size=200", token=token)[2]["results"]
+    assert [s["name"] for s in sessions if s["is_active"]] == ["2027/28"]
