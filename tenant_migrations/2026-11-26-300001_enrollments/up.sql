@@ -2,7 +2,7 @@
 -- `students.academic_class_id` is the class of the active session's enrollment.
 CREATE TABLE enrollments (
     id                  uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-    student_id          uuid NOT NULL REFERENCES students (id),
+    student_id          uuid NOT NULL REFERENCES students (id) ON DELETE CASCADE,
     academic_class_id   uuid NOT NULL REFERENCES academic_classes (id),
     academic_session_id uuid NOT NULL REFERENCES academic_sessions (id),
     status              text NOT NULL DEFAULT 'active'

@@ -206,6 +206,9 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     assert_eq!(
         types(&after[events.len()..]),
         [
+            // A student with a class is enrolled in the active session (API.md 10), in
+            // the student's own transaction.
+            "enrollment.created",
             "student.created",
             "attendance.created",
             "attendance.updated"

@@ -72,7 +72,23 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Sheet, Unreadable> {
         .from_reader(bytes);
     let (mut sheet, mut seen_header) = (Sheet::default(), false);
     for (index, record) in reader.records().enumerate() {
-        let number = index + 1;
+        // The reader skips empty lines: the row a spreadsheet shows is the line the record
+        // starts on (one more than the line ends before its first byte).
+        let start = match &record {
+            Ok(record) => record.position(),
+            Err(err) => err.position(),
+        };
+        // The reader's position is where the previous record ended, before its line end
+        // and any blank lines: the record starts at the first byte past them.
+        let number = start.map_or(index + 1, |p| {
+            let from = (p.byte() as usize).min(bytes.len());
+            let skipped = bytes[from..]
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+            let before = &bytes[..from + skipped];
+            before.iter().filter(|b| **b == b'\n').count() + 1
+        });
         let record = record.map_err(|err| match err.kind() {
             csv::ErrorKind::Utf8 { .. } => broken(
                 number,
