@@ -26,6 +26,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-23-000001_search_trgm"),
     sql_migration!("2026-11-24-000001_attendance"),
     sql_migration!("2026-11-24-000002_live_counts"),
+    sql_migration!("2026-11-26-200001_oneroster"),
 ]);
 
 /// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
@@ -34,7 +35,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-24-000002_live_counts",
+    through: "2026-11-26-200001_oneroster",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
