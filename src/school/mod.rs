@@ -28,6 +28,7 @@ pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod oneroster;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;

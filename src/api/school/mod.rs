@@ -17,6 +17,8 @@ pub mod exams;
 pub mod general_settings;
 pub mod grade_comments;
 pub mod marks;
+pub mod oauth_clients;
+pub mod oauth_token;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
@@ -62,6 +64,8 @@ pub fn mount(m: &mut Mount) {
     report_settings::mount(m);
     report_cards::mount(m);
     roles::mount(m);
+    oauth_clients::mount(m);
+    oauth_token::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

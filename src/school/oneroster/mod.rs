@@ -1,0 +1,5 @@
+//! OneRoster 1.2 (issue 37): the school's records as OneRoster entities, its integration
+//! clients, and the gradebook writes, which go through the exams' and marks' stores.
+//! HTTP (the REST binding's paths, query parameters, errors) is `crate::api::oneroster`.
+
+pub mod clients;
