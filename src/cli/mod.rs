@@ -5,6 +5,7 @@
 mod archive;
 mod demo;
 mod fleet;
+mod oneroster;
 mod seed;
 
 use std::io::Write;
@@ -104,6 +105,9 @@ pub enum TenantCommand {
     Import(archive::ImportArgs),
     /// Move a school to another Citus worker.
     Move(archive::MoveArgs),
+    /// A school's OneRoster integration clients.
+    #[command(subcommand)]
+    OauthClient(oneroster::OauthClientCommand),
 }
 
 #[derive(Args, Debug)]
@@ -275,6 +279,7 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
         TenantCommand::Export(args) => archive::export(state, args).await?,
         TenantCommand::Import(args) => archive::import(state, args).await?,
         TenantCommand::Move(args) => archive::move_school(state, args).await?,
+        TenantCommand::OauthClient(command) => oneroster::oauth_client(state, command).await?,
     }
     Ok(())
 }
