@@ -35,3 +35,4 @@ mod sessions;
 mod settings;
 mod system;
 mod tenancy;
+mod oneroster;
