@@ -3,3 +3,5 @@
 //! HTTP (the REST binding's paths, query parameters, errors) is `crate::api::oneroster`.
 
 pub mod clients;
+pub mod gradebook;
+pub mod roster;
