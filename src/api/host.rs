@@ -65,7 +65,8 @@ pub async fn classify_host(
         || metrics_path
         || path.starts_with(console::PATH)
         || path.starts_with(docs::PATH);
-    let school_path = path.starts_with(school_app::PATH);
+    // OneRoster (API.md 8) is served on school addresses only.
+    let school_path = path.starts_with(school_app::PATH) || path.starts_with("/ims/");
     let misplaced = match kind {
         HostKind::Tenant(_) => platform_path,
         HostKind::Main => school_path,

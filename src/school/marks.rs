@@ -71,7 +71,11 @@ pub fn canonical_decimal(value: f64) -> Option<String> {
 /// The whole mark of a decimal score, half away from zero, within the mark column's range.
 pub fn whole_mark(score: &str) -> Option<i32> {
     let value: f64 = score.parse().ok()?;
-    Some(value.round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32)
+    Some(
+        value
+            .round()
+            .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32,
+    )
 }
 
 school_forms!(t: NewMark, MarkChanges {

@@ -40,9 +40,12 @@ impl SchoolResource for Marks {
             symbol: f.nullable("symbol", None, &len(0, 255)),
             comment: f.nullable("comment", None, &len(0, 10_000)),
             is_deleted: f.optional("is_deleted", false, &any),
-            score: f
-                .nullable::<Value>("score", None, &decimal)
-                .map(|score| score.as_ref().and_then(Value::as_f64).and_then(canonical_decimal)),
+            score: f.nullable::<Value>("score", None, &decimal).map(|score| {
+                score
+                    .as_ref()
+                    .and_then(Value::as_f64)
+                    .and_then(canonical_decimal)
+            }),
             score_status: f.nullable("score_status", None, &OneOf(SCORE_STATUSES)),
             score_date: f.nullable("score_date", None, &any),
             text_score: f.nullable("text_score", None, &len(0, 255)),

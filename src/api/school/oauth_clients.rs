@@ -162,12 +162,13 @@ async fn retrieve(request: SchoolRequest) -> ApiResult<HttpResponse> {
 async fn revoke(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     request
-        .run(Need::Method(Resource::OauthClient), move |conn, _| {
-            match clients::revoke(conn, path.last()?)? {
+        .run(
+            Need::Method(Resource::OauthClient),
+            move |conn, _| match clients::revoke(conn, path.last()?)? {
                 true => Ok(()),
                 false => Err(ApiError::not_found()),
-            }
-        })
+            },
+        )
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

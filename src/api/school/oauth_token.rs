@@ -172,8 +172,8 @@ async fn token(request: SchoolRequest, payload: web::Payload) -> ApiResult<HttpR
             ));
         }
     }
-    let requested: Option<Vec<String>> = field(&form, "scope")
-        .map(|scope| scope.split_whitespace().map(str::to_owned).collect());
+    let requested: Option<Vec<String>> =
+        field(&form, "scope").map(|scope| scope.split_whitespace().map(str::to_owned).collect());
     if let Some(unknown) = requested
         .iter()
         .flatten()

@@ -68,7 +68,10 @@ pub struct OauthClient {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-fn present_scopes<S: serde::Serializer>(scopes: &[Option<String>], s: S) -> Result<S::Ok, S::Error> {
+fn present_scopes<S: serde::Serializer>(
+    scopes: &[Option<String>],
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.collect_seq(scopes.iter().flatten())
 }
 

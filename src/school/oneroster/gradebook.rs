@@ -16,7 +16,10 @@ use super::{
         exam_sessions, exams, gradebook_categories as categories, line_items, marks, result_ids,
         students,
     },
-    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, parse_class_sourced_id, timestamp},
+    roster::{
+        Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, parse_class_sourced_id,
+        timestamp,
+    },
 };
 use crate::{
     error::{ApiError, ApiResult},
@@ -111,8 +114,26 @@ pub fn delete_category(conn: &mut TenantConn, sid: &str) -> ApiResult<bool> {
 }
 
 type LineItemRow = (
-    (Uuid, Uuid, String, Uuid, Uuid, i32, bool, DateTime<Utc>, DateTime<Utc>),
-    Option<(String, Option<Uuid>, Option<String>, Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>, Option<String>)>,
+    (
+        Uuid,
+        Uuid,
+        String,
+        Uuid,
+        Uuid,
+        i32,
+        bool,
+        DateTime<Utc>,
+        DateTime<Utc>,
+    ),
+    Option<(
+        String,
+        Option<Uuid>,
+        Option<String>,
+        Option<DateTime<Utc>>,
+        Option<DateTime<Utc>>,
+        Option<String>,
+        Option<String>,
+    )>,
     (bool, Option<DateTime<Utc>>),
 );
 
@@ -155,36 +176,86 @@ pub fn line_items(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>>
     let default_category = "exam".to_owned();
     Ok(rows
         .into_iter()
-        .map(|((id, term, name, subject, class, max_mark, deleted, created, modified), extra, (term_deleted, term_end))| {
-            let sid = extra.as_ref().map_or_else(|| id.to_string(), |e| e.0.clone());
-            let mut e = head(&sid, deleted || term_deleted, modified);
-            let extra = extra.map(|e| (e.1, e.2, e.3, e.4, e.5, e.6));
-            let (category, description, assign, due, min, max) = extra.unwrap_or_default();
-            let category = category.and_then(|c| category_sids.get(&c)).unwrap_or(&default_category);
-            let term = term.to_string();
-            e.insert("title".into(), json!(name));
-            e.insert("description".into(), json!(description.unwrap_or_default()));
-            e.insert("assignDate".into(), json!(timestamp(assign.unwrap_or(created))));
-            e.insert("dueDate".into(), json!(timestamp(due.or(term_end).unwrap_or(created))));
-            e.insert("class".into(), roster_ref(p, "classes", &class_sourced_id(class, subject), "class"));
-            e.insert("school".into(), p.org_ref());
-            e.insert("category".into(), gradebook_ref(p, "categories", category, "category"));
-            e.insert(
-                "gradingPeriod".into(),
-                roster_ref(p, "academicSessions", &format!("{term}{GRADING_PERIOD_SUFFIX}"), "academicSession"),
-            );
-            e.insert("academicSession".into(), roster_ref(p, "academicSessions", &term, "academicSession"));
-            e.insert("scoreScale".into(), Value::Null);
-            e.insert("resultValueMin".into(), number(Some(min.as_deref().unwrap_or("0"))));
-            e.insert("resultValueMax".into(), number(Some(&max.unwrap_or_else(|| max_mark.to_string()))));
-            e
-        })
+        .map(
+            |(
+                (id, term, name, subject, class, max_mark, deleted, created, modified),
+                extra,
+                (term_deleted, term_end),
+            )| {
+                let sid = extra
+                    .as_ref()
+                    .map_or_else(|| id.to_string(), |e| e.0.clone());
+                let mut e = head(&sid, deleted || term_deleted, modified);
+                let extra = extra.map(|e| (e.1, e.2, e.3, e.4, e.5, e.6));
+                let (category, description, assign, due, min, max) = extra.unwrap_or_default();
+                let category = category
+                    .and_then(|c| category_sids.get(&c))
+                    .unwrap_or(&default_category);
+                let term = term.to_string();
+                e.insert("title".into(), json!(name));
+                e.insert("description".into(), json!(description.unwrap_or_default()));
+                e.insert(
+                    "assignDate".into(),
+                    json!(timestamp(assign.unwrap_or(created))),
+                );
+                e.insert(
+                    "dueDate".into(),
+                    json!(timestamp(due.or(term_end).unwrap_or(created))),
+                );
+                e.insert(
+                    "class".into(),
+                    roster_ref(p, "classes", &class_sourced_id(class, subject), "class"),
+                );
+                e.insert("school".into(), p.org_ref());
+                e.insert(
+                    "category".into(),
+                    gradebook_ref(p, "categories", category, "category"),
+                );
+                e.insert(
+                    "gradingPeriod".into(),
+                    roster_ref(
+                        p,
+                        "academicSessions",
+                        &format!("{term}{GRADING_PERIOD_SUFFIX}"),
+                        "academicSession",
+                    ),
+                );
+                e.insert(
+                    "academicSession".into(),
+                    roster_ref(p, "academicSessions", &term, "academicSession"),
+                );
+                e.insert("scoreScale".into(), Value::Null);
+                e.insert(
+                    "resultValueMin".into(),
+                    number(Some(min.as_deref().unwrap_or("0"))),
+                );
+                e.insert(
+                    "resultValueMax".into(),
+                    number(Some(&max.unwrap_or_else(|| max_mark.to_string()))),
+                );
+                e
+            },
+        )
         .collect())
 }
 
 type ResultRow = (
-    (Uuid, Uuid, String, Option<i32>, Option<String>, Option<String>, bool, DateTime<Utc>),
-    (Option<String>, Option<String>, Option<NaiveDate>, Option<String>),
+    (
+        Uuid,
+        Uuid,
+        String,
+        Option<i32>,
+        Option<String>,
+        Option<String>,
+        bool,
+        DateTime<Utc>,
+    ),
+    (
+        Option<String>,
+        Option<String>,
+        Option<NaiveDate>,
+        Option<String>,
+    ),
     (Uuid, Uuid, bool),
     Option<String>,
     Option<String>,
@@ -208,8 +279,17 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
                 marks::is_deleted,
                 marks::updated_at,
             ),
-            (marks::score, marks::score_status, marks::score_date, marks::text_score),
-            (exams::academic_class_id, exams::subject_id, exams::is_deleted),
+            (
+                marks::score,
+                marks::score_status,
+                marks::score_date,
+                marks::text_score,
+            ),
+            (
+                exams::academic_class_id,
+                exams::subject_id,
+                exams::is_deleted,
+            ),
             result_ids::sourced_id.nullable(),
             line_items::sourced_id.nullable(),
         ))
@@ -218,7 +298,11 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     let mut student_of: HashMap<String, (Uuid, bool)> = HashMap::new();
     for (id, number, deleted) in students::table
         .order(students::created_at)
-        .select((students::id, students::admission_number, students::is_deleted))
+        .select((
+            students::id,
+            students::admission_number,
+            students::is_deleted,
+        ))
         .load::<(Uuid, String, bool)>(conn.pg())?
     {
         if !student_of.get(&number).is_some_and(|(_, d)| !d) {
@@ -227,27 +311,52 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     }
     Ok(rows
         .into_iter()
-        .filter_map(|((id, exam, admission, mark, symbol, comment, deleted, at), (score, status, date, text), (class, subject, exam_deleted), sid, item_sid)| {
-            let student = student_of.get(&admission)?.0;
-            let sid = sid.unwrap_or_else(|| id.to_string());
-            let mut e = head(&sid, deleted || exam_deleted, at);
-            let score = score.or_else(|| mark.map(|m| m.to_string()));
-            let status = status.unwrap_or_else(|| match score {
-                Some(_) => "fully graded".into(),
-                None => "not submitted".into(),
-            });
-            let item = item_sid.unwrap_or_else(|| exam.to_string());
-            e.insert("lineItem".into(), gradebook_ref(p, "lineItems", &item, "lineItem"));
-            e.insert("student".into(), roster_ref(p, "users", &student.to_string(), "user"));
-            e.insert("class".into(), roster_ref(p, "classes", &class_sourced_id(class, subject), "class"));
-            e.insert("scoreScale".into(), Value::Null);
-            e.insert("scoreStatus".into(), json!(status));
-            e.insert("score".into(), number(score.as_deref()));
-            e.insert("textScore".into(), json!(text.or(symbol).unwrap_or_default()));
-            e.insert("scoreDate".into(), json!(date.map_or_else(|| at.format("%Y-%m-%d").to_string(), |d| d.to_string())));
-            e.insert("comment".into(), json!(comment.unwrap_or_default()));
-            Some(e)
-        })
+        .filter_map(
+            |(
+                (id, exam, admission, mark, symbol, comment, deleted, at),
+                (score, status, date, text),
+                (class, subject, exam_deleted),
+                sid,
+                item_sid,
+            )| {
+                let student = student_of.get(&admission)?.0;
+                let sid = sid.unwrap_or_else(|| id.to_string());
+                let mut e = head(&sid, deleted || exam_deleted, at);
+                let score = score.or_else(|| mark.map(|m| m.to_string()));
+                let status = status.unwrap_or_else(|| match score {
+                    Some(_) => "fully graded".into(),
+                    None => "not submitted".into(),
+                });
+                let item = item_sid.unwrap_or_else(|| exam.to_string());
+                e.insert(
+                    "lineItem".into(),
+                    gradebook_ref(p, "lineItems", &item, "lineItem"),
+                );
+                e.insert(
+                    "student".into(),
+                    roster_ref(p, "users", &student.to_string(), "user"),
+                );
+                e.insert(
+                    "class".into(),
+                    roster_ref(p, "classes", &class_sourced_id(class, subject), "class"),
+                );
+                e.insert("scoreScale".into(), Value::Null);
+                e.insert("scoreStatus".into(), json!(status));
+                e.insert("score".into(), number(score.as_deref()));
+                e.insert(
+                    "textScore".into(),
+                    json!(text.or(symbol).unwrap_or_default()),
+                );
+                e.insert(
+                    "scoreDate".into(),
+                    json!(
+                        date.map_or_else(|| at.format("%Y-%m-%d").to_string(), |d| d.to_string())
+                    ),
+                );
+                e.insert("comment".into(), json!(comment.unwrap_or_default()));
+                Some(e)
+            },
+        )
         .collect())
 }
 
@@ -274,11 +383,18 @@ pub fn score_scales(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity
         .into_iter()
         .map(|s| {
             let class = class_sourced_id(s.class, s.subject);
-            let mut e = head(&format!("{class}.scale"), !s.live, s.modified.max(settings.updated_at));
+            let mut e = head(
+                &format!("{class}.scale"),
+                !s.live,
+                s.modified.max(settings.updated_at),
+            );
             e.insert("title".into(), json!("Grading scale"));
             e.insert("type".into(), json!("grading scale"));
             e.insert("class".into(), roster_ref(p, "classes", &class, "class"));
-            e.insert("course".into(), roster_ref(p, "courses", &s.subject.to_string(), "course"));
+            e.insert(
+                "course".into(),
+                roster_ref(p, "courses", &s.subject.to_string(), "course"),
+            );
             e.insert("scoreScaleValue".into(), json!(values));
             e
         })
@@ -370,8 +486,14 @@ pub fn put_line_item(conn: &mut TenantConn, sid: &str, input: LineItemInput) -> 
             Exams::create(conn, term, new, None)?.id
         }
     };
-    diesel::delete(line_items::table.filter(line_items::sourced_id.eq(sid).or(line_items::exam_id.eq(exam))))
-        .execute(conn.pg())?;
+    diesel::delete(
+        line_items::table.filter(
+            line_items::sourced_id
+                .eq(sid)
+                .or(line_items::exam_id.eq(exam)),
+        ),
+    )
+    .execute(conn.pg())?;
     diesel::insert_into(line_items::table)
         .values((
             line_items::exam_id.eq(exam),
@@ -459,8 +581,8 @@ fn mark_of(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<(Uuid, Uuid)>> 
 /// Creates or updates result `sid` as the mark of its student for its line item's exam;
 /// answers whether the result was created.
 pub fn put_result(conn: &mut TenantConn, sid: &str, input: ResultInput) -> ApiResult<bool> {
-    let (exam, _) = exam_of(conn, &input.line_item)?
-        .ok_or_else(|| invalid("lineItem", "no such line item"))?;
+    let (exam, _) =
+        exam_of(conn, &input.line_item)?.ok_or_else(|| invalid("lineItem", "no such line item"))?;
     let number: String = students::table
         .filter(students::id.eq(input.student))
         .filter(students::is_deleted.eq(false))
@@ -496,10 +618,19 @@ pub fn put_result(conn: &mut TenantConn, sid: &str, input: ResultInput) -> ApiRe
         }
     }
     let mark = Marks::upsert(conn, exam, &number, changes, None)?;
-    diesel::delete(result_ids::table.filter(result_ids::sourced_id.eq(sid).or(result_ids::mark_id.eq(mark.id))))
-        .execute(conn.pg())?;
+    diesel::delete(
+        result_ids::table.filter(
+            result_ids::sourced_id
+                .eq(sid)
+                .or(result_ids::mark_id.eq(mark.id)),
+        ),
+    )
+    .execute(conn.pg())?;
     diesel::insert_into(result_ids::table)
-        .values((result_ids::mark_id.eq(mark.id), result_ids::sourced_id.eq(sid)))
+        .values((
+            result_ids::mark_id.eq(mark.id),
+            result_ids::sourced_id.eq(sid),
+        ))
         .execute(conn.pg())?;
     Ok(existing.is_none())
 }

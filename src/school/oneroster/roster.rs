@@ -80,7 +80,15 @@ pub fn parse_class_sourced_id(id: &str) -> Option<(Uuid, Uuid)> {
     Some((Uuid::parse_str(class).ok()?, Uuid::parse_str(subject).ok()?))
 }
 
-type SessionRow = (Uuid, String, DateTime<Utc>, DateTime<Utc>, bool, bool, DateTime<Utc>);
+type SessionRow = (
+    Uuid,
+    String,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    bool,
+    bool,
+    DateTime<Utc>,
+);
 type TermRow = (
     Uuid,
     Uuid,
@@ -132,7 +140,8 @@ pub fn academic_sessions(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<E
         ))
         .load(conn.pg())?;
     let year_of: HashMap<Uuid, &SessionRow> = years.iter().map(|y| (y.0, y)).collect();
-    let session_ref = |id: &str| p.reference("rostering", "academicSessions", id, "academicSession");
+    let session_ref =
+        |id: &str| p.reference("rostering", "academicSessions", id, "academicSession");
     let mut out = Vec::new();
     for year in &years {
         let (id, name, start, end, _, deleted, modified) = year;
@@ -153,14 +162,28 @@ pub fn academic_sessions(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<E
         out.push(e);
     }
     for (id, year_id, name, start, end, deleted, modified) in &terms {
-        let Some(year) = year_of.get(year_id) else { continue };
+        let Some(year) = year_of.get(year_id) else {
+            continue;
+        };
         let deleted = *deleted || year.5;
         let (start, end) = (start.unwrap_or(year.2), end.unwrap_or(year.3));
         let term_id = id.to_string();
         let period_id = format!("{term_id}{GRADING_PERIOD_SUFFIX}");
         for (sid, title, kind, parent, children) in [
-            (&term_id, name.clone(), "term", year_id.to_string(), vec![session_ref(&period_id)]),
-            (&period_id, format!("{name} grading period"), "gradingPeriod", term_id.clone(), vec![]),
+            (
+                &term_id,
+                name.clone(),
+                "term",
+                year_id.to_string(),
+                vec![session_ref(&period_id)],
+            ),
+            (
+                &period_id,
+                format!("{name} grading period"),
+                "gradingPeriod",
+                term_id.clone(),
+                vec![],
+            ),
         ] {
             let mut e = head(sid, deleted, *modified);
             e.insert("title".into(), json!(title));
@@ -223,7 +246,12 @@ pub fn courses(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
             e.insert(
                 "schoolYear".into(),
                 year.map_or(Value::Null, |y| {
-                    p.reference("rostering", "academicSessions", &y.to_string(), "academicSession")
+                    p.reference(
+                        "rostering",
+                        "academicSessions",
+                        &y.to_string(),
+                        "academicSession",
+                    )
                 }),
             );
             e.insert("courseCode".into(), json!(code));
@@ -337,7 +365,14 @@ pub fn classes(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         .collect();
     let term_refs: Vec<Value> = terms
         .iter()
-        .map(|t| p.reference("rostering", "academicSessions", &t.to_string(), "academicSession"))
+        .map(|t| {
+            p.reference(
+                "rostering",
+                "academicSessions",
+                &t.to_string(),
+                "academicSession",
+            )
+        })
         .collect();
     Ok(sections(conn)?
         .into_iter()
@@ -346,7 +381,10 @@ pub fn classes(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
             let class_name = names.get(&s.class)?;
             let sid = class_sourced_id(s.class, s.subject);
             let mut e = head(&sid, !s.live, s.modified);
-            e.insert("title".into(), json!(format!("{} - {class_name}", subject.1)));
+            e.insert(
+                "title".into(),
+                json!(format!("{} - {class_name}", subject.1)),
+            );
             e.insert("classCode".into(), json!(subject.2));
             e.insert("classType".into(), json!("scheduled"));
             e.insert("location".into(), json!(""));
@@ -365,7 +403,16 @@ pub fn classes(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         .collect())
 }
 
-type StudentRow = (Uuid, String, String, String, Option<Uuid>, Option<Uuid>, bool, DateTime<Utc>);
+type StudentRow = (
+    Uuid,
+    String,
+    String,
+    String,
+    Option<Uuid>,
+    Option<Uuid>,
+    bool,
+    DateTime<Utc>,
+);
 type PersonRow = (Uuid, Option<String>, Option<String>, String, String, bool);
 
 fn student_rows(conn: &mut TenantConn) -> ApiResult<Vec<StudentRow>> {
@@ -404,17 +451,16 @@ fn people(conn: &mut TenantConn, ids: Vec<Uuid>) -> ApiResult<HashMap<Uuid, Pers
 /// Users: students (role `student`) and teachers (role `teacher`).
 pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     let students = student_rows(conn)?;
-    let teachers: Vec<(Uuid, Uuid, Option<String>, bool, DateTime<Utc>)> =
-        teacher_profiles::table
-            .order((teacher_profiles::created_at, teacher_profiles::id))
-            .select((
-                teacher_profiles::id,
-                teacher_profiles::user_id,
-                teacher_profiles::staff_number,
-                teacher_profiles::is_deleted,
-                teacher_profiles::updated_at,
-            ))
-            .load(conn.pg())?;
+    let teachers: Vec<(Uuid, Uuid, Option<String>, bool, DateTime<Utc>)> = teacher_profiles::table
+        .order((teacher_profiles::created_at, teacher_profiles::id))
+        .select((
+            teacher_profiles::id,
+            teacher_profiles::user_id,
+            teacher_profiles::staff_number,
+            teacher_profiles::is_deleted,
+            teacher_profiles::updated_at,
+        ))
+        .load(conn.pg())?;
     let ids = (students.iter().filter_map(|s| s.5))
         .chain(teachers.iter().map(|t| t.1))
         .collect();
@@ -440,12 +486,18 @@ pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         let mut e = user(id, deleted, at, "student");
         let email = person.and_then(|p| p.1.clone()).unwrap_or_default();
         e.insert("username".into(), json!(number));
-        e.insert("userIds".into(), json!([{"type": "admission_number", "identifier": number}]));
+        e.insert(
+            "userIds".into(),
+            json!([{"type": "admission_number", "identifier": number}]),
+        );
         e.insert("givenName".into(), json!(first));
         e.insert("familyName".into(), json!(last));
         e.insert("identifier".into(), json!(number));
         e.insert("email".into(), json!(email));
-        e.insert("phone".into(), json!(person.and_then(|p| p.2.clone()).unwrap_or_default()));
+        e.insert(
+            "phone".into(),
+            json!(person.and_then(|p| p.2.clone()).unwrap_or_default()),
+        );
         out.push(e);
     }
     for (id, user_id, staff_number, deleted, at) in teachers {
@@ -455,14 +507,30 @@ pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         let mut e = user(id, deleted, modified, "teacher");
         let email = person.and_then(|p| p.1.clone()).unwrap_or_default();
         let number = staff_number.unwrap_or_default();
-        let username = if email.is_empty() { number.clone() } else { email.clone() };
+        let username = if email.is_empty() {
+            number.clone()
+        } else {
+            email.clone()
+        };
         e.insert("username".into(), json!(username));
-        e.insert("userIds".into(), json!([{"type": "staff_number", "identifier": number}]));
-        e.insert("givenName".into(), json!(person.map(|p| p.3.clone()).unwrap_or_default()));
-        e.insert("familyName".into(), json!(person.map(|p| p.4.clone()).unwrap_or_default()));
+        e.insert(
+            "userIds".into(),
+            json!([{"type": "staff_number", "identifier": number}]),
+        );
+        e.insert(
+            "givenName".into(),
+            json!(person.map(|p| p.3.clone()).unwrap_or_default()),
+        );
+        e.insert(
+            "familyName".into(),
+            json!(person.map(|p| p.4.clone()).unwrap_or_default()),
+        );
         e.insert("identifier".into(), json!(number));
         e.insert("email".into(), json!(email));
-        e.insert("phone".into(), json!(person.and_then(|p| p.2.clone()).unwrap_or_default()));
+        e.insert(
+            "phone".into(),
+            json!(person.and_then(|p| p.2.clone()).unwrap_or_default()),
+        );
         out.push(e);
     }
     Ok(out)
@@ -475,23 +543,34 @@ pub fn enrollments(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>
     let sections = sections(conn)?;
     let students = student_rows(conn)?;
     let mut out = Vec::new();
-    let enrollment = |sid: &str, deleted: bool, at: DateTime<Utc>, user: Value, class: &str, role: &str| {
-        let mut e = head(sid, deleted, at);
-        e.insert("user".into(), user);
-        e.insert("class".into(), p.reference("rostering", "classes", class, "class"));
-        e.insert("school".into(), p.org_ref());
-        e.insert("role".into(), json!(role));
-        e.insert("primary".into(), json!(role == "teacher"));
-        e.insert("beginDate".into(), Value::Null);
-        e.insert("endDate".into(), Value::Null);
-        e
-    };
+    let enrollment =
+        |sid: &str, deleted: bool, at: DateTime<Utc>, user: Value, class: &str, role: &str| {
+            let mut e = head(sid, deleted, at);
+            e.insert("user".into(), user);
+            e.insert(
+                "class".into(),
+                p.reference("rostering", "classes", class, "class"),
+            );
+            e.insert("school".into(), p.org_ref());
+            e.insert("role".into(), json!(role));
+            e.insert("primary".into(), json!(role == "teacher"));
+            e.insert("beginDate".into(), Value::Null);
+            e.insert("endDate".into(), Value::Null);
+            e
+        };
     for section in &sections {
         let class = class_sourced_id(section.class, section.subject);
         for (id, teacher, deleted, at) in &section.teachers {
             let user = p.reference("rostering", "users", &teacher.to_string(), "user");
             let deleted = *deleted || !section.live;
-            out.push(enrollment(&id.to_string(), deleted, *at, user, &class, "teacher"));
+            out.push(enrollment(
+                &id.to_string(),
+                deleted,
+                *at,
+                user,
+                &class,
+                "teacher",
+            ));
         }
         for student in students.iter().filter(|s| s.4 == Some(section.class)) {
             let sid = format!("{}.{class}", student.0);
