@@ -147,7 +147,7 @@ static NESTED: [(&str, &str, Nested); 19] = [
     (
         "gradebook",
         "classes/{id}/categories",
-        nested(&CLASSES, &CATEGORIES, Relation::Field("none")),
+        nested(&CLASSES, &CATEGORIES, Relation::Every),
     ),
     (
         "gradebook",

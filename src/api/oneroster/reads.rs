@@ -205,6 +205,8 @@ impl Collection {
 /// How the records of a nested read relate to the record(s) its path names.
 #[derive(Clone, Copy)]
 pub enum Relation {
+    /// Every record of the child collection (a class's categories: they are the school's).
+    Every,
     /// The child's reference (or list of references) `field` names the parent.
     Field(&'static str),
     /// Users enrolled in the class with this role.
@@ -261,6 +263,7 @@ impl Nested {
         }
         let records = self.child.records(p, conn)?;
         let keep: Box<dyn Fn(&Entity) -> bool> = match self.relation {
+            Relation::Every => Box::new(|_| true),
             Relation::Field(field) => Box::new(move |e| names(e, field, id)),
             Relation::Members(role) => {
                 let members = enrolled(

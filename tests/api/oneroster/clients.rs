@@ -12,7 +12,15 @@ async fn a_client_is_created_with_its_secret_once_and_listed_without_it() {
     let secret = created["client_secret"].as_str().expect("secret");
     assert!(secret.len() >= 32);
     assert_eq!(created["scopes"].as_array().expect("scopes").len(), 6);
-    for key in ["id", "name", "client_id", "scopes", "created_at", "last_used_at", "revoked_at"] {
+    for key in [
+        "id",
+        "name",
+        "client_id",
+        "scopes",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ] {
         assert!(created.get(key).is_some(), "{key} missing: {created}");
     }
     let admin = app.as_school_user("alpha", "admin").await;
@@ -22,7 +30,10 @@ async fn a_client_is_created_with_its_secret_once_and_listed_without_it() {
     assert!(list.body["results"][0].get("client_secret").is_none());
     let one = app
         .get(
-            &format!("/api/v1/school/oauth-clients/{}/", created["id"].as_str().expect("id")),
+            &format!(
+                "/api/v1/school/oauth-clients/{}/",
+                created["id"].as_str().expect("id")
+            ),
             &admin,
         )
         .await;
@@ -35,7 +46,10 @@ async fn a_client_is_created_with_its_secret_once_and_listed_without_it() {
         .await
         .assert(200, None);
     app.get(
-        &format!("/api/v1/school/oauth-clients/{}/", created["id"].as_str().expect("id")),
+        &format!(
+            "/api/v1/school/oauth-clients/{}/",
+            created["id"].as_str().expect("id")
+        ),
         &beta,
     )
     .await
@@ -46,9 +60,13 @@ async fn a_client_is_created_with_its_secret_once_and_listed_without_it() {
 async fn only_admins_manage_clients_and_scopes_are_checked() {
     let app = spawn_app().await;
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post("/api/v1/school/oauth-clients/", &teacher, json!({"name": "x"}))
-        .await
-        .assert(403, Some("permission_denied"));
+    app.post(
+        "/api/v1/school/oauth-clients/",
+        &teacher,
+        json!({"name": "x"}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
     app.get("/api/v1/school/oauth-clients/", &teacher)
         .await
         .assert(403, Some("permission_denied"));
@@ -70,7 +88,12 @@ async fn only_admins_manage_clients_and_scopes_are_checked() {
 #[tokio::test]
 async fn the_token_endpoint_follows_rfc_6749() {
     let app = spawn_app().await;
-    let client = new_client(&app, "alpha", Some(&["roster.readonly", "gradebook.readonly"])).await;
+    let client = new_client(
+        &app,
+        "alpha",
+        Some(&["roster.readonly", "gradebook.readonly"]),
+    )
+    .await;
     let id = client["client_id"].as_str().expect("id");
     let secret = client["client_secret"].as_str().expect("secret");
     let grant = [("grant_type", "client_credentials")];
@@ -100,11 +123,17 @@ async fn the_token_endpoint_follows_rfc_6749() {
     // Wrong secret, unknown client, no credentials: invalid_client 401.
     for basic in [Some((id, "wrong")), Some(("nobody", secret)), None] {
         let (status, body) = token_request(&app, "alpha", basic, &grant).await;
-        assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")));
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (401, Some("invalid_client"))
+        );
     }
     // The client belongs to alpha only.
     let (status, body) = token_request(&app, "beta", Some((id, secret)), &grant).await;
-    assert_eq!((status, body["error"].as_str()), (401, Some("invalid_client")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (401, Some("invalid_client"))
+    );
     let (status, body) = token_request(
         &app,
         "alpha",
@@ -112,7 +141,10 @@ async fn the_token_endpoint_follows_rfc_6749() {
         &[("grant_type", "password")],
     )
     .await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("unsupported_grant_type")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("unsupported_grant_type"))
+    );
     let (status, body) = token_request(
         &app,
         "alpha",
@@ -120,7 +152,10 @@ async fn the_token_endpoint_follows_rfc_6749() {
         &[("grant_type", "client_credentials"), ("scope", "admin")],
     )
     .await;
-    assert_eq!((status, body["error"].as_str()), (400, Some("invalid_scope")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_scope"))
+    );
 }
 
 #[tokio::test]
@@ -142,12 +177,17 @@ async fn the_cli_creates_a_client_that_gets_tokens() {
     let app = spawn_app().await;
     let (ok, out, err) = crate::helpers::cli(
         &app.db.url,
-        &format!("tenant oauth-client create --schema alpha --name Classroom --scope {SCOPE}roster.readonly"),
+        &format!(
+            "tenant oauth-client create --schema alpha --name Classroom --scope {SCOPE}roster.readonly"
+        ),
         &[("JWT_SECRET", crate::helpers::JWT_SECRET)],
     );
     assert!(ok, "{err}");
     let printed: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
-    assert_eq!(printed["scopes"], json!([format!("{SCOPE}roster.readonly")]));
+    assert_eq!(
+        printed["scopes"],
+        json!([format!("{SCOPE}roster.readonly")])
+    );
     let (status, body) = token_request(
         &app,
         "alpha",

@@ -79,3 +79,70 @@ pub async fn or_request(
 pub async fn or_get(app: &TestApp, school: &str, token: &str, path: &str) -> crate::helpers::Reply {
     or_request(app, Method::GET, school, token, path, None).await
 }
+
+/// A school year with a term, a class of three students taught one subject by the
+/// school's teacher, and one exam: what the OneRoster tests read.
+pub struct Roster {
+    pub fixture: crate::helpers::ExamFixture,
+    pub admin: As,
+    pub class: String,
+    pub subject: String,
+    pub term: String,
+    pub students: Vec<String>,
+    pub teacher: String,
+}
+
+impl Roster {
+    /// The OneRoster class: the class taught the subject.
+    pub fn class_sid(&self) -> String {
+        format!("{}.{}", self.class, self.subject)
+    }
+}
+
+pub async fn roster(app: &TestApp, school: &str) -> Roster {
+    let admin = app.as_school_user(school, "admin").await;
+    let fixture = app.exam_fixture(&admin, "or").await;
+    let class = fixture.class.as_str().expect("class").to_owned();
+    let subject = fixture.subject.as_str().expect("subject").to_owned();
+    let mut students = Vec::new();
+    for (number, first) in [("A1", "Ada"), ("A2", "Bob"), ("A3", "Cy")] {
+        let reply = app
+            .post(
+                "/api/v1/school/students/",
+                &admin,
+                json!({"admission_number": number, "first_name": first, "last_name": "Lee",
+                       "academic_class": class}),
+            )
+            .await;
+        reply.assert(201, None);
+        students.push(reply.body["id"].as_str().expect("id").to_owned());
+    }
+    let teachers = app.get("/api/v1/school/teachers/", &admin).await;
+    let teacher = teachers.body["results"][0]["id"]
+        .as_str()
+        .expect("teacher")
+        .to_owned();
+    app.post(
+        "/api/v1/school/teacher-assignments/",
+        &admin,
+        json!({"teacher": teacher, "academic_class": class, "subject": subject}),
+    )
+    .await
+    .assert(201, None);
+    let term = fixture
+        .exams
+        .trim_end_matches("/exams/")
+        .rsplit('/')
+        .next()
+        .expect("term")
+        .to_owned();
+    Roster {
+        fixture,
+        admin,
+        class,
+        subject,
+        term,
+        students,
+        teacher,
+    }
+}
