@@ -98,7 +98,8 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             sorted.sort();
             assert_eq!(codes, sorted, "kept sorted");
         }
-        assert_eq!(role(&db, &school, "admin").len(), 68 + 5);
+        // 68 + attendance and report cards (5) + OneRoster clients (3).
+        assert_eq!(role(&db, &school, "admin").len(), 68 + 5 + 3);
         // What the principal's administrator removed before stays removed.
         assert!(!role(&db, &school, "principal").contains(&"delete_student".to_owned()));
         let office = role(&db, &school, "office");
