@@ -108,6 +108,8 @@ pub enum TenantCommand {
     /// A school's OneRoster integration clients.
     #[command(subcommand)]
     OauthClient(oneroster::OauthClientCommand),
+    /// Write a school's OneRoster 1.2 CSV zip (bulk).
+    OnerosterExport(oneroster::ExportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -280,6 +282,7 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
         TenantCommand::Import(args) => archive::import(state, args).await?,
         TenantCommand::Move(args) => archive::move_school(state, args).await?,
         TenantCommand::OauthClient(command) => oneroster::oauth_client(state, command).await?,
+        TenantCommand::OnerosterExport(args) => oneroster::export(state, args).await?,
     }
     Ok(())
 }

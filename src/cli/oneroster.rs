@@ -8,7 +8,11 @@ use clap::{Args, Subcommand};
 use super::blocking;
 use crate::{
     auth::AppState,
-    school::oneroster::clients::{self, SCOPES},
+    school::oneroster::{
+        clients::{self, SCOPES},
+        csv,
+        roster::Provider,
+    },
     tenancy::TenantDirectory,
 };
 
@@ -16,6 +20,36 @@ use crate::{
 pub enum OauthClientCommand {
     /// Create an integration client; prints `{"client_id", "client_secret", "scopes"}`.
     Create(CreateClientArgs),
+}
+
+/// `tenant oneroster-export`: the school's OneRoster 1.2 CSV zip.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[arg(long)]
+    schema: String,
+    /// Where the zip is written.
+    #[arg(long)]
+    out: std::path::PathBuf,
+}
+
+pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
+    let directory = Arc::new(TenantDirectory::new(state.db.clone()));
+    let schema = args.schema.clone();
+    let tenant = blocking(move || directory.find_schema(&schema))
+        .await
+        .map_err(|_| anyhow::anyhow!("no school has this schema name"))?;
+    let provider = Provider {
+        base: "/ims/oneroster".into(),
+        org_id: tenant.id,
+        org_name: tenant.name.clone(),
+    };
+    let zip = state
+        .db
+        .run_in_tenant_snapshot(tenant, move |conn| csv::export(&provider, conn))
+        .await?;
+    std::fs::write(&args.out, &zip)?;
+    println!("wrote {} ({} bytes)", args.out.display(), zip.len());
+    Ok(())
 }
 
 #[derive(Args, Debug)]

@@ -18,10 +18,17 @@ use crate::{
         routes::Mount,
         system::tenants::paging,
     },
-    auth::{Need, SchoolRequest, permissions::Resource},
+    auth::{
+        Need, SchoolRequest,
+        permissions::{Action, Permission, Resource},
+    },
     error::{ApiError, ApiResult},
     school::{
-        oneroster::clients::{self, OauthClient, SCOPES},
+        oneroster::{
+            clients::{self, OauthClient, SCOPES},
+            csv,
+            roster::Provider,
+        },
         table::given,
     },
 };
@@ -62,6 +69,20 @@ pub fn mount(m: &mut Mount) {
             .body(request_schema(&describe(parse_new), true))
             .ok(201, Some(created))
         });
+    m.endpoint("/api/v1/school/oneroster/export/").get(export, {
+        let mut op = Op::new(
+            TAG,
+            "The school's roster and gradebook as a OneRoster 1.2 CSV zip (bulk)",
+            Auth::BearerOrKey,
+        )
+        .description(Some(
+            "`manifest.csv` and the files it lists, with the CSV binding's headers and \
+             column order. Needs `view_oauthclient`.",
+        ))
+        .ok_file(200);
+        op.ok_media_type = "application/zip";
+        op
+    });
     m.endpoint("/api/v1/school/oauth-clients/{id}/")
         .get(
             retrieve,
@@ -146,6 +167,31 @@ async fn create(request: SchoolRequest, payload: web::Payload) -> ApiResult<Http
         })
         .await?;
     Ok(HttpResponse::Created().json(created))
+}
+
+const EXPORT: &[Permission] = &[Permission::new(Action::View, Resource::OauthClient)];
+
+/// The school's OneRoster CSV zip, built in one snapshot of the school.
+async fn export(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let info = request.http().connection_info().clone();
+    let base = format!("{}://{}/ims/oneroster", info.scheme(), info.host());
+    let zip = request
+        .run(Need::All(EXPORT), move |conn, caller| {
+            let provider = Provider {
+                base,
+                org_id: caller.tenant.id,
+                org_name: caller.tenant.name.clone(),
+            };
+            conn.transaction(|conn| csv::export(&provider, conn))
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/zip")
+        .insert_header((
+            actix_web::http::header::CONTENT_DISPOSITION,
+            "attachment; filename=\"oneroster.zip\"",
+        ))
+        .body(zip))
 }
 
 async fn retrieve(request: SchoolRequest) -> ApiResult<HttpResponse> {

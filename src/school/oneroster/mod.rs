@@ -3,5 +3,6 @@
 //! HTTP (the REST binding's paths, query parameters, errors) is the API layer's business.
 
 pub mod clients;
+pub mod csv;
 pub mod gradebook;
 pub mod roster;

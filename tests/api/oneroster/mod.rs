@@ -2,6 +2,7 @@
 //! rostering and gradebook REST binding.
 
 mod clients;
+mod csv;
 mod gradebook;
 mod rostering;
 
