@@ -80,7 +80,7 @@ enum Place {
     /// Platform paths (the system API, metrics, the admin console, the docs page): the
     /// main domain only.
     Platform,
-    /// The school app: school addresses only.
+    /// The school app and OneRoster: school addresses only.
     School,
     /// The school API and `/`, which leads to one or the other.
     Either,
@@ -96,7 +96,8 @@ impl Place {
             || path.starts_with(docs::PATH)
         {
             Self::Platform
-        } else if path.starts_with(school_app::PATH) {
+        } else if path.starts_with(school_app::PATH) || path.starts_with("/ims/") {
+            // The school app, and OneRoster (API.md 8).
             Self::School
         } else {
             Self::Either

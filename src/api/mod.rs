@@ -12,6 +12,7 @@ pub mod health;
 pub mod host;
 pub mod metrics;
 pub mod normalize;
+pub mod oneroster;
 pub mod openapi;
 pub mod pagination;
 pub mod path;
@@ -35,6 +36,7 @@ pub fn mount(m: &mut Mount) {
     docs::mount(m);
     system::mount(m);
     school::mount(m);
+    oneroster::mount(m);
 }
 
 /// Adds the API (and the pages of the admin console and the school app) to an app.

@@ -5,6 +5,7 @@
 mod archive;
 mod demo;
 mod fleet;
+mod oneroster;
 mod seed;
 
 use std::io::Write;
@@ -106,6 +107,11 @@ pub enum TenantCommand {
     Import(archive::ImportArgs),
     /// Move a school to another Citus worker.
     Move(archive::MoveArgs),
+    /// A school's OneRoster integration clients.
+    #[command(subcommand)]
+    OauthClient(oneroster::OauthClientCommand),
+    /// Write a school's OneRoster 1.2 CSV zip (bulk).
+    OnerosterExport(oneroster::ExportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -284,6 +290,8 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
         TenantCommand::Export(args) => archive::export(state, args).await?,
         TenantCommand::Import(args) => archive::import(state, args).await?,
         TenantCommand::Move(args) => archive::move_school(state, args).await?,
+        TenantCommand::OauthClient(command) => oneroster::oauth_client(state, command).await?,
+        TenantCommand::OnerosterExport(args) => oneroster::export(state, args).await?,
     }
     Ok(())
 }

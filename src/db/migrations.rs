@@ -26,6 +26,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-23-000001_search_trgm"),
     sql_migration!("2026-11-24-000001_attendance"),
     sql_migration!("2026-11-24-000002_live_counts"),
+    sql_migration!("2026-11-26-200001_oneroster"),
     sql_migration!("2026-11-26-300001_enrollments"),
     sql_migration!("2026-11-26-400001_events_history"),
     sql_migration!("2026-11-26-400002_webhooks"),

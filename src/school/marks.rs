@@ -1,6 +1,6 @@
 //! Marks of an exam: one live mark per admission number.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use serde::Serialize;
 use uuid::Uuid;
@@ -31,6 +31,51 @@ pub struct Mark {
     pub updated_by: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// The exact decimal score (OneRoster's `score`), which may exceed the exam's
+    /// `max_mark` (extra credit); `mark` holds it rounded to a whole number.
+    #[serde(serialize_with = "decimal_number")]
+    #[schema(value_type = Option<f64>)]
+    pub score: Option<String>,
+    /// OneRoster's `scoreStatus`: exempt, fully graded, not submitted, partially graded,
+    /// submitted.
+    #[schema(max_length = 16)]
+    pub score_status: Option<String>,
+    pub score_date: Option<NaiveDate>,
+    #[schema(max_length = 255)]
+    pub text_score: Option<String>,
+}
+
+/// The values of `score_status` (OneRoster 1.2's ScoreStatusEnum).
+pub const SCORE_STATUSES: &[&str] = &[
+    "exempt",
+    "fully graded",
+    "not submitted",
+    "partially graded",
+    "submitted",
+];
+
+/// A decimal kept as its canonical text, answered as a JSON number.
+fn decimal_number<S: serde::Serializer>(value: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    match value.as_deref().map(str::parse::<serde_json::Number>) {
+        Some(Ok(number)) => number.serialize(s),
+        _ => s.serialize_none(),
+    }
+}
+
+/// The canonical text of a decimal score (no exponent, no trailing zeros), or `None` for
+/// a value that is not a finite number.
+pub fn canonical_decimal(value: f64) -> Option<String> {
+    value.is_finite().then(|| format!("{value}"))
+}
+
+/// The whole mark of a decimal score, half away from zero, within the mark column's range.
+pub fn whole_mark(score: &str) -> Option<i32> {
+    let value: f64 = score.parse().ok()?;
+    Some(
+        value
+            .round()
+            .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32,
+    )
 }
 
 school_forms!(t: NewMark, MarkChanges {
@@ -39,6 +84,10 @@ school_forms!(t: NewMark, MarkChanges {
     symbol: Option<String>,
     comment: Option<String>,
     is_deleted: bool,
+    score: Option<String>,
+    score_status: Option<String>,
+    score_date: Option<NaiveDate>,
+    text_score: Option<String>,
 });
 
 /// Marks, under an exam.
@@ -85,6 +134,52 @@ impl Store for Marks {
             .first(conn.pg())
             .optional()?)
     }
+
+    fn before_create(_: &mut TenantConn, _: Uuid, new: &mut NewMark) -> ApiResult<()> {
+        agree(new);
+        Ok(())
+    }
+
+    fn before_replace(_: &mut TenantConn, _: Target<Uuid>, new: &mut NewMark) -> ApiResult<()> {
+        agree(new);
+        Ok(())
+    }
+
+    fn before_update(
+        _: &mut TenantConn,
+        _: Target<Uuid>,
+        changes: &mut MarkChanges,
+    ) -> ApiResult<()> {
+        if let Some((mark, score)) = agreed(changes.mark, changes.score.take()) {
+            (changes.mark, changes.score) = (mark, score);
+        }
+        Ok(())
+    }
+}
+
+/// A created or replaced mark's whole `mark` and decimal `score`, kept saying the same
+/// (see [`agreed`]).
+fn agree(new: &mut NewMark) {
+    match &new.score {
+        Some(score) => new.mark = whole_mark(score),
+        None => new.score = new.mark.map(|mark| mark.to_string()),
+    }
+}
+
+/// The whole `mark` and the decimal `score` of one write, kept saying the same: a given
+/// score sets the mark (rounded), a mark given alone sets the score, a score cleared
+/// clears the mark. `None` when neither is given (a patch of other fields).
+#[allow(clippy::type_complexity)]
+fn agreed(
+    mark: Option<Option<i32>>,
+    score: Option<Option<String>>,
+) -> Option<(Option<Option<i32>>, Option<Option<String>>)> {
+    match (mark, score) {
+        (_, Some(Some(score))) => Some((Some(whole_mark(&score)), Some(Some(score)))),
+        (Some(mark), Some(None) | None) => Some((Some(mark), Some(mark.map(|m| m.to_string())))),
+        (None, Some(None)) => Some((Some(None), Some(None))),
+        (None, None) => None,
+    }
 }
 
 impl Marks {
@@ -118,6 +213,10 @@ impl Marks {
                 symbol: changes.symbol.clone().flatten(),
                 comment: changes.comment.clone().flatten(),
                 is_deleted: changes.is_deleted.unwrap_or(false),
+                score: changes.score.clone().flatten(),
+                score_status: changes.score_status.clone().flatten(),
+                score_date: changes.score_date.flatten(),
+                text_score: changes.text_score.clone().flatten(),
             };
             if let Some(mark) = Self::create_unless_present(conn, exam, new, actor)? {
                 return Ok(mark);

@@ -39,6 +39,7 @@ pub mod guardians;
 pub mod history;
 pub mod imports;
 pub mod marks;
+pub mod oneroster;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;

@@ -176,6 +176,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    gradebook_categories (id) {
+        id -> Uuid,
+        sourced_id -> Text,
+        title -> Text,
+        weight -> Nullable<Text>,
+        is_deleted -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     guardian_students (guardian_id, student_id) {
         guardian_id -> Uuid,
         student_id -> Uuid,
@@ -228,6 +240,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    line_items (exam_id) {
+        exam_id -> Uuid,
+        sourced_id -> Text,
+        category_id -> Nullable<Uuid>,
+        description -> Nullable<Text>,
+        assign_date -> Nullable<Timestamptz>,
+        due_date -> Nullable<Timestamptz>,
+        result_value_min -> Nullable<Text>,
+        result_value_max -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     live_counts (table_name) {
         table_name -> Text,
         live -> Int8,
@@ -248,6 +273,34 @@ diesel::table! {
         updated_by -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        score -> Nullable<Text>,
+        score_status -> Nullable<Text>,
+        score_date -> Nullable<Date>,
+        text_score -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    oauth_clients (id) {
+        id -> Uuid,
+        #[max_length = 100]
+        name -> Varchar,
+        client_id -> Text,
+        secret_hash -> Text,
+        scopes -> Array<Nullable<Text>>,
+        created_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_tokens (token_hash) {
+        token_hash -> Text,
+        client_id -> Uuid,
+        scopes -> Array<Nullable<Text>>,
+        expires_at -> Timestamptz,
     }
 }
 
@@ -261,6 +314,13 @@ diesel::table! {
         footer_text -> Text,
         updated_by -> Nullable<Uuid>,
         updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    result_ids (mark_id) {
+        mark_id -> Uuid,
+        sourced_id -> Text,
     }
 }
 
@@ -449,7 +509,11 @@ diesel::joinable!(exams -> subjects (subject_id));
 diesel::joinable!(exams -> teacher_profiles (teacher_id));
 diesel::joinable!(guardian_students -> guardians (guardian_id));
 diesel::joinable!(guardian_students -> students (student_id));
+diesel::joinable!(line_items -> exams (exam_id));
+diesel::joinable!(line_items -> gradebook_categories (category_id));
 diesel::joinable!(marks -> exams (exam_id));
+diesel::joinable!(oauth_tokens -> oauth_clients (client_id));
+diesel::joinable!(result_ids -> marks (mark_id));
 diesel::joinable!(session_setups -> academic_sessions (academic_session_id));
 diesel::joinable!(session_setups -> exam_sessions (exam_session_id));
 diesel::joinable!(students -> academic_classes (academic_class_id));
@@ -474,13 +538,18 @@ diesel::allow_tables_to_appear_in_same_query!(
     exam_sessions,
     exams,
     general_settings,
+    gradebook_categories,
     guardian_students,
     guardians,
     history,
     known_permissions,
+    line_items,
     live_counts,
     marks,
+    oauth_clients,
+    oauth_tokens,
     report_settings,
+    result_ids,
     rollovers,
     school_roles,
     session_setups,

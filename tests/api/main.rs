@@ -27,6 +27,7 @@ mod imports;
 mod isolation;
 mod live_counts;
 mod observability;
+mod oneroster;
 mod permission_sync;
 mod pgbouncer;
 mod placement;

@@ -54,6 +54,9 @@ pub fn operation_id(method: &Method, facts: &PathFacts<'_>) -> String {
     if let Some((_, id)) = FIXED.iter().find(|(path, _)| *path == facts.path) {
         return (*id).to_owned();
     }
+    if let Some(rest) = facts.path.strip_prefix("/ims/oneroster/") {
+        return oneroster_operation_id(method, rest);
+    }
     let segments: Vec<&str> = facts
         .path
         .trim_matches('/')
@@ -120,6 +123,28 @@ pub fn operation_id(method: &Method, facts: &PathFacts<'_>) -> String {
         }
         None => camel_words(last),
     }
+}
+
+/// OneRoster's paths (`<service>/v1p2/<segments>`): `oneroster`, the service, the verb
+/// (`list`, `get` for an item, `put`, `delete`), then the path's words
+/// (`onerosterGradebookListClassesLineItems`).
+fn oneroster_operation_id(method: &Method, rest: &str) -> String {
+    let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
+    let service = segments.first().copied().unwrap_or_default();
+    let item = segments.last().is_some_and(|s| s.starts_with('{'));
+    let verb = match (method.clone(), item) {
+        (Method::PUT, _) => "Put",
+        (Method::DELETE, _) => "Delete",
+        (_, true) => "Get",
+        _ => "List",
+    };
+    let words: String = segments
+        .iter()
+        .skip(2)
+        .filter(|s| !s.starts_with('{'))
+        .map(|s| upper_first(s))
+        .collect();
+    format!("oneroster{}{verb}{words}", upper_first(service))
 }
 
 /// The component name of an operation's request body.

@@ -1,13 +1,14 @@
 //! `.../exams/{exam_pk}/marks/`: marks of an exam, and the spec's `confirm-students` upsert.
 
 use actix_web::{HttpResponse, web};
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::{
     api::{
         PathIds,
         body::read_object,
-        fields::{Fields, Mode, any, len},
+        fields::{Fields, Mode, OneOf, any, len},
         openapi::{ApiDoc, Auth, Op, schema::request_schema},
         routes::Mount,
         school::crud::{self, SchoolResource, fields_of, validated},
@@ -19,7 +20,7 @@ use crate::{
     error::{ApiError, ApiResult, FieldErrors},
     school::{
         Store,
-        marks::{Mark, MarkChanges, Marks},
+        marks::{Mark, MarkChanges, Marks, SCORE_STATUSES, canonical_decimal},
         students::Students,
     },
     tenancy::TenantConn,
@@ -39,6 +40,15 @@ impl SchoolResource for Marks {
             symbol: f.nullable("symbol", None, &len(0, 255)),
             comment: f.nullable("comment", None, &len(0, 10_000)),
             is_deleted: f.optional("is_deleted", false, &any),
+            score: f.nullable::<Value>("score", None, &decimal).map(|score| {
+                score
+                    .as_ref()
+                    .and_then(Value::as_f64)
+                    .and_then(canonical_decimal)
+            }),
+            score_status: f.nullable("score_status", None, &OneOf(SCORE_STATUSES)),
+            score_date: f.nullable("score_date", None, &any),
+            text_score: f.nullable("text_score", None, &len(0, 255)),
         }
     }
 
@@ -50,6 +60,14 @@ impl SchoolResource for Marks {
         errors: &mut FieldErrors,
     ) -> ApiResult<()> {
         check_student(conn, changes, errors)
+    }
+}
+
+/// A decimal score: any finite JSON number.
+fn decimal(value: &Value) -> Result<(), String> {
+    match value.as_f64().and_then(canonical_decimal) {
+        Some(_) if value.is_number() => Ok(()),
+        _ => Err("a number is required".into()),
     }
 }
 

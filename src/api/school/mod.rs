@@ -22,6 +22,8 @@ pub mod grade_comments;
 pub mod guardians;
 pub mod imports;
 pub mod marks;
+pub mod oauth_clients;
+pub mod oauth_token;
 pub mod report_cards;
 pub mod report_settings;
 pub mod roles;
@@ -76,6 +78,8 @@ pub fn mount(m: &mut Mount) {
     disclosures::mount(m);
     events::mount(m);
     webhooks::mount(m);
+    oauth_clients::mount(m);
+    oauth_token::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

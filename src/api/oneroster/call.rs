@@ -1,0 +1,190 @@
+//! A OneRoster request: the school by its address, the bearer token of one of its
+//! integration clients, the scopes the operation needs, and errors as the binding's
+//! status-info payload (`imsx_codeMajor`, `imsx_severity`, `imsx_description`,
+//! `imsx_CodeMinor`) instead of problem+json.
+
+use actix_web::{
+    HttpMessage, HttpRequest, HttpResponse, ResponseError,
+    http::{StatusCode, header},
+    web,
+};
+use serde_json::json;
+
+use crate::{
+    auth::AppState,
+    error::ApiError,
+    school::oneroster::{clients, clients::Grant, roster::Provider},
+    tenancy::{HostKind, TenantConn},
+};
+
+/// An error as the REST binding answers it.
+#[derive(Debug)]
+pub struct OrError {
+    pub status: StatusCode,
+    /// The binding's `imsx_CodeMinor` value (`unknownobject`, `invalid_filter_field`, ...).
+    pub minor: &'static str,
+    pub description: String,
+}
+
+impl OrError {
+    pub fn new(status: StatusCode, minor: &'static str, description: impl Into<String>) -> Self {
+        Self {
+            status,
+            minor,
+            description: description.into(),
+        }
+    }
+
+    pub fn bad(minor: &'static str, description: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, minor, description)
+    }
+
+    pub fn unknown(what: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "unknownobject",
+            format!("no {what} has this sourcedId"),
+        )
+    }
+}
+
+impl std::fmt::Display for OrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.minor, self.description)
+    }
+}
+
+impl ResponseError for OrError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut answer = HttpResponse::build(self.status);
+        if self.status == StatusCode::UNAUTHORIZED {
+            answer.insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"oneroster\""));
+        }
+        answer.json(json!({
+            "imsx_codeMajor": "failure",
+            "imsx_severity": "error",
+            "imsx_description": self.description,
+            "imsx_CodeMinor": {"imsx_codeMinorField": [{
+                "imsx_codeMinorFieldName": "TargetEndSystem",
+                "imsx_codeMinorFieldValue": self.minor,
+            }]},
+        }))
+    }
+}
+
+impl From<ApiError> for OrError {
+    fn from(err: ApiError) -> Self {
+        let status = err.status_code();
+        match err {
+            ApiError::NotFound(_) | ApiError::TenantNotFound => {
+                Self::new(StatusCode::NOT_FOUND, "unknownobject", "no such object")
+            }
+            err @ ApiError::Validation(_) => Self::bad("invaliddata", err.to_string()),
+            ApiError::Conflict(detail) => Self::new(StatusCode::CONFLICT, "invaliddata", detail),
+            ApiError::TenantInactive => Self::new(status, "forbidden", "the school is inactive"),
+            ApiError::ServiceUnavailable
+            | ApiError::SchoolBusy
+            | ApiError::DatabaseTimeout
+            | ApiError::SchoolRateLimited(_) => {
+                Self::new(status, "server_busy", "the server is busy; retry later")
+            }
+            other => {
+                log::error!("oneroster request failed: {other:?}");
+                Self::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal_server_error",
+                    "internal error",
+                )
+            }
+        }
+    }
+}
+
+/// Which scopes open an operation: any one of them.
+pub type Scopes = &'static [&'static str];
+
+pub const ROSTER_READ: Scopes = &["roster-core.readonly", "roster.readonly"];
+pub const DEMOGRAPHICS_READ: Scopes = &["roster-demographics.readonly", "roster.readonly"];
+pub const GRADEBOOK_READ: Scopes = &["gradebook.readonly"];
+pub const GRADEBOOK_PUT: Scopes = &["gradebook.createput"];
+pub const GRADEBOOK_DELETE: Scopes = &["gradebook.delete"];
+
+/// Authenticates the request's client on the school of its address, checks `scopes`,
+/// then runs `work` on a connection bound to the school, all on one pooled connection.
+pub async fn run<T, F>(http: &HttpRequest, scopes: Scopes, work: F) -> Result<T, OrError>
+where
+    F: FnOnce(&mut TenantConn, &Provider, &Grant) -> Result<T, OrError> + Send + 'static,
+    T: Send + 'static,
+{
+    let state = http
+        .app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| OrError::from(ApiError::internal(anyhow::anyhow!("state missing"))))?;
+    let tenant = match http.extensions().get::<HostKind>() {
+        Some(HostKind::Tenant(tenant)) => tenant.clone(),
+        _ => {
+            return Err(OrError::new(
+                StatusCode::NOT_FOUND,
+                "unknownobject",
+                "no such path",
+            ));
+        }
+    };
+    let token = http
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, token)| scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty())
+        .map(|(_, token)| token.trim().to_owned())
+        .ok_or_else(|| {
+            OrError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorisedrequest",
+                "a bearer token is required",
+            )
+        })?;
+    let connection_info = http.connection_info().clone();
+    let provider = Provider {
+        base: format!(
+            "{}://{}/ims/oneroster",
+            connection_info.scheme(),
+            connection_info.host()
+        ),
+        org_id: tenant.id,
+        org_name: tenant.name.clone(),
+    };
+    let key = state.config.jwt_secret.clone();
+    let outcome = state
+        .db
+        .run_in_tenant(tenant, move |conn| {
+            let Some(grant) = clients::grant_of(conn, key.expose(), &token)? else {
+                return Ok(Err(OrError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorisedrequest",
+                    "the token is unknown, expired or revoked",
+                )));
+            };
+            if !scopes.iter().any(|scope| grant.has(scope)) {
+                return Ok(Err(OrError::new(
+                    StatusCode::FORBIDDEN,
+                    "forbidden",
+                    format!("the token lacks the scope ({})", scopes.join(" or ")),
+                )));
+            }
+            // A refused write leaves nothing behind.
+            Ok(conn.transaction(|conn| work(conn, &provider, &grant)))
+        })
+        .await?;
+    outcome
+}
+
+impl From<diesel::result::Error> for OrError {
+    fn from(err: diesel::result::Error) -> Self {
+        ApiError::from(err).into()
+    }
+}

@@ -1,0 +1,443 @@
+//! The REST binding's query parameters over a collection: `filter` (its grammar: `field
+//! op 'value'`, ops `= != > >= < <= ~`, at most one `AND` or `OR`), `sort` and
+//! `orderBy`, `fields`, `limit` (default 100) and `offset`, answered with
+//! `X-Total-Count` and RFC 8288 `Link` headers (`next`, `prev`, `first`, `last`).
+
+use std::cmp::Ordering;
+
+use actix_web::{HttpRequest, HttpResponseBuilder};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::{Map, Value};
+
+use super::call::OrError;
+use crate::school::oneroster::roster::Entity;
+
+pub const DEFAULT_LIMIT: usize = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Contains,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Predicate {
+    pub field: String,
+    pub op: Op,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    One(Predicate),
+    And(Predicate, Predicate),
+    Or(Predicate, Predicate),
+}
+
+impl Filter {
+    fn predicates(&self) -> Vec<&Predicate> {
+        match self {
+            Filter::One(p) => vec![p],
+            Filter::And(a, b) | Filter::Or(a, b) => vec![a, b],
+        }
+    }
+
+    /// Whether the filter asks about status or change time: then records already
+    /// deleted (`tobedeleted`) are answered too, as a delta sync needs.
+    pub fn sees_deleted(&self) -> bool {
+        self.predicates()
+            .iter()
+            .any(|p| p.field == "status" || p.field == "dateLastModified")
+    }
+
+    fn matches(&self, e: &Entity) -> bool {
+        match self {
+            Filter::One(p) => p.matches(e),
+            Filter::And(a, b) => a.matches(e) && b.matches(e),
+            Filter::Or(a, b) => a.matches(e) || b.matches(e),
+        }
+    }
+}
+
+/// The position of ` AND ` or ` OR ` outside quotes, with its length.
+fn split_logical(text: &str) -> Option<(usize, usize, bool)> {
+    let mut quote: Option<char> = None;
+    let bytes: Vec<(usize, char)> = text.char_indices().collect();
+    for (i, &(at, c)) in bytes.iter().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == ' ' => {
+                let rest = &text[at..];
+                if rest.starts_with(" AND ") {
+                    return Some((at, 5, true));
+                }
+                if rest.starts_with(" OR ") {
+                    return Some((at, 4, false));
+                }
+            }
+            None => {}
+        }
+        let _ = i;
+    }
+    None
+}
+
+pub fn parse_filter(text: &str) -> Result<Filter, OrError> {
+    let text = text.trim();
+    match split_logical(text) {
+        Some((at, len, and)) => {
+            let (a, b) = (
+                parse_predicate(&text[..at])?,
+                parse_predicate(&text[at + len..])?,
+            );
+            if split_logical(&text[at + len..]).is_some() {
+                return Err(OrError::bad(
+                    "invalid_filter_field",
+                    "at most one AND or OR",
+                ));
+            }
+            Ok(if and {
+                Filter::And(a, b)
+            } else {
+                Filter::Or(a, b)
+            })
+        }
+        None => Ok(Filter::One(parse_predicate(text)?)),
+    }
+}
+
+fn parse_predicate(text: &str) -> Result<Predicate, OrError> {
+    let text = text.trim();
+    let bad = || {
+        OrError::bad(
+            "invalid_filter_field",
+            format!("cannot read the filter \"{text}\""),
+        )
+    };
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .ok_or_else(bad)?;
+    let (field, rest) = (&text[..end], text[end..].trim_start());
+    if field.is_empty() {
+        return Err(bad());
+    }
+    let (op, rest) = [
+        (">=", Op::Ge),
+        ("<=", Op::Le),
+        ("!=", Op::Ne),
+        ("=", Op::Eq),
+        (">", Op::Gt),
+        ("<", Op::Lt),
+        ("~", Op::Contains),
+    ]
+    .iter()
+    .find_map(|(token, op)| rest.strip_prefix(token).map(|rest| (*op, rest.trim())))
+    .ok_or_else(bad)?;
+    let value = match rest.chars().next() {
+        Some(q @ ('\'' | '"')) => rest
+            .strip_prefix(q)
+            .and_then(|r| r.strip_suffix(q))
+            .ok_or_else(bad)?,
+        _ => rest,
+    };
+    Ok(Predicate {
+        field: field.to_owned(),
+        op,
+        value: value.to_owned(),
+    })
+}
+
+/// The comparable text of a field: a string as it is, a reference by its sourcedId,
+/// numbers and booleans as JSON writes them; a list gives each of its items.
+fn texts(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => vec![s.clone()],
+        Value::Null => vec![String::new()],
+        Value::Array(items) => items.iter().flat_map(texts).collect(),
+        Value::Object(o) => o.get("sourcedId").map(texts).unwrap_or_default(),
+        other => vec![other.to_string()],
+    }
+}
+
+fn instant(text: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .ok()
+        .or_else(|| {
+            NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|t| t.and_utc())
+        })
+}
+
+/// Orders two field texts: as instants when both are, as numbers when both are, else as text.
+fn compare(a: &str, b: &str) -> Ordering {
+    if let (Some(x), Some(y)) = (instant(a), instant(b)) {
+        return x.cmp(&y);
+    }
+    if let (Ok(x), Ok(y)) = (a.parse::<f64>(), b.parse::<f64>()) {
+        return x.partial_cmp(&y).unwrap_or(Ordering::Equal);
+    }
+    a.cmp(b)
+}
+
+impl Predicate {
+    fn matches(&self, e: &Entity) -> bool {
+        let values = e.get(&self.field).map(texts).unwrap_or_default();
+        let holds = |v: &String| match self.op {
+            Op::Eq => compare(v, &self.value) == Ordering::Equal,
+            Op::Ne => compare(v, &self.value) != Ordering::Equal,
+            Op::Gt => compare(v, &self.value) == Ordering::Greater,
+            Op::Ge => compare(v, &self.value) != Ordering::Less,
+            Op::Lt => compare(v, &self.value) == Ordering::Less,
+            Op::Le => compare(v, &self.value) != Ordering::Greater,
+            Op::Contains => v.to_lowercase().contains(&self.value.to_lowercase()),
+        };
+        match self.op {
+            // A list differs from a value when none of its items equals it.
+            Op::Ne => values.iter().all(holds),
+            _ => values.iter().any(holds),
+        }
+    }
+}
+
+/// The query parameters of a read.
+#[derive(Debug, Default)]
+pub struct ReadQuery {
+    pub limit: usize,
+    pub offset: usize,
+    pub sort: Option<String>,
+    pub descending: bool,
+    pub fields: Option<Vec<String>>,
+    pub filter: Option<Filter>,
+    /// Every parameter as given, for the `Link` headers.
+    params: Vec<(String, String)>,
+}
+
+impl ReadQuery {
+    pub fn parse(req: &HttpRequest) -> Result<Self, OrError> {
+        let params: Vec<(String, String)> =
+            serde_urlencoded::from_str(req.query_string()).unwrap_or_default();
+        let get = |key: &str| {
+            params
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.trim().to_owned())
+        };
+        let number = |key: &str, default: usize, min: usize| -> Result<usize, OrError> {
+            match get(key) {
+                None => Ok(default),
+                Some(raw) => raw
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| *n >= min)
+                    .ok_or_else(|| {
+                        OrError::bad(
+                            "invaliddata",
+                            format!("{key} must be an integer of at least {min}"),
+                        )
+                    }),
+            }
+        };
+        let descending = match get("orderBy").as_deref() {
+            None | Some("asc") | Some("") => false,
+            Some("desc") => true,
+            Some(other) => {
+                return Err(OrError::bad(
+                    "invalid_sort_field",
+                    format!("orderBy must be asc or desc, not {other}"),
+                ));
+            }
+        };
+        Ok(Self {
+            limit: number("limit", DEFAULT_LIMIT, 1)?,
+            offset: number("offset", 0, 0)?,
+            sort: get("sort").filter(|s| !s.is_empty()),
+            descending,
+            fields: get("fields").filter(|f| !f.is_empty()).map(|f| {
+                f.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            }),
+            filter: get("filter")
+                .filter(|f| !f.is_empty())
+                .map(|f| parse_filter(&f))
+                .transpose()?,
+            params,
+        })
+    }
+
+    /// Checks every field the query names against the collection's (those of its first
+    /// record; an empty collection has nothing to refuse).
+    fn check_fields(&self, sample: Option<&Entity>) -> Result<(), OrError> {
+        let Some(sample) = sample else { return Ok(()) };
+        if let Some(filter) = &self.filter {
+            if let Some(p) = filter
+                .predicates()
+                .into_iter()
+                .find(|p| !sample.contains_key(&p.field))
+            {
+                return Err(OrError::bad(
+                    "invalid_filter_field",
+                    format!("no field {}", p.field),
+                ));
+            }
+        }
+        if let Some(sort) = self
+            .sort
+            .as_ref()
+            .filter(|s| !sample.contains_key(s.as_str()))
+        {
+            return Err(OrError::bad(
+                "invalid_sort_field",
+                format!("no field {sort}"),
+            ));
+        }
+        if let Some(field) = self
+            .fields
+            .iter()
+            .flatten()
+            .find(|f| !sample.contains_key(f.as_str()))
+        {
+            return Err(OrError::bad(
+                "invalid_selection_field",
+                format!("no field {field}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Selects the requested fields of one record.
+    pub fn project(&self, e: Entity) -> Entity {
+        match &self.fields {
+            None => e,
+            Some(fields) => e.into_iter().filter(|(k, _)| fields.contains(k)).collect(),
+        }
+    }
+
+    /// The page of `records` the query asks for, and how many matched.
+    pub fn apply(&self, mut records: Vec<Entity>) -> Result<(usize, Vec<Entity>), OrError> {
+        self.check_fields(records.first())?;
+        let sees_deleted = self.filter.as_ref().is_some_and(Filter::sees_deleted);
+        records.retain(|e| {
+            (sees_deleted || e.get("status").and_then(Value::as_str) != Some("tobedeleted"))
+                && self.filter.as_ref().is_none_or(|f| f.matches(e))
+        });
+        if let Some(sort) = &self.sort {
+            let key = |e: &Entity| e.get(sort).map(texts).unwrap_or_default().join(",");
+            records.sort_by(|a, b| compare(&key(a), &key(b)));
+            if self.descending {
+                records.reverse();
+            }
+        }
+        let total = records.len();
+        let page = records
+            .into_iter()
+            .skip(self.offset)
+            .take(self.limit)
+            .map(|e| self.project(e))
+            .collect();
+        Ok((total, page))
+    }
+
+    /// `X-Total-Count` and the `Link` header of a page of `total` records.
+    pub fn headers(&self, req: &HttpRequest, total: usize, answer: &mut HttpResponseBuilder) {
+        answer.insert_header(("X-Total-Count", total.to_string()));
+        let info = req.connection_info();
+        let base = format!("{}://{}{}", info.scheme(), info.host(), req.path());
+        let link = |offset: usize, rel: &str| {
+            let mut params: Vec<(String, String)> = self
+                .params
+                .iter()
+                .filter(|(k, _)| k != "offset" && k != "limit")
+                .cloned()
+                .collect();
+            params.push(("limit".into(), self.limit.to_string()));
+            params.push(("offset".into(), offset.to_string()));
+            let query = serde_urlencoded::to_string(&params).unwrap_or_default();
+            format!("<{base}?{query}>; rel=\"{rel}\"")
+        };
+        let last = total.saturating_sub(1) / self.limit * self.limit;
+        let mut links = vec![link(0, "first")];
+        if self.offset + self.limit < total {
+            links.push(link(self.offset + self.limit, "next"));
+        }
+        if self.offset > 0 {
+            links.push(link(self.offset.saturating_sub(self.limit), "prev"));
+        }
+        links.push(link(last, "last"));
+        answer.insert_header(("Link", links.join(", ")));
+    }
+}
+
+/// One record, as the binding answers a single read: `{<singular>: record}`.
+pub fn single(key: &str, record: Entity) -> Value {
+    let mut wrapper = Map::new();
+    wrapper.insert(key.into(), Value::Object(record));
+    Value::Object(wrapper)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn entity(value: Value) -> Entity {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn the_filter_grammar_reads_every_operator_and_one_logical() {
+        for (text, op) in [
+            ("a='1'", Op::Eq),
+            ("a != '1'", Op::Ne),
+            ("a>'1'", Op::Gt),
+            ("a >= '1'", Op::Ge),
+            ("a<'1'", Op::Lt),
+            ("a<='1'", Op::Le),
+            ("a~'1'", Op::Contains),
+        ] {
+            assert_eq!(
+                parse_filter(text).ok(),
+                Some(Filter::One(Predicate {
+                    field: "a".into(),
+                    op,
+                    value: "1".into()
+                })),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            parse_filter("a='x AND y' AND b='2'"),
+            Ok(Filter::And(..))
+        ));
+        assert!(matches!(parse_filter("a='1' OR b='2'"), Ok(Filter::Or(..))));
+        assert!(parse_filter("a='1' AND b='2' AND c='3'").is_err());
+        assert!(parse_filter("='1'").is_err());
+        assert!(parse_filter("a '1'").is_err());
+    }
+
+    #[test]
+    fn predicates_compare_times_numbers_references_and_lists() {
+        let e = entity(
+            json!({"dateLastModified": "2026-11-26T08:00:00.000Z", "score": 7.5,
+            "class": {"sourcedId": "c1"}, "roles": [{"sourcedId": "r1"}], "givenName": "Ada"}),
+        );
+        let holds = |text: &str| parse_filter(text).map(|f| f.matches(&e)).unwrap_or(false);
+        assert!(holds("dateLastModified>'2026-11-26T07:59:59Z'"));
+        assert!(!holds("dateLastModified>'2026-11-26T08:00:00Z'"));
+        assert!(holds("score>='7.25'") && holds("score<'10'"));
+        assert!(holds("class='c1'") && holds("roles='r1'"));
+        assert!(holds("givenName~'ad'") && holds("givenName!='Bob'"));
+    }
+}

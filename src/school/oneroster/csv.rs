@@ -1,0 +1,333 @@
+//! The OneRoster 1.2 CSV binding: a school's roster and gradebook as a bulk zip
+//! (`manifest.csv` and the files it lists, with the binding's header rows and column
+//! order). Bulk files carry live records only, with `status` and `dateLastModified`
+//! blank, as the binding asks of bulk mode. The rows come from the same entities the
+//! REST binding answers, so both say the same.
+
+use std::io::{Cursor, Write};
+
+use serde_json::Value;
+use zip::{CompressionMethod, ZipWriter, write::SimpleFileOptions};
+
+use super::{
+    gradebook,
+    roster::{self, Entity, Provider},
+};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
+
+/// How a column is read from an entity.
+#[derive(Clone, Copy)]
+enum Col {
+    /// A scalar field, as text.
+    Field(&'static str),
+    /// A reference's sourcedId.
+    Ref(&'static str),
+    /// A list of references' sourcedIds, or of strings, comma-separated.
+    List(&'static str),
+    /// Left blank (bulk mode's status and dateLastModified, fields the school lacks).
+    Blank,
+}
+
+use Col::{Blank, Field, List, Ref};
+
+const HEAD: [(&str, Col); 3] = [
+    ("sourcedId", Field("sourcedId")),
+    ("status", Blank),
+    ("dateLastModified", Blank),
+];
+
+struct File {
+    name: &'static str,
+    columns: &'static [(&'static str, Col)],
+}
+
+const FILES: [File; 10] = [
+    File {
+        name: "academicSessions",
+        columns: &[
+            ("title", Field("title")),
+            ("type", Field("type")),
+            ("startDate", Field("startDate")),
+            ("endDate", Field("endDate")),
+            ("parentSourcedId", Ref("parent")),
+            ("schoolYear", Field("schoolYear")),
+        ],
+    },
+    File {
+        name: "orgs",
+        columns: &[
+            ("name", Field("name")),
+            ("type", Field("type")),
+            ("identifier", Field("identifier")),
+            ("parentSourcedId", Ref("parent")),
+        ],
+    },
+    File {
+        name: "courses",
+        columns: &[
+            ("schoolYearSourcedId", Ref("schoolYear")),
+            ("title", Field("title")),
+            ("courseCode", Field("courseCode")),
+            ("grades", List("grades")),
+            ("orgSourcedId", Ref("org")),
+            ("subjects", List("subjects")),
+            ("subjectCodes", List("subjectCodes")),
+        ],
+    },
+    File {
+        name: "classes",
+        columns: &[
+            ("title", Field("title")),
+            ("grades", List("grades")),
+            ("courseSourcedId", Ref("course")),
+            ("classCode", Field("classCode")),
+            ("classType", Field("classType")),
+            ("location", Field("location")),
+            ("schoolSourcedId", Ref("school")),
+            ("termSourcedIds", List("terms")),
+            ("subjects", List("subjects")),
+            ("subjectCodes", List("subjectCodes")),
+            ("periods", List("periods")),
+        ],
+    },
+    File {
+        name: "enrollments",
+        columns: &[
+            ("classSourcedId", Ref("class")),
+            ("schoolSourcedId", Ref("school")),
+            ("userSourcedId", Ref("user")),
+            ("role", Field("role")),
+            ("primary", Field("primary")),
+            ("beginDate", Field("beginDate")),
+            ("endDate", Field("endDate")),
+        ],
+    },
+    File {
+        name: "users",
+        columns: &[
+            ("enabledUser", Field("enabledUser")),
+            ("username", Field("username")),
+            ("userIds", Blank),
+            ("givenName", Field("givenName")),
+            ("familyName", Field("familyName")),
+            ("middleName", Field("middleName")),
+            ("identifier", Field("identifier")),
+            ("email", Field("email")),
+            ("sms", Field("sms")),
+            ("phone", Field("phone")),
+            ("agentSourcedIds", List("agents")),
+            ("grades", List("grades")),
+            ("password", Blank),
+            ("userMasterIdentifier", Field("userMasterIdentifier")),
+            ("resourceSourcedIds", Blank),
+            ("preferredGivenName", Blank),
+            ("preferredMiddleName", Blank),
+            ("preferredFamilyName", Blank),
+            ("primaryOrgSourcedId", Ref("primaryOrg")),
+            ("pronouns", Blank),
+        ],
+    },
+    File {
+        name: "roles",
+        columns: &[
+            ("userSourcedId", Field("userSourcedId")),
+            ("roleType", Field("roleType")),
+            ("role", Field("role")),
+            ("beginDate", Blank),
+            ("endDate", Blank),
+            ("orgSourcedId", Field("orgSourcedId")),
+            ("userProfileSourcedId", Blank),
+        ],
+    },
+    File {
+        name: "categories",
+        columns: &[("title", Field("title")), ("weight", Field("weight"))],
+    },
+    File {
+        name: "lineItems",
+        columns: &[
+            ("title", Field("title")),
+            ("description", Field("description")),
+            ("assignDate", Field("assignDate")),
+            ("dueDate", Field("dueDate")),
+            ("classSourcedId", Ref("class")),
+            ("categorySourcedId", Ref("category")),
+            ("gradingPeriodSourcedId", Ref("gradingPeriod")),
+            ("resultValueMin", Field("resultValueMin")),
+            ("resultValueMax", Field("resultValueMax")),
+            ("schoolSourcedId", Ref("school")),
+        ],
+    },
+    File {
+        name: "results",
+        columns: &[
+            ("lineItemSourcedId", Ref("lineItem")),
+            ("studentSourcedId", Ref("student")),
+            ("scoreStatus", Field("scoreStatus")),
+            ("score", Field("score")),
+            ("scoreDate", Field("scoreDate")),
+            ("comment", Field("comment")),
+            ("scoreScaleSourcedId", Ref("scoreScale")),
+            ("textScore", Field("textScore")),
+        ],
+    },
+];
+
+fn text(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn cell(e: &Entity, col: Col) -> String {
+    match col {
+        Field(f) => text(e.get(f)),
+        Ref(f) => text(e.get(f).and_then(|r| r.get("sourcedId"))),
+        List(f) => e
+            .get(f)
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|i| text(i.get("sourcedId").or(Some(i))))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+        Blank => String::new(),
+    }
+}
+
+/// RFC 4180 quoting.
+fn quoted(value: &str) -> String {
+    if value.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_owned()
+    }
+}
+
+fn csv_of(file: &File, records: &[Entity]) -> String {
+    let columns: Vec<(&str, Col)> = HEAD.iter().chain(file.columns).copied().collect();
+    let mut out = columns
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(",");
+    out.push_str("\r\n");
+    for e in records {
+        let row: Vec<String> = columns
+            .iter()
+            .map(|(_, col)| quoted(&cell(e, *col)))
+            .collect();
+        out.push_str(&row.join(","));
+        out.push_str("\r\n");
+    }
+    out
+}
+
+/// One row per (user, role) of `roles.csv`.
+fn roles_of(users: &[Entity]) -> Vec<Entity> {
+    users
+        .iter()
+        .flat_map(|u| {
+            let roles = u
+                .get("roles")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            roles.into_iter().map(move |r| {
+                let user = text(u.get("sourcedId"));
+                let mut e = Entity::new();
+                e.insert(
+                    "sourcedId".into(),
+                    Value::String(format!("{user}.{}", text(r.get("role")))),
+                );
+                e.insert("userSourcedId".into(), Value::String(user));
+                e.insert(
+                    "roleType".into(),
+                    r.get("roleType").cloned().unwrap_or_default(),
+                );
+                e.insert("role".into(), r.get("role").cloned().unwrap_or_default());
+                e.insert("orgSourcedId".into(), r["org"]["sourcedId"].clone());
+                e
+            })
+        })
+        .collect()
+}
+
+/// The school's bulk zip.
+pub fn export(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<u8>> {
+    let live = |records: Vec<Entity>| -> Vec<Entity> {
+        records
+            .into_iter()
+            .filter(|e| e["status"] != "tobedeleted")
+            .collect()
+    };
+    let users = live(roster::users(p, conn)?);
+    let contents = [
+        live(roster::academic_sessions(p, conn)?),
+        live(roster::orgs(p, conn)?),
+        live(roster::courses(p, conn)?),
+        live(roster::classes(p, conn)?),
+        live(roster::enrollments(p, conn)?),
+        users.clone(),
+        roles_of(&users),
+        live(gradebook::categories(p, conn)?),
+        live(gradebook::line_items(p, conn)?),
+        live(gradebook::results(p, conn)?),
+    ];
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
+    let mut manifest =
+        String::from("propertyName,value\r\nmanifest.version,1.0\r\noneroster.version,1.2\r\n");
+    for name in [
+        "academicSessions",
+        "categories",
+        "classes",
+        "classResources",
+        "courses",
+        "courseResources",
+        "demographics",
+        "enrollments",
+        "lineItemLearningObjectiveIds",
+        "lineItems",
+        "lineItemScoreScales",
+        "orgs",
+        "resources",
+        "resultLearningObjectiveIds",
+        "results",
+        "resultScoreScales",
+        "roles",
+        "scoreScales",
+        "userProfiles",
+        "userResources",
+        "users",
+    ] {
+        let mode = if FILES.iter().any(|f| f.name == name) {
+            "bulk"
+        } else {
+            "absent"
+        };
+        manifest.push_str(&format!("file.{name},{mode}\r\n"));
+    }
+    manifest.push_str("source.systemName,school-service\r\nsource.systemCode,\r\n");
+    let write = |zip: &mut ZipWriter<Cursor<Vec<u8>>>, name: &str, body: &str| -> ApiResult<()> {
+        zip.start_file(name, options).map_err(ApiError::internal)?;
+        zip.write_all(body.as_bytes()).map_err(ApiError::internal)
+    };
+    write(&mut zip, "manifest.csv", &manifest)?;
+    for (file, records) in FILES.iter().zip(contents.iter()) {
+        write(
+            &mut zip,
+            &format!("{}.csv", file.name),
+            &csv_of(file, records),
+        )?;
+    }
+    Ok(zip.finish().map_err(ApiError::internal)?.into_inner())
+}
