@@ -394,7 +394,11 @@ async fn history_says_who_changed_a_mark_and_how() {
         .map(|e| e["action"].as_str().expect("action"))
         .collect();
     assert_eq!(actions, ["deleted", "updated", "created"], "newest first");
-    assert_eq!(entries[1]["changes"], json!({"mark": [38, 52]}));
+    // The decimal score (OneRoster's, API.md 8) follows the whole mark.
+    assert_eq!(
+        entries[1]["changes"],
+        json!({"mark": [38, 52], "score": [38, 52]})
+    );
     assert_eq!(
         entries[1]["actor"],
         json!({"type": "api_key", "id": key_id, "name": "gradebook sync"})

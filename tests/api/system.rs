@@ -382,6 +382,7 @@ async fn migrate_brings_each_school_to_the_latest_version() {
             include_str!("../../tenant_migrations/2026-11-26-400002_webhooks/down.sql"),
             include_str!("../../tenant_migrations/2026-11-26-400001_events_history/down.sql"),
             include_str!("../../tenant_migrations/2026-11-26-300001_enrollments/down.sql"),
+            include_str!("../../tenant_migrations/2026-11-26-200001_oneroster/down.sql"),
             include_str!("../../tenant_migrations/2026-11-24-000002_live_counts/down.sql"),
             include_str!("../../tenant_migrations/2026-11-24-000001_attendance/down.sql"),
             include_str!("../../tenant_migrations/2026-11-23-000001_search_trgm/down.sql"),

@@ -92,6 +92,10 @@ impl Restore<'_> {
             diesel::sql_query(&set_aside.drop_sql).execute(conn.pg())?;
         }
         for table in manifest.school_tables() {
+            // Rows the migrations seed in a new school (OneRoster's default categories)
+            // are the archive's to give: the school's own rows replace them.
+            diesel::sql_query(format!("DELETE FROM {}", quote_ident(&table.name)))
+                .execute(conn.pg())?;
             let target = table_target(None, &table.name, &column_names(table));
             self.load(conn, &mut entries, table, &target)?;
         }
@@ -272,4 +276,10 @@ impl<R: Read> Read for HashingReader<R> {
         self.bytes += read as u64;
         Ok(read)
     }
+}
+
+/// `name` as a quoted SQL identifier (the archive's table names were checked against the
+/// built schema's already).
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
