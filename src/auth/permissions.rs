@@ -6,7 +6,7 @@ use std::fmt;
 use actix_web::http::Method;
 
 macro_rules! resources {
-    ($($variant:ident => $name:literal $(only $only:ident)?),+ $(,)?) => {
+    ($($variant:ident => $name:literal $(only $($only:ident)|+)?),+ $(,)?) => {
         /// A school resource that permissions are granted on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Resource { $($variant),+ }
@@ -20,17 +20,17 @@ macro_rules! resources {
                 match self { $(Resource::$variant => $name),+ }
             }
 
-            /// The actions that exist on this resource: all four, or the one it is
-            /// `only` (report cards are only viewed).
+            /// The actions that exist on this resource: all four, or those it is
+            /// `only` (report cards are only viewed; users are never deleted).
             pub fn actions(self) -> &'static [Action] {
                 match self {
-                    $(Resource::$variant => resources!(@actions $($only)?)),+
+                    $(Resource::$variant => resources!(@actions $($($only)+)?)),+
                 }
             }
         }
     };
     (@actions) => { &Action::ALL };
-    (@actions $only:ident) => { &[Action::$only] };
+    (@actions $($only:ident)+) => { &[$(Action::$only),+] };
 }
 
 resources! {
@@ -53,6 +53,7 @@ resources! {
     UserRoleAssignment => "userroleassignment",
     Attendance => "attendance",
     ReportCard => "report_card" only View,
+    User => "user" only View | Add | Change,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -244,27 +245,30 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
             .flat_map(|r| actions.iter().map(move |a| Permission::new(*a, *r)))
             .collect()
     };
-    let office = view_all(&[]).union(grant(
-        &[
-            AcademicSession,
-            ExamSession,
-            Department,
-            Subject,
-            AcademicClass,
-            Student,
-            TeacherProfile,
-            TeacherAssignment,
-            SessionSetup,
-            GeneralSettings,
-            AcademicSettings,
-            ReportSettings,
-            Attendance,
-        ],
-        &[Action::Add, Action::Change, Action::Delete],
-    ));
+    let office = view_all(&[])
+        .union(grant(&[User], &[Action::Add]))
+        .union(grant(
+            &[
+                AcademicSession,
+                ExamSession,
+                Department,
+                Subject,
+                AcademicClass,
+                Student,
+                TeacherProfile,
+                TeacherAssignment,
+                SessionSetup,
+                GeneralSettings,
+                AcademicSettings,
+                ReportSettings,
+                Attendance,
+            ],
+            &[Action::Add, Action::Change, Action::Delete],
+        ));
     let teacher = view_all(&[
         SchoolRole,
         UserRoleAssignment,
+        User,
         by_assignment[0],
         by_assignment[1],
     ])
@@ -293,8 +297,10 @@ mod tests {
     #[test]
     fn codenames_round_trip() {
         let all = all_codenames();
-        // Every resource has four actions but report cards, which are only viewed.
-        assert_eq!(all.len(), (Resource::COUNT - 1) * 4 + 1);
+        // Every resource has four actions but report cards, which are only viewed, and
+        // users, who are never deleted.
+        assert_eq!(all.len(), (Resource::COUNT - 2) * 4 + 1 + 3);
+        assert_eq!(Permission::parse("delete_user"), None);
         assert!(all.contains(&"view_report_card".to_owned()));
         assert_eq!(Permission::parse("add_report_card"), None);
         for name in &all {

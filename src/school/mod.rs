@@ -38,6 +38,7 @@ pub mod students;
 pub mod subjects;
 pub mod table;
 pub mod teachers;
+pub mod users;
 
 pub use store::{FromRows, Store};
 pub use table::{Actor, Incomplete, Table, Target};

@@ -25,6 +25,7 @@ pub mod sessions;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
+pub mod users;
 
 use actix_web::HttpResponse;
 
@@ -62,6 +63,7 @@ pub fn mount(m: &mut Mount) {
     report_settings::mount(m);
     report_cards::mount(m);
     roles::mount(m);
+    users::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(
