@@ -48,6 +48,7 @@ fn resources() -> Vec<(String, &'static str)> {
             "userroleassignment",
         ),
         ("/api/v1/school/attendance/".into(), "attendance"),
+        ("/api/v1/school/users/".into(), "user"),
     ]
 }
 
@@ -95,6 +96,11 @@ async fn check_matrix(app: &TestApp, who: &As) {
         ];
         for (action, method, url, body) in cases {
             let reply = app.request(method.clone(), &url, who, body).await;
+            // A method the resource does not offer (users: no PUT, no DELETE) answers 405
+            // before any permission check.
+            if reply.status == 405 && resource == "user" {
+                continue;
+            }
             let allowed = granted.contains(&format!("{action}_{resource}"));
             assert_eq!(
                 passed(&reply),
