@@ -7,6 +7,7 @@ import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
+import { USERS } from "/app/users.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -29,6 +30,7 @@ const PAGES = {
   sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage, prefetch: sessionsPrefetch },
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
+  users: { nav: USERS.nav, visible: (m) => m.can("view", USERS.perm), render: () => resourcePage(USERS) },
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
 };
 whenRecovered(() => route());

@@ -32,6 +32,10 @@ static SETTINGS_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/settings.js"),
 );
+static USERS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/users.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -47,6 +51,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/year.js/", &YEAR_JS);
     serve(cfg, "/app/marks.js/", &MARKS_JS);
     serve(cfg, "/app/settings.js/", &SETTINGS_JS);
+    serve(cfg, "/app/users.js/", &USERS_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);
     serve(cfg, "/app/shared.css/", &SHARED_CSS);
