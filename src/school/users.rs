@@ -33,9 +33,14 @@ use crate::{
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct SchoolUser {
     pub id: Uuid,
+    #[schema(max_length = 254, format = Email)]
     pub email: Option<String>,
+    /// `+` and 6-15 digits.
+    #[schema(max_length = 16, pattern = r"^\+[0-9]{6,15}$")]
     pub phone: Option<String>,
+    #[schema(max_length = 150)]
     pub first_name: String,
+    #[schema(max_length = 150)]
     pub last_name: String,
     pub is_active: bool,
     /// The names of the user's roles, sorted.
