@@ -101,13 +101,15 @@ export function editDialog(desc, lookups, record, path, saved) {
   const title = record ? `Edit ${desc.singular}` : `New ${desc.singular}`;
   // A resource may make its new records its own way (a teacher: account and profile).
   const fields = !record && desc.newFields ? desc.newFields : desc.fields;
-  dialog(title, formFields(fields, record, lookups), async (form) => {
+  // What a create does beyond the record, said before it happens (a new session is active).
+  const warning = !record && desc.createWarning ? [h("p", { class: "notice", role: "note", text: desc.createWarning })] : [];
+  dialog(title, [...warning, ...formFields(fields, record, lookups)], async (form) => {
     const body = readForm(form, fields, record);
     const answer = record
       ? await ctx.client.request("PATCH", `${path}${record.id}/`, body)
       : desc.create ? await desc.create(body) : await ctx.client.request("POST", path, body);
     await saved(answer);
-  }, record ? "Save" : "Create");
+  }, record ? "Save" : desc.createLabel || "Create");
 }
 
 export function confirmDelete(desc, record, path, done) {
