@@ -9,6 +9,7 @@ import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
 import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
 import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
+import { USERS } from "/app/users.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -32,6 +33,7 @@ const PAGES = {
   sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage, prefetch: sessionsPrefetch },
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
+  users: { nav: USERS.nav, visible: (m) => m.can("view", USERS.perm), render: () => resourcePage(USERS) },
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
   children: { nav: "My children", visible: isGuardian, render: familyPage },
   import: { nav: "Import", visible: canImport, render: importPage },

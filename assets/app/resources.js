@@ -16,6 +16,9 @@ const REFS = {
   subjects: { path: "/subjects/", perm: "subject", label: (s) => `${s.name} (${s.code})` },
   classes: { path: "/classes/", perm: "academicclass", label: (c) => c.name },
   departments: { path: "/departments/", perm: "department", label: (d) => d.name },
+  // The users API names roles by name, not id.
+  roles: { path: "/roles/", perm: "schoolrole", label: (r) => r.name, key: (r) => r.name },
+  students: { path: "/students/", perm: "student", label: (s) => `${s.first_name} ${s.last_name} (${s.admission_number})` },
 };
 
 /** Maps id → name for each of `names` the user may view (one request per list page). */
@@ -26,7 +29,7 @@ export async function loadRefs(names = []) {
     lookups[name] = new Map();
     if (!ctx.me.can("view", ref.perm)) return;
     const records = await ctx.client.all(api(ref.path));
-    records.forEach((r) => lookups[name].set(r.id, ref.label(r)));
+    records.forEach((r) => lookups[name].set(ref.key ? ref.key(r) : r.id, ref.label(r)));
   }));
   return lookups;
 }
@@ -35,12 +38,16 @@ export const named = (lookup, id) => (id ? lookup.get(id) || "(unknown)" : "—"
 
 // ---- Forms -------------------------------------------------------------------------
 
+/** Whether field `f` is on the form of `record` (a new record when null). */
+const onForm = (f, record) => !(f.createOnly && record) && !(f.editOnly && !record);
+
 /**
- * Inputs for `fields` ({name, label, type: text|number|date|ref|refs|bool|textarea, ref,
- * required, createOnly}) holding `record`'s values (a new record when null).
+ * Inputs for `fields` ({name, label, type: text|password|number|date|ref|refs|bool|textarea,
+ * ref, required, createOnly, editOnly, omitEmpty}) holding `record`'s values (a new record
+ * when null).
  */
 export function formFields(fields, record, lookups) {
-  return fields.filter((f) => !(f.createOnly && record)).map((f) => {
+  return fields.filter((f) => onForm(f, record)).map((f) => {
     const value = record ? record[f.name] : f.default;
     const required = f.required ? { required: true } : {};
     switch (f.type) {
@@ -61,6 +68,8 @@ export function formFields(fields, record, lookups) {
         return field(f.label, f.name, { type: "number", inputmode: "numeric", value: value ?? "", ...required });
       case "date":
         return field(f.label, f.name, { type: "date", value: value ? day(value) : "", ...required });
+      case "password":
+        return field(f.label, f.name, { type: "password", autocomplete: "new-password", value: "" });
       default:
         return field(f.label, f.name, { value: value ?? "", autocomplete: "off", ...required });
     }
@@ -71,7 +80,7 @@ export function formFields(fields, record, lookups) {
 export function readForm(form, fields, record) {
   const body = {};
   for (const f of fields) {
-    if (f.createOnly && record) continue;
+    if (!onForm(f, record)) continue;
     if (f.type === "refs") {
       body[f.name] = [...form.querySelectorAll(`input[name="${f.name}"]:checked`)].map((i) => i.value);
       continue;
@@ -79,6 +88,7 @@ export function readForm(form, fields, record) {
     const input = form.elements[f.name];
     if (f.type === "bool") { body[f.name] = input.checked; continue; }
     const raw = input.value.trim();
+    if (raw === "" && f.omitEmpty) continue;
     if (f.type === "number") body[f.name] = raw === "" ? (f.required ? raw : null) : Number(raw);
     else if (raw === "" && !f.required) body[f.name] = f.type === "text" && !f.nullable ? "" : null;
     else body[f.name] = raw;
@@ -89,13 +99,17 @@ export function readForm(form, fields, record) {
 /** Create or edit `desc`'s record in the dialog; resolves after a successful save. */
 export function editDialog(desc, lookups, record, path, saved) {
   const title = record ? `Edit ${desc.singular}` : `New ${desc.singular}`;
-  dialog(title, formFields(desc.fields, record, lookups), async (form) => {
-    const body = readForm(form, desc.fields, record);
+  // A resource may make its new records its own way (a teacher: account and profile).
+  const fields = !record && desc.newFields ? desc.newFields : desc.fields;
+  // What a create does beyond the record, said before it happens (a new session is active).
+  const warning = !record && desc.createWarning ? [h("p", { class: "notice", role: "note", text: desc.createWarning })] : [];
+  dialog(title, [...warning, ...formFields(fields, record, lookups)], async (form) => {
+    const body = readForm(form, fields, record);
     const answer = record
       ? await ctx.client.request("PATCH", `${path}${record.id}/`, body)
-      : await ctx.client.request("POST", path, body);
+      : desc.create ? await desc.create(body) : await ctx.client.request("POST", path, body);
     await saved(answer);
-  }, record ? "Save" : "Create");
+  }, record ? "Save" : desc.createLabel || "Create");
 }
 
 export function confirmDelete(desc, record, path, done) {
@@ -208,9 +222,19 @@ export const RESOURCES = {
   teachers: {
     nav: "Teachers", title: "Teachers", singular: "teacher", perm: "teacherprofile", path: "/teachers/",
     refs: [], label: (t) => t.name,
-    intro: "A teacher is a user of the school with a teacher profile; accounts are made in the platform console (or with `school-service user create --teacher`).",
+    intro: "A new teacher gets a sign-in account (e-mail or phone, and a password) and a teacher profile in one step.",
     columns: [["Name", (t) => t.name], ["Staff number", (t) => t.staff_number || "—"]],
-    fields: [text("user", "User id", { required: true, createOnly: true }), text("staff_number", "Staff number", { nullable: true })],
+    fields: [text("staff_number", "Staff number", { nullable: true })],
+    newFields: [text("first_name", "First name", { required: true }), text("last_name", "Last name", { required: true }),
+      text("email", "E-mail", { nullable: true }), text("phone", "Phone", { nullable: true }),
+      { name: "password", label: "Password (at least 8 characters; empty: set later)", type: "password", omitEmpty: true },
+      text("staff_number", "Staff number", { nullable: true })],
+    /** The account with the teacher role and profile (`/users/`), then the staff number. */
+    create: async ({ staff_number, ...account }) => {
+      const user = await ctx.client.request("POST", api("/users/"), { ...account, roles: ["teacher"], teacher: true });
+      const profile = api(`/teachers/${user.teacher}/`);
+      return staff_number ? ctx.client.request("PATCH", profile, { staff_number }) : ctx.client.request("GET", profile);
+    },
   },
   assignments: {
     nav: "Assignments", title: "Teacher assignments", singular: "assignment", perm: "teacherassignment", path: "/teacher-assignments/",

@@ -3,12 +3,14 @@
 // exams" for teachers. Routes: #/, #/sessions, #/sessions/<id>,
 // #/sessions/<id>/exam-sessions/<id>, #/sessions/<id>/exam-sessions/<id>/exams/<id>
 // (a marks sheet; `?class=<id>` names the exam's class, see marks.js).
-import { h, listView, query, day } from "/app/shared.js";
+import { h, listView, query, day, dialog } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
 import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
+  createWarning: "A new session becomes the school's active session at once: every other session, the current one included, becomes inactive.",
+  createLabel: "Create and make active",
   fields: [{ name: "name", label: "Name", type: "text", required: true },
     { name: "start_date", label: "Starts", type: "date", required: true }, { name: "end_date", label: "Ends", type: "date", required: true }],
 };
@@ -88,11 +90,9 @@ function sessionsList() {
     h("td", { text: day(s.start_date) }), h("td", { text: day(s.end_date) }),
     h("td", {}, h("span", { class: `badge ${s.is_active ? "ok" : ""}`, text: s.is_active ? "active" : "inactive" })),
     canChange ? h("td", {}, h("div", { class: "actions" },
-      s.is_active ? null : h("button", { type: "button", class: "secondary small", text: "Activate", onclick: async (e) => {
-        e.currentTarget.disabled = true;
-        await client.request("PATCH", `${path}${s.id}/`, { is_active: true }).catch((p) => alert(p.message));
-        refresh();
-      } }),
+      s.is_active ? null : h("button", { type: "button", class: "secondary small", text: "Activate", onclick: () =>
+        dialog(`Activate ${s.name}`, [h("p", { text: `${s.name} becomes the school's active session; the session active now becomes inactive.` })],
+          async () => { await client.request("PATCH", `${path}${s.id}/`, { is_active: true }); await refresh(); }, "Activate") }),
       h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(SESSION, {}, s, path, refresh) }))) : null);
   list = listView({
     title: "Academic sessions", columns: ["Name", "Starts", "Ends", "State", ...(canChange ? [""] : [])], row, toolbar,

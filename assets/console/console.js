@@ -97,9 +97,13 @@ const schoolNames = new Map();
  */
 function schoolPicker(select, { none, fixed = [], onLoad = () => {} }) {
   const search = h("input", { type: "search", class: "picker-search", placeholder: "Find a school…", autocomplete: "off", "aria-label": `Find a school (${none})` });
+  let latest = 0;
   async function load() {
     const text = search.value.trim();
+    const mine = ++latest;
     const answer = await request("GET", `${API}/tenants/${query(1, text, { page_size: 50 })}`);
+    // An answer overtaken by a later search (the first list arriving after typing) is dropped.
+    if (mine !== latest) return;
     answer.results.forEach((t) => schoolNames.set(t.id, t.name));
     const kept = select.value;
     select.replaceChildren(h("option", { value: "", text: none }),
@@ -117,6 +121,17 @@ function schoolPicker(select, { none, fixed = [], onLoad = () => {} }) {
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => load().catch(() => {}), 250); });
   load().catch(() => {});
   return search;
+}
+
+/**
+ * A picker as a form field: the search box (named by its own aria-label) and the select,
+ * named "School" by a label of its own (a label names only its first control).
+ */
+function pickerField(name, search, select) {
+  // Not wrapped by its label: a wrapped select's name would take in its chosen option.
+  select.id = select.id || `picker-${name}`;
+  return h("div", { class: "picker", "data-field": name }, search, h("label", { for: select.id, text: "School" }), select,
+    h("span", { class: "field-error", "data-error-for": name, hidden: true }));
 }
 
 // ---- Schools -----------------------------------------------------------------------
@@ -242,7 +257,7 @@ function usersView() {
         field("Password", "password", { type: "password", autocomplete: "new-password", required: true }),
         field("First name", "first_name"),
         field("Last name", "last_name"),
-        h("label", { "data-field": "client" }, "School", clientSearch, client, h("span", { class: "field-error", "data-error-for": "client", hidden: true }))),
+        pickerField("client", clientSearch, client)),
       roles, h("div", {}, staff, superuser),
       h("p", { class: "form-error", role: "alert", hidden: true }),
       h("button", { type: "submit", text: "Create user" }));
@@ -312,7 +327,7 @@ function keysView() {
       shown,
       h("div", { class: "grid" },
         field("Name", "name", { required: true, maxlength: 100 }),
-        h("label", { "data-field": "tenant" }, "School", tenantSearch, tenant, h("span", { class: "field-error", "data-error-for": "tenant", hidden: true })),
+        pickerField("tenant", tenantSearch, tenant),
         field("Expires (optional)", "expires_at", { type: "datetime-local" })),
       checkbox("Read-only (GET only)", "read_only"),
       h("p", { class: "form-error", role: "alert", hidden: true }),

@@ -40,6 +40,10 @@ static SCHOOL_YEAR_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/school_year.js"),
 );
+static USERS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/users.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -57,6 +61,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/settings.js/", &SETTINGS_JS);
     serve(cfg, "/app/family.js/", &FAMILY_JS);
     serve(cfg, "/app/school_year.js/", &SCHOOL_YEAR_JS);
+    serve(cfg, "/app/users.js/", &USERS_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);
     serve(cfg, "/app/shared.css/", &SHARED_CSS);

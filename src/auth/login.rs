@@ -91,14 +91,26 @@ pub async fn verify_credentials(
     };
     // bcrypt runs without holding a database connection; unknown users are checked
     // against a dummy hash so both failures take the same time.
+    // A user without a password yet is checked against the dummy hash too, and refused.
+    let has_password = user
+        .as_ref()
+        .is_some_and(|u| super::password::is_set(&u.password_hash));
     let stored = user
         .as_ref()
+        .filter(|_| has_password)
         .map_or_else(|| state.dummy_hash.clone(), |u| u.password_hash.clone());
     let password = input.password;
-    let matches = state.verify_password(password, stored).await?;
+    let matches = state.verify_password(password, stored).await? && has_password;
     match user {
         // Dropping the attempt releases it: successful logins do not count.
-        Some(user) if matches && user.is_active => Ok(user),
+        Some(user) if matches && user.is_active => {
+            let id = user.id;
+            state
+                .db
+                .run(move |conn| Ok(User::record_login(conn, id)?))
+                .await?;
+            Ok(user)
+        }
         _ => {
             attempt.failed();
             Err(ApiError::InvalidCredentials)

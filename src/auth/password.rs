@@ -22,6 +22,15 @@ pub fn check_policy(password: &str) -> Result<(), String> {
     }
 }
 
+/// The stored hash of a user who has no password yet (created by the school without one):
+/// no password verifies against it, so they cannot sign in until one is set.
+pub const UNSET: &str = "!unset";
+
+/// Whether `stored_hash` is a real password's hash.
+pub fn is_set(stored_hash: &str) -> bool {
+    stored_hash != UNSET
+}
+
 /// Hex SHA-256: 64 ASCII bytes, under bcrypt's limit and free of NUL bytes.
 fn prehash(password: &str) -> String {
     let digest = Sha256::digest(password.as_bytes());

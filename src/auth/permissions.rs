@@ -20,8 +20,8 @@ macro_rules! resources {
                 match self { $(Resource::$variant => $name),+ }
             }
 
-            /// The actions that exist on this resource: all four, or the one it is
-            /// `only` (report cards are only viewed).
+            /// The actions that exist on this resource: all four, or those it is
+            /// `only` (report cards are only viewed; users are never deleted).
             pub fn actions(self) -> &'static [Action] {
                 match self {
                     $(Resource::$variant => resources!(@actions $($($only)+)?)),+
@@ -60,6 +60,7 @@ resources! {
     Enrollment => "enrollment",
     // OneRoster integration clients (API.md 8): created, listed, revoked; never changed.
     OauthClient => "oauthclient" only View Add Delete,
+    User => "user" only View Add Change,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -261,29 +262,32 @@ pub fn default_roles() -> Vec<(&'static str, PermissionSet)> {
     };
     // Webhooks, history and integration clients are for admin and principal only; office
     // reads the event feed.
-    let office = view_all(&[Webhook, History, OauthClient]).union(grant(
-        &[
-            AcademicSession,
-            ExamSession,
-            Department,
-            Subject,
-            AcademicClass,
-            Student,
-            TeacherProfile,
-            TeacherAssignment,
-            SessionSetup,
-            GeneralSettings,
-            AcademicSettings,
-            ReportSettings,
-            Attendance,
-            Guardian,
-            Enrollment,
-        ],
-        &[Action::Add, Action::Change, Action::Delete],
-    ));
+    let office = view_all(&[Webhook, History, OauthClient])
+        .union(grant(&[User], &[Action::Add]))
+        .union(grant(
+            &[
+                AcademicSession,
+                ExamSession,
+                Department,
+                Subject,
+                AcademicClass,
+                Student,
+                TeacherProfile,
+                TeacherAssignment,
+                SessionSetup,
+                GeneralSettings,
+                AcademicSettings,
+                ReportSettings,
+                Attendance,
+                Guardian,
+                Enrollment,
+            ],
+            &[Action::Add, Action::Change, Action::Delete],
+        ));
     let teacher = view_all(&[
         SchoolRole,
         UserRoleAssignment,
+        User,
         by_assignment[0],
         by_assignment[1],
         Guardian,

@@ -67,6 +67,7 @@ diesel::table! {
         token_version -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        last_login -> Nullable<Timestamptz>,
     }
 }
 

@@ -105,6 +105,60 @@ impl GradingScale {
         }
         Ok(())
     }
+
+    /// A scale that grades every mark from 0 to `max_mark` exactly once: no gaps, no
+    /// overlaps, nothing above `max_mark` (an empty scale grades nothing). The message
+    /// names the band at fault.
+    pub fn check_coverage(&self, max_mark: i32) -> Result<(), String> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        let named = |band: &GradeBand| format!("band {} ({}-{})", band.symbol, band.min, band.max);
+        let mut bands: Vec<&GradeBand> = self.0.iter().collect();
+        bands.sort_by_key(|band| (band.min, band.max));
+        let mut next = 0;
+        for (index, band) in bands.iter().enumerate() {
+            if band.min > next {
+                return Err(match index {
+                    0 => format!(
+                        "{}: marks from 0 to {} have no grade",
+                        named(band),
+                        band.min - 1
+                    ),
+                    _ => format!(
+                        "{}: marks {} to {} have no grade (after {})",
+                        named(band),
+                        next,
+                        band.min - 1,
+                        named(bands[index - 1])
+                    ),
+                });
+            }
+            if band.min < next {
+                return Err(format!(
+                    "{} overlaps {}",
+                    named(band),
+                    named(bands[index - 1])
+                ));
+            }
+            next = band.max + 1;
+        }
+        let last = bands[bands.len() - 1];
+        if last.max > max_mark {
+            return Err(format!(
+                "{}: goes above the maximum mark {max_mark}",
+                named(last)
+            ));
+        }
+        if last.max < max_mark {
+            return Err(format!(
+                "{}: marks from {} to {max_mark} have no grade",
+                named(last),
+                last.max + 1
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl utoipa::PartialSchema for GradingScale {
@@ -146,5 +200,61 @@ impl ToSql<Jsonb, Pg> for GradingScale {
         out.write_all(&[1])?;
         serde_json::to_writer(out, &self.0)?;
         Ok(IsNull::No)
+    }
+}
+
+#[cfg(test)]
+mod coverage_tests {
+    use super::*;
+
+    fn scale(bands: &[(&str, i32, i32)]) -> GradingScale {
+        GradingScale(
+            bands
+                .iter()
+                .map(|(symbol, min, max)| GradeBand {
+                    symbol: (*symbol).to_owned(),
+                    min: *min,
+                    max: *max,
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_scale_covers_its_range_once_and_names_the_band_at_fault() {
+        let whole = scale(&[("A", 80, 100), ("B", 50, 79), ("F", 0, 49)]);
+        assert_eq!(whole.check_coverage(100), Ok(()));
+        assert_eq!(GradingScale::default().check_coverage(100), Ok(()));
+        let gap = scale(&[("A", 80, 100), ("B", 72, 79), ("F", 0, 69)]);
+        let message = gap.check_coverage(100).expect_err("gap");
+        assert!(
+            message.contains("band B (72-79)") && message.contains("70 to 71"),
+            "{message}"
+        );
+        let overlap = scale(&[("A", 75, 100), ("B", 50, 79), ("F", 0, 49)]);
+        let message = overlap.check_coverage(100).expect_err("overlap");
+        assert!(
+            message.contains("band A (75-100) overlaps band B (50-79)"),
+            "{message}"
+        );
+        let low = scale(&[("A", 50, 100)]);
+        assert!(
+            low.check_coverage(100)
+                .expect_err("low")
+                .contains("0 to 49")
+        );
+        let short = scale(&[("A", 0, 90)]);
+        assert!(
+            short
+                .check_coverage(100)
+                .expect_err("short")
+                .contains("91 to 100")
+        );
+        assert!(
+            whole
+                .check_coverage(90)
+                .expect_err("above")
+                .contains("above")
+        );
     }
 }

@@ -51,6 +51,7 @@ pub mod students;
 pub mod subjects;
 pub mod table;
 pub mod teachers;
+pub mod users;
 pub mod webhook_queue;
 pub mod webhooks;
 

@@ -50,6 +50,7 @@ fn resources() -> Vec<(String, &'static str)> {
         ("/api/v1/school/attendance/".into(), "attendance"),
         ("/api/v1/school/guardians/".into(), "guardian"),
         ("/api/v1/school/enrollments/".into(), "enrollment"),
+        ("/api/v1/school/users/".into(), "user"),
     ]
 }
 
@@ -107,6 +108,11 @@ async fn check_matrix(app: &TestApp, who: &As) {
         ];
         for (action, method, url, body) in cases {
             let reply = app.request(method.clone(), &url, who, body).await;
+            // A method the resource does not offer (users: no PUT, no DELETE) answers 405
+            // before any permission check.
+            if reply.status == 405 && resource == "user" {
+                continue;
+            }
             let allowed = granted.contains(&format!("{action}_{resource}"));
             assert_eq!(
                 passed(&reply),

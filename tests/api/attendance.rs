@@ -397,3 +397,84 @@ async fn the_summary_counts_days_per_status_and_the_rate() {
         .await
         .assert(404, Some("not_found"));
 }
+
+#[tokio::test]
+async fn teachers_record_and_correct_single_records_of_their_own_classes() {
+    let app = spawn_app().await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let teacher = app.as_school_user("alpha", "teacher").await;
+    let norole = app.as_school_user("alpha", "norole").await;
+    let (class, students, other_class, other) = school_day(&app, &admin, 2).await;
+    let record = json!({"student": students[0], "date": "2026-03-02", "status": "absent"});
+    // Without an assignment to the class: refused, as is a user without a teacher profile
+    // (before the body is looked at).
+    app.post(ATTENDANCE, &teacher, record.clone())
+        .await
+        .assert(403, Some("permission_denied"));
+    app.post(ATTENDANCE, &norole, json!({"status": 1}))
+        .await
+        .assert(403, Some("permission_denied"));
+    let profile =
+        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
+    let subject = app
+        .post(
+            "/api/v1/school/subjects/",
+            &admin,
+            json!({"name": "Maths", "code": "MAT"}),
+        )
+        .await
+        .body["id"]
+        .clone();
+    app.post(
+        "/api/v1/school/teacher-assignments/",
+        &admin,
+        json!({"teacher": profile, "academic_class": class, "subject": subject}),
+    )
+    .await
+    .assert(201, None);
+    let created = app.post(ATTENDANCE, &teacher, record).await;
+    created.assert(201, None);
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let corrected = app
+        .patch(
+            &format!("{ATTENDANCE}{id}/"),
+            &teacher,
+            json!({"status": "late", "note": "bus"}),
+        )
+        .await;
+    corrected.assert(200, None);
+    assert_eq!(corrected.body["status"], "late");
+    // Another class's student, moving a record to another class, deleting: refused.
+    app.post(
+        ATTENDANCE,
+        &teacher,
+        json!({"student": other, "date": "2026-03-02", "status": "absent"}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+    app.patch(
+        &format!("{ATTENDANCE}{id}/"),
+        &teacher,
+        json!({"academic_class": other_class}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+    app.patch(
+        &format!("{ATTENDANCE}{id}/"),
+        &teacher,
+        json!({"student": other}),
+    )
+    .await
+    .assert(403, Some("permission_denied"));
+    app.delete(&format!("{ATTENDANCE}{id}/"), &teacher)
+        .await
+        .assert(403, Some("permission_denied"));
+    // A bad body from a teacher is a 400 like anyone's.
+    app.post(
+        ATTENDANCE,
+        &teacher,
+        json!({"student": students[1], "date": "2026-03-02", "status": "gone"}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
+}

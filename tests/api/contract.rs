@@ -395,7 +395,7 @@ async fn school_endpoints_answer_as_documented() {
         (
             "/api/v1/school/academic-settings/".into(),
             "/api/v1/school/academic-settings/".into(),
-            json!({"grading_scale": [{"symbol": "A", "min": 1, "max": 2}]}),
+            json!({"grading_scale": [{"symbol": "A", "min": 0, "max": 100}]}),
         ),
         (
             "/api/v1/school/roles/".into(),

@@ -112,8 +112,8 @@ async fn codenames_catalogued_after_a_school_was_created_reach_its_default_roles
             "{office:?}"
         );
         // view_student, the attendance five, the four guardian codenames, view_event and
-        // the four of enrollments (issue 38).
-        assert!(office.contains(&"view_student".to_owned()) && office.len() == 15);
+        // the four of enrollments (issue 38), view_user and add_user (API.md 12).
+        assert!(office.contains(&"view_student".to_owned()) && office.len() == 17);
         assert!(office.contains(&"view_event".to_owned()));
         assert!(office.contains(&"add_enrollment".to_owned()));
         // The guardian role came with its codenames: made with its default permissions.

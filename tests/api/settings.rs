@@ -147,10 +147,48 @@ async fn general_and_academic_settings_and_the_report_singleton() {
         .post(
             academic,
             &admin,
-            json!({"grading_scale": [{"symbol": "A", "min": 80, "max": 100}]}),
+            json!({"grading_scale": [{"symbol": "A", "min": 80, "max": 100},
+                                     {"symbol": "F", "min": 0, "max": 79}]}),
         )
         .await;
     created.assert(201, None);
+    // A scale must grade every mark once: a gap or an overlap is a 400 naming the band.
+    for (bands, names) in [
+        (
+            json!([{"symbol": "A", "min": 80, "max": 100}, {"symbol": "B", "min": 72, "max": 79},
+                   {"symbol": "F", "min": 0, "max": 69}]),
+            "band B (72-79): marks 70 to 71 have no grade",
+        ),
+        (
+            json!([{"symbol": "A", "min": 75, "max": 100}, {"symbol": "F", "min": 0, "max": 79}]),
+            "band A (75-100) overlaps band F (0-79)",
+        ),
+    ] {
+        let refused = app
+            .patch(
+                &format!("{academic}{}/", created.body["id"].as_str().expect("id")),
+                &admin,
+                json!({"grading_scale": bands}),
+            )
+            .await;
+        refused.assert(400, Some("validation_error"));
+        assert!(
+            refused.body["errors"]["grading_scale"][0]
+                .as_str()
+                .unwrap_or("")
+                .contains(names),
+            "{}",
+            refused.body
+        );
+    }
+    // Lowering the maximum mark below the scale's top is refused the same way.
+    app.patch(
+        &format!("{academic}{}/", created.body["id"].as_str().expect("id")),
+        &admin,
+        json!({"max_mark": 90}),
+    )
+    .await
+    .assert(400, Some("validation_error"));
     assert_eq!(
         (
             created.body["pass_mark"].clone(),

@@ -252,13 +252,17 @@ def test_an_admin_creates_and_activates_a_session(page):
     dialog.get_by_label("Name").fill("2027/2028")
     dialog.get_by_label("Starts").fill("2027-09-01")
     dialog.get_by_label("Ends").fill("2028-07-15")
-    dialog.get_by_role("button", name="Create").click()
+    # The dialog says first that the new session becomes the active one.
+    expect(dialog.get_by_role("note")).to_contain_text("becomes the school's active session")
+    dialog.get_by_role("button", name="Create and make active").click()
     expect(page.get_by_role("status").filter(has_text="2027/2028")).to_be_visible()
     new, previous = page.locator('tr[data-name="2027/2028"]'), page.locator('tr[data-name="2026/2027"]')
     expect(new).to_contain_text("active")
     expect(previous.locator(".badge")).to_have_text("inactive")
     # Activating the previous one again deactivates the new one.
     previous.get_by_role("button", name="Activate").click()
+    expect(dialog).to_contain_text("becomes the school's active session")
+    dialog.get_by_role("button", name="Activate").click()
     expect(previous.locator(".badge")).to_have_text("active")
     expect(new.locator(".badge")).to_have_text("inactive")
 
@@ -331,6 +335,11 @@ def test_the_grading_scale_editor_saves_bands(page):
     band.get_by_label("Symbol").fill("A*")
     band.get_by_label("From").fill("95")
     band.get_by_label("To").fill("100")
+    # A* overlaps A (80-100) until A ends below it: the API names the band.
+    page.watch.expected.append("status of 400")
+    academic.get_by_role("button", name="Save academic settings").click()
+    expect(academic.locator('[data-error-for="grading_scale"]')).to_contain_text("overlaps band A (80-100)")
+    academic.locator("[data-band]").first.get_by_label("To").fill("94")
     academic.get_by_role("button", name="Save academic settings").click()
     expect(academic.get_by_role("status")).to_have_text("Saved.")
     token = school_token("principal@greenwood.test")

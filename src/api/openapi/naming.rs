@@ -50,12 +50,27 @@ pub struct PathFacts<'a> {
     pub has_items: bool,
 }
 
+/// Collections whose name both APIs use, named by the rule as another name
+/// (`/api/v1/school/users/` → `listSchoolUsers`, beside the system's `listUsers`).
+const RENAMED: [(&str, &str); 1] = [("/api/v1/school/users/", "/api/v1/school/school-users/")];
+
 pub fn operation_id(method: &Method, facts: &PathFacts<'_>) -> String {
     if let Some((_, id)) = FIXED.iter().find(|(path, _)| *path == facts.path) {
         return (*id).to_owned();
     }
     if let Some(rest) = facts.path.strip_prefix("/ims/oneroster/") {
         return oneroster_operation_id(method, rest);
+    }
+    if let Some((from, to)) = RENAMED
+        .iter()
+        .find(|(from, _)| facts.path.starts_with(from))
+    {
+        let path = format!("{to}{}", &facts.path[from.len()..]);
+        let renamed = PathFacts {
+            path: &path,
+            ..*facts
+        };
+        return operation_id(method, &renamed);
     }
     let segments: Vec<&str> = facts
         .path

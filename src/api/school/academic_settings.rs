@@ -9,7 +9,11 @@ use crate::{
         school::crud::{self, SchoolResource},
     },
     auth::permissions::Resource,
-    school::academic_settings::{Academic, AcademicSettingsChanges, GradeBand, GradingScale},
+    error::{ApiResult, FieldErrors},
+    school::academic_settings::{
+        Academic, AcademicSettings, AcademicSettingsChanges, GradeBand, GradingScale,
+    },
+    tenancy::TenantConn,
 };
 
 /// A grading scale as a request gives it: a list of `{symbol, min, max}` objects with no
@@ -59,6 +63,28 @@ impl SchoolResource for Academic {
                 &GradingScale::check,
             ),
         }
+    }
+
+    /// The scale, as it will be stored, grades every mark from 0 to the maximum mark once.
+    fn validate(
+        _: &mut TenantConn,
+        _: &(),
+        changes: &AcademicSettingsChanges,
+        current: Option<&AcademicSettings>,
+        errors: &mut FieldErrors,
+    ) -> ApiResult<()> {
+        let scale = changes
+            .grading_scale
+            .as_ref()
+            .or(current.map(|c| &c.grading_scale));
+        let max_mark = changes
+            .max_mark
+            .or(current.map(|c| c.max_mark))
+            .unwrap_or(100);
+        if let Some(Err(message)) = scale.map(|s| s.check_coverage(max_mark)) {
+            errors.add("grading_scale", message);
+        }
+        Ok(())
     }
 }
 

@@ -33,6 +33,7 @@ pub mod sessions;
 pub mod students;
 pub mod subjects;
 pub mod teachers;
+pub mod users;
 pub mod webhooks;
 
 use actix_web::HttpResponse;
@@ -80,6 +81,7 @@ pub fn mount(m: &mut Mount) {
     webhooks::mount(m);
     oauth_clients::mount(m);
     oauth_token::mount(m);
+    users::mount(m);
     m.endpoint("/api/v1/school/permissions/").get(
         permissions,
         Op::new(

@@ -23,6 +23,7 @@ pub struct User {
     pub token_version: i32,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    pub last_login: Option<DateTime<Utc>>,
 }
 
 #[derive(Insertable, Debug)]
@@ -42,6 +43,9 @@ pub struct NewUser {
 #[derive(AsChangeset, Default, Debug)]
 #[diesel(table_name = users)]
 pub struct UserChangeset {
+    /// `Some(None)` clears it (school users API); `None` leaves it.
+    pub email: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub password_hash: Option<String>,
@@ -204,6 +208,14 @@ impl User {
             .set(changes)
             .returning(User::as_returning())
             .get_result(conn)
+    }
+
+    /// Notes a successful sign-in (the school users API answers it as `last_login`).
+    pub fn record_login(conn: &mut PgConnection, id: Uuid) -> QueryResult<()> {
+        diesel::update(users::table.find(id))
+            .set(users::last_login.eq(diesel::dsl::now))
+            .execute(conn)
+            .map(drop)
     }
 
     pub fn is_platform_admin(&self) -> bool {

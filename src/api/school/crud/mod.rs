@@ -27,7 +27,10 @@ use crate::{
         routes::Mount,
     },
     auth::AppState,
-    auth::{Caller, Need, SchoolRequest, permissions::Resource},
+    auth::{
+        Caller, Need, SchoolRequest,
+        permissions::{Action, Permission, Resource},
+    },
     error::{ApiError, ApiResult, FieldErrors},
     school::{Store, Target, is_school_user},
     tenancy::{Tenant, TenantConn},
@@ -88,6 +91,17 @@ pub trait SchoolResource: Store<Record: Serialize + utoipa::ToSchema> {
         _current: Option<&Self::Record>,
     ) -> ApiResult<()> {
         Ok(())
+    }
+
+    /// Whether a caller without the resource's permission for a write's `action` may still
+    /// make it, record by record (`authorize` then decides): a teacher recording their own
+    /// classes' attendance. Checked where the permission would be, before the body.
+    fn may_write_without_permission(
+        _conn: &mut TenantConn,
+        _caller: &Caller,
+        _action: Action,
+    ) -> ApiResult<bool> {
+        Ok(false)
     }
 
     /// The body of a 201 answer; the record itself unless the resource says otherwise.
@@ -234,8 +248,19 @@ where
     F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
 {
     let state = request.state();
+    let action = Action::for_method(request.http().method());
     let (result, school) = request
-        .run(Need::Method(R::PERMISSION), move |conn, caller| {
+        .run(Need::Authenticated, move |conn, caller| {
+            let action = action
+                .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a write without an action")))?;
+            let permission = Permission::new(action, R::PERMISSION);
+            if !caller.permissions.contains(permission)
+                && !R::may_write_without_permission(conn, caller, action)?
+            {
+                return Err(ApiError::PermissionDenied(format!(
+                    "you do not have permission to perform this action ({permission} is required)"
+                )));
+            }
             let result = conn.transaction(|conn| {
                 let result = write(conn, caller)?;
                 R::announce_write(conn)?;

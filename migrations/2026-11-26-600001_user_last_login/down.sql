@@ -1,0 +1,1 @@
+ALTER TABLE public.users DROP COLUMN last_login;
