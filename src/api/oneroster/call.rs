@@ -159,7 +159,7 @@ where
         org_name: tenant.name.clone(),
     };
     let key = state.config.jwt_secret.clone();
-    let outcome = state
+    state
         .db
         .run_in_tenant(tenant, move |conn| {
             let Some(grant) = clients::grant_of(conn, key.expose(), &token)? else {
@@ -179,8 +179,7 @@ where
             // A refused write leaves nothing behind.
             Ok(conn.transaction(|conn| work(conn, &provider, &grant)))
         })
-        .await?;
-    outcome
+        .await?
 }
 
 impl From<diesel::result::Error> for OrError {

@@ -206,19 +206,21 @@ pub fn issue_token(
     Ok(token)
 }
 
+/// The columns the query below selects, in order.
+type TokenRow = (Uuid, String, Vec<Option<String>>, Option<DateTime<Utc>>);
+
 /// What a presented access token grants in this school: `None` when it is unknown,
 /// expired, or its client is revoked. Records the client's use.
 pub fn grant_of(conn: &mut TenantConn, key: &str, token: &str) -> ApiResult<Option<Grant>> {
     let now = Utc::now();
-    let found: Option<(Uuid, String, Vec<Option<String>>, Option<DateTime<Utc>>)> =
-        oauth_tokens::table
-            .inner_join(t::table)
-            .filter(oauth_tokens::token_hash.eq(keyed_hash(key, token)))
-            .filter(oauth_tokens::expires_at.gt(now))
-            .filter(t::revoked_at.is_null())
-            .select((t::id, t::name, oauth_tokens::scopes, t::last_used_at))
-            .first(conn.pg())
-            .optional()?;
+    let found: Option<TokenRow> = oauth_tokens::table
+        .inner_join(t::table)
+        .filter(oauth_tokens::token_hash.eq(keyed_hash(key, token)))
+        .filter(oauth_tokens::expires_at.gt(now))
+        .filter(t::revoked_at.is_null())
+        .select((t::id, t::name, oauth_tokens::scopes, t::last_used_at))
+        .first(conn.pg())
+        .optional()?;
     let Some((client, client_name, scopes, last_used)) = found else {
         return Ok(None);
     };

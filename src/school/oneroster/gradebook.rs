@@ -41,9 +41,12 @@ fn roster_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
     p.reference("rostering", collection, id, kind)
 }
 
+/// The columns the query below selects, in order.
+type CategoryRow = (String, String, Option<String>, bool, DateTime<Utc>);
+
 /// Categories (school-wide).
 pub fn categories(_: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<(String, String, Option<String>, bool, DateTime<Utc>)> = categories::table
+    let rows: Vec<CategoryRow> = categories::table
         .order((categories::created_at, categories::id))
         .select((
             categories::sourced_id,
@@ -306,7 +309,7 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         ))
         .load::<(Uuid, String, bool)>(conn.pg())?
     {
-        if !student_of.get(&number).is_some_and(|(_, d)| !d) {
+        if student_of.get(&number).is_none_or(|(_, d)| *d) {
             student_of.insert(number, (id, deleted));
         }
     }

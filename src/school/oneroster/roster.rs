@@ -448,10 +448,13 @@ fn people(conn: &mut TenantConn, ids: Vec<Uuid>) -> ApiResult<HashMap<Uuid, Pers
         .collect())
 }
 
+/// The columns the query below selects, in order.
+type TeacherRow = (Uuid, Uuid, Option<String>, bool, DateTime<Utc>);
+
 /// Users: students (role `student`) and teachers (role `teacher`).
 pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     let students = student_rows(conn)?;
-    let teachers: Vec<(Uuid, Uuid, Option<String>, bool, DateTime<Utc>)> = teacher_profiles::table
+    let teachers: Vec<TeacherRow> = teacher_profiles::table
         .order((teacher_profiles::created_at, teacher_profiles::id))
         .select((
             teacher_profiles::id,

@@ -158,7 +158,9 @@ pub fn write_archive<W: Write>(
     Ok((summary, out))
 }
 
-/// Where the tar stream goes: through gzip or not.
+/// Where the tar stream goes: through gzip or not. One per export, so the size of the
+/// gzip variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Sink<W: Write> {
     Gzip(GzEncoder<W>),
     Plain(W),
