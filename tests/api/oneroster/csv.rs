@@ -34,7 +34,7 @@ async fn the_export_is_a_bulk_zip_with_the_bindings_headers() {
         .await
         .expect("export");
     assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "application/zip");
+    assert_eq!(res.headers()["content-type"], "application/octet-stream");
     let files = files(&res.bytes().await.expect("body"));
     let manifest = &files["manifest.csv"];
     assert!(manifest.starts_with("propertyName,value\r\n"));
