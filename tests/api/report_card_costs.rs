@@ -120,12 +120,23 @@ async fn a_ten_thousand_character_comment_costs_what_a_short_one_does() {
         .assert(201, None);
     }
     // The two cards asked for in turn, the fastest of each kept: a busy machine slows both.
-    let (mut short, mut long) = (Duration::MAX, Duration::MAX);
-    for _ in 0..7 {
-        short = short.min(pdf_time(&app, &short_card, &admin).await);
-        long = long.min(pdf_time(&app, &long_card, &admin).await);
+    // Up to three rounds: `make test` runs eight tests at once, and one round can be slowed
+    // more on one side; the quadratic fit this guards against cost 100 times more (4-30 s
+    // against 10 ms), in every round.
+    let mut measured = (Duration::MAX, Duration::MAX);
+    for _round in 0..3 {
+        let (mut short, mut long) = (Duration::MAX, Duration::MAX);
+        for _ in 0..7 {
+            short = short.min(pdf_time(&app, &short_card, &admin).await);
+            long = long.min(pdf_time(&app, &long_card, &admin).await);
+        }
+        eprintln!("one card's PDF, 6 subjects: 10-character comment {short:?}, 10,000 {long:?}");
+        measured = (short, long);
+        if long < short * 2 {
+            break;
+        }
     }
-    eprintln!("one card's PDF, 6 subjects: 10-character comment {short:?}, 10,000 {long:?}");
+    let (short, long) = measured;
     assert!(
         long < short * 2,
         "a 10,000-character comment took {long:?}, a 10-character one {short:?}"
