@@ -18,13 +18,14 @@ const MIN_SECRET_LEN: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct Config {
-    pub database_url: String,
+    /// `DATABASE_URL`: may carry a password, so it is a `Secret` (never printed).
+    pub database_url: Secret,
     /// `DB_POOL_MODE`: `session` (direct PostgreSQL) or `transaction` (behind PgBouncer's
     /// transaction pooling).
     pub db_pool_mode: PoolMode,
     /// `DATABASE_LISTEN_URL`: a direct connection for `LISTEN` (a transaction pooler cannot
     /// carry it). Defaults to `DATABASE_URL` in session mode.
-    pub database_listen_url: Option<String>,
+    pub database_listen_url: Option<Secret>,
     pub bind_addr: SocketAddr,
     pub main_domains: Vec<String>,
     /// Signs tokens and keys API-key hashes; never printed (see `Secret`).
@@ -79,7 +80,7 @@ pub struct Config {
     /// `ARCHIVE_SIGNING_KEY`: the platform's key for school archives (HMAC-SHA256 over the
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
-    pub archive_signing_key: Option<String>,
+    pub archive_signing_key: Option<Secret>,
     /// `DB_POOL_HOMES`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_LIFETIME_SECS`,
     /// `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
     /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
@@ -194,8 +195,10 @@ impl Config {
                  development secret"
             ),
         };
-        let database_url = env_str("DATABASE_URL")
-            .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into());
+        let database_url = Secret::from(
+            env_str("DATABASE_URL")
+                .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/school_service".into()),
+        );
         let db_pool_mode = match env_str("DB_POOL_MODE") {
             Some(raw) => raw
                 .parse()
@@ -203,6 +206,7 @@ impl Config {
             None => PoolMode::Session,
         };
         let database_listen_url = env_str("DATABASE_LISTEN_URL")
+            .map(Secret::from)
             .or_else(|| (db_pool_mode == PoolMode::Session).then(|| database_url.clone()));
         let db_pool_size = parse_env("DB_POOL_SIZE", default_pool_size())?;
         let db_pool_per_school = parse_env("DB_POOL_PER_SCHOOL", default_per_school(db_pool_size))?;
@@ -264,7 +268,7 @@ impl Config {
                 None => None,
             },
             token_purge_interval: Duration::from_secs(parse_env("TOKEN_PURGE_INTERVAL", 3_600)?),
-            archive_signing_key: env_str("ARCHIVE_SIGNING_KEY"),
+            archive_signing_key: env_str("ARCHIVE_SIGNING_KEY").map(Secret::from),
             db_pool_affinity: pool_affinity()?,
             events: EventSettings::from_env()?,
             import_max_rows: parse_env("IMPORT_MAX_ROWS", 20_000)?,

@@ -51,7 +51,7 @@ impl AppState {
         // Metrics recorded from now on are kept (the recorder is process-wide).
         crate::observability::metrics::handle();
         crate::school::change_log::set_retention_days(config.events.retention_days);
-        let db = Db::open(&config.database_url, &config.pool_settings());
+        let db = Db::open(config.database_url.expose(), &config.pool_settings());
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {
             jwt: JwtKeys::new(

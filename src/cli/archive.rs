@@ -127,8 +127,8 @@ fn signing_key(state: &AppState) -> Option<ArchiveKey> {
     state
         .config
         .archive_signing_key
-        .as_deref()
-        .map(ArchiveKey::new)
+        .as_ref()
+        .map(|key| ArchiveKey::new(key.expose()))
 }
 
 pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {

@@ -38,7 +38,7 @@ pub struct MigrateArgs {
 /// public migration's own connection, closed before the schools start).
 fn fleet_db(config: &Config, jobs: u32) -> Db {
     Db::with_mode(
-        &config.database_url,
+        config.database_url.expose(),
         jobs,
         config.db_pool_timeout.max(Duration::from_secs(30)),
         config.db_pool_mode,
@@ -68,7 +68,7 @@ fn select_schools(db: &Db, names: &[String]) -> anyhow::Result<Vec<TenantRef>> {
 /// `migrate`: the public schema, then the schools (see `tenancy::fleet`). Prints one line
 /// per failed school and a summary; fails (exit 1) when any school failed.
 pub(super) async fn migrate(config: &Config, args: MigrateArgs) -> anyhow::Result<()> {
-    let (url, mode) = (config.database_url.clone(), config.db_pool_mode);
+    let (url, mode) = (config.database_url.expose().to_owned(), config.db_pool_mode);
     let applied = blocking(move || migrate_public(&url, mode)).await?;
     println!("public schema: {} migration(s) applied", applied.len());
     let db = fleet_db(config, args.jobs);

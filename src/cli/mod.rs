@@ -156,7 +156,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve => serve().await,
         Command::Relay => {
             let config = Config::from_env(true)?;
-            crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
+            crate::db::pool::check_pool_mode(config.database_url.expose(), config.db_pool_mode)?;
             crate::startup::run_relay(config).await
         }
         Command::Openapi => {
@@ -167,7 +167,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut config = Config::from_env(true)?;
             // Operators' commands (migrations above all) may run long statements.
             config.db_statement_timeout = None;
-            crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
+            crate::db::pool::check_pool_mode(config.database_url.expose(), config.db_pool_mode)?;
             let state = web::Data::new(AppState::new(config));
             match command {
                 Command::Migrate(args) => fleet::migrate(&state.config, args).await,
@@ -184,7 +184,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 
 async fn serve() -> anyhow::Result<()> {
     let config = Config::from_env(false)?;
-    crate::db::pool::check_pool_mode(&config.database_url, config.db_pool_mode)?;
+    crate::db::pool::check_pool_mode(config.database_url.expose(), config.db_pool_mode)?;
     if config.insecure_dev_secret {
         log::warn!(
             "JWT_SECRET is not set: using an insecure development secret (APP_ENV=development)"

@@ -50,7 +50,7 @@ pub(super) async fn create_many(
         .collect::<Result<Vec<_>, _>>()?;
     // Exactly `jobs` connections: one per school being created.
     let db = Db::with_mode(
-        &state.config.database_url,
+        state.config.database_url.expose(),
         many.jobs,
         state.config.db_pool_timeout,
         state.config.db_pool_mode,

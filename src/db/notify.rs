@@ -11,6 +11,8 @@ use std::{
 
 use diesel::{pg::PgConnection, prelude::*};
 
+use crate::secret::Secret;
+
 /// Something that keeps state other processes can change.
 pub trait Subscriber: Send + Sync {
     /// The channel it listens on.
@@ -25,12 +27,12 @@ const POLL: Duration = Duration::from_millis(250);
 const RECONNECT: Duration = Duration::from_secs(2);
 
 /// Starts the listener thread; it ends once every subscriber is gone.
-pub fn spawn_listener(database_url: String, subscribers: Vec<Weak<dyn Subscriber>>) {
+pub fn spawn_listener(database_url: Secret, subscribers: Vec<Weak<dyn Subscriber>>) {
     let spawned = thread::Builder::new()
         .name("change-listener".into())
         .spawn(move || {
             while subscribers.iter().any(|s| s.strong_count() > 0) {
-                if let Err(err) = listen(&subscribers, &database_url) {
+                if let Err(err) = listen(&subscribers, database_url.expose()) {
                     log::warn!("change listener: {err}; reconnecting");
                 }
                 for subscriber in subscribers.iter().filter_map(Weak::upgrade) {

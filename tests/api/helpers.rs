@@ -255,7 +255,7 @@ pub async fn spawn_app_through_pgbouncer() -> Option<TestApp> {
     Some(
         spawn_app_with(move |config| {
             config.database_listen_url = Some(config.database_url.clone());
-            config.database_url = through_pgbouncer(&bouncer, &config.database_url);
+            config.database_url = through_pgbouncer(&bouncer, config.database_url.expose()).into();
             config.db_pool_mode = PoolMode::Transaction;
             config.db_pool_size = 8;
         })
@@ -447,9 +447,9 @@ pub const ARCHIVE_SIGNING_KEY: &str = "test-archive-signing-key-of-this-platform
 
 pub fn test_config(db_url: &str) -> Config {
     Config {
-        database_url: db_url.to_owned(),
+        database_url: db_url.into(),
         db_pool_mode: PoolMode::Session,
-        database_listen_url: Some(db_url.to_owned()),
+        database_listen_url: Some(db_url.into()),
         bind_addr: "127.0.0.1:0".parse().expect("addr"),
         main_domains: vec!["localhost".into(), "127.0.0.1".into()],
         jwt_secret: JWT_SECRET.into(),

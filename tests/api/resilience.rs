@@ -25,11 +25,12 @@ async fn app_behind_proxy(pool_size: u32, pool_timeout: Duration) -> (TestApp, D
     let app = spawn_app_with(move |config| {
         let db_name = config
             .database_url
+            .expose()
             .rsplit('/')
             .next()
             .expect("db")
             .to_owned();
-        config.database_url = format!("postgres://postgres@127.0.0.1:{port}/{db_name}");
+        config.database_url = format!("postgres://postgres@127.0.0.1:{port}/{db_name}").into();
         config.db_pool_size = pool_size;
         config.db_pool_timeout = pool_timeout;
     })

@@ -68,8 +68,8 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
     let key = state
         .config
         .archive_signing_key
-        .as_deref()
-        .map(ArchiveKey::new);
+        .as_ref()
+        .map(|key| ArchiveKey::new(key.expose()));
     // Written whole to a spool file first, at the database's pace: the pooled connection
     // and the school's turn are held for as long as the snapshot takes to read, never for
     // as long as a slow client takes to download.

@@ -388,3 +388,22 @@ async fn pagination_links_use_the_configured_scheme_and_the_matched_host() {
 
 mod edges;
 mod roles;
+
+/// Every secret in `Config` is a `Secret`: a logged configuration shows none of them (the
+/// database password, the token key, the archive key).
+#[test]
+fn a_printed_configuration_shows_no_secret() {
+    let mut config =
+        crate::helpers::test_config("postgres://school:db-password-9f2c@127.0.0.1:5432/x");
+    config.database_listen_url = Some("postgres://school:listen-password-4e1a@127.0.0.1/x".into());
+    let printed = format!("{config:?}");
+    for secret in [
+        "db-password-9f2c",
+        "listen-password-4e1a",
+        crate::helpers::JWT_SECRET,
+        crate::helpers::ARCHIVE_SIGNING_KEY,
+    ] {
+        assert!(!printed.contains(secret), "{secret} printed in {printed}");
+    }
+    assert!(printed.contains("Secret(..)"));
+}
