@@ -114,6 +114,30 @@ fn no_module_imports_from_a_layer_above_it() {
     );
 }
 
+/// The layers below the HTTP edge know nothing of HTTP: queries, filters and hosts reach
+/// them parsed (`api/` reads requests), and they wait for blocking work with
+/// `db::blocking`, not actix's.
+#[test]
+fn the_layers_below_the_edge_do_not_use_actix() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut below = Vec::new();
+    for dir in ["fairness", "db", "tenancy", "school", "request", "relay"] {
+        files(&src.join(dir), &mut below);
+    }
+    below.push(src.join("config.rs"));
+    let using: Vec<String> = below
+        .iter()
+        .filter(|path| fs::read_to_string(path).expect("read").contains("actix"))
+        .map(|path| {
+            path.strip_prefix(&src)
+                .expect("under src")
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert!(using.is_empty(), "actix below the HTTP edge: {using:?}");
+}
+
 #[test]
 fn grouped_imports_are_seen() {
     let found = imported("use crate::{a::{b, c}, d, e::F};\nlet x = crate::g::h();");

@@ -6,9 +6,13 @@
 //! has no other way to hand a value to what runs after routing.
 
 use actix_web::{
-    Error, HttpMessage,
+    Error, HttpMessage, HttpRequest,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
+    http::{
+        Uri,
+        header::{self, HeaderMap},
+    },
     middleware::Next,
     web,
 };
@@ -17,7 +21,7 @@ use crate::{
     api::{console, docs, metrics, school_app},
     auth::AppState,
     error::ApiError,
-    tenancy::host::{self, HostKind, request_host},
+    tenancy::host::{self, HostKind, normalize_host},
 };
 
 /// Paths answered on every host, known or not.
@@ -72,6 +76,42 @@ pub async fn classify_host(
     next.call(req)
         .await
         .map(ServiceResponse::map_into_boxed_body)
+}
+
+/// The host name of the request, lower-cased, without port or trailing dot.
+pub fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
+    let raw = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .or_else(|| uri.host())
+        .unwrap_or("");
+    normalize_host(raw)
+}
+
+/// The host a request that got past `classify_host` was matched on (a main domain or a
+/// registered school domain), with the port the client named: what links back to this
+/// server are built from, rather than the raw `Host` header.
+pub fn public_host(req: &HttpRequest) -> String {
+    let host = request_host(req.headers(), req.uri());
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    match request_port(req.headers()) {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    }
+}
+
+/// The port of the `Host` header, when it names a valid one.
+fn request_port(headers: &HeaderMap) -> Option<u16> {
+    let raw = headers.get(header::HOST)?.to_str().ok()?.trim();
+    let port = match raw.strip_prefix('[') {
+        Some(rest) => rest.split_once("]:")?.1,
+        None => raw.rsplit_once(':')?.1,
+    };
+    port.parse().ok()
 }
 
 /// Where a path is served.

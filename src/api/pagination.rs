@@ -7,9 +7,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
 use crate::{
+    api::host::public_host,
     auth::AppState,
     error::{ApiError, ApiResult},
-    tenancy::host::public_host,
 };
 
 pub const DEFAULT_PAGE_SIZE: i64 = 50;

@@ -1,5 +1,5 @@
-//! Database access: the pool, migrations, the two diesel schemas (platform tables in
-//! `public`, school tables in each school's schema) and the query functions on them.
+//! Database access: the pool, migrations, the platform tables' diesel schema (`public`;
+//! the school tables' is `school::schema`), platform models and the change listener.
 
 pub mod affinity;
 pub mod migrations;
@@ -15,6 +15,18 @@ pub mod sql_migrations;
 pub use pool::Db;
 
 use diesel::{define_sql_function, sql_types::Text};
+
+use crate::error::{ApiError, ApiResult};
+
+/// Runs blocking work (diesel, bcrypt, files) on the runtime's blocking threads, never on
+/// the async executor's: the one way async code here waits for synchronous work.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ApiError::internal(anyhow::anyhow!("blocking task failed: {err}")))
+}
 
 define_sql_function! {
     /// SQL `lower(text)`.

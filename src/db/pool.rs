@@ -12,7 +12,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use actix_web::web;
 use diesel::{Connection, connection::CacheSize, pg::PgConnection};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -360,7 +359,7 @@ impl Db {
     {
         let turn = self.turn(school).await?;
         let db = self.clone();
-        web::block(move || job(&db, &turn)).await?
+        super::blocking(move || job(&db, &turn)).await?
     }
 
     /// Runs `work` on a pooled connection on the blocking thread pool. Use for platform
@@ -456,7 +455,7 @@ mod tests {
         )
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn turns_are_as_many_as_connections_and_waiting_ends_in_503() {
         let db = db(2);
         let first = db.turn(None).await.expect("first turn");
@@ -472,7 +471,7 @@ mod tests {
         );
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn turns_are_handed_out_in_arrival_order() {
         let db = db(1);
         let held = db.turn(None).await.expect("turn");
@@ -480,12 +479,12 @@ mod tests {
         let mut waiters = Vec::new();
         for n in 0..5 {
             let (db, order) = (db.clone(), order.clone());
-            waiters.push(actix_rt::spawn(async move {
+            waiters.push(tokio::spawn(async move {
                 let _turn = db.turn(None).await.expect("turn");
                 order.lock().expect("order").push(n);
             }));
             // Each waiter queues before the next one is spawned.
-            actix_rt::task::yield_now().await;
+            tokio::task::yield_now().await;
         }
         drop(held);
         for waiter in waiters {
@@ -498,7 +497,7 @@ mod tests {
         SchemaName::parse(name).expect("schema name")
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn a_school_beyond_its_share_waits_for_itself_not_for_others() {
         let settings = PoolSettings {
             per_school: 2,

@@ -126,7 +126,7 @@ mod tests {
         name
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn a_school_alone_has_its_spare_turns_until_another_school_comes() {
         let window = Duration::from_millis(200);
         let admission = Admission::with_window(2, 3, Duration::from_millis(20), window);
@@ -162,9 +162,9 @@ mod tests {
         drop((held, own, spare));
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn alone_waiting_requests_take_any_turn_in_arrival_order() {
-        let admission = std::rc::Rc::new(Admission::with_window(
+        let admission = std::sync::Arc::new(Admission::with_window(
             1,
             2,
             Duration::from_secs(5),
@@ -173,9 +173,9 @@ mod tests {
         let busy = school("busy");
         let own = admission.admit(&busy).await.expect("its own turn");
         let spare = admission.admit(&busy).await.expect("the spare turn");
-        let waiter = |admission: std::rc::Rc<Admission<&'static str>>| {
+        let waiter = |admission: std::sync::Arc<Admission<&'static str>>| {
             // The permit stays in the task's output until it is read.
-            actix_rt::spawn(async move { admission.admit(&busy).await })
+            tokio::spawn(async move { admission.admit(&busy).await })
         };
         let first = waiter(admission.clone());
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -192,7 +192,7 @@ mod tests {
         drop(first);
     }
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn without_spare_turns_the_cap_holds_alone_too() {
         let admission =
             Admission::with_window(1, 1, Duration::from_millis(20), Duration::from_secs(1));

@@ -52,7 +52,7 @@ mod tests {
 
     use super::Turns;
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn a_school_past_its_turns_waits_and_others_do_not() {
         let turns = Turns::new(1);
         let wait = Duration::from_millis(20);

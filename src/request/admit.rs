@@ -25,7 +25,7 @@ mod tests {
     use super::admit;
     use crate::{db::schema_name::SchemaName, error::ApiError, fairness::Admission};
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn a_turn_is_held_until_dropped() {
         let admission = Admission::with_window(1, 1, Duration::from_millis(20), Duration::ZERO);
         let school = SchemaName::parse("alpha").expect("name");

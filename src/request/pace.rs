@@ -37,7 +37,7 @@ mod tests {
     use super::pace;
     use crate::{db::schema_name::SchemaName, error::ApiError, fairness::Pace};
 
-    #[actix_web::test]
+    #[tokio::test(flavor = "current_thread")]
     async fn a_school_past_its_pace_hears_429_and_no_pace_lets_all_through() {
         let limit = Pace::new(1, 2, Duration::ZERO);
         let school = SchemaName::parse("alpha").expect("name");

@@ -110,7 +110,7 @@ impl TenantDirectory {
         }
         metrics::cache_lookup(CACHE, false);
         let directory = self.clone();
-        actix_web::web::block(move || directory.load_blocking()).await?
+        crate::db::blocking(move || directory.load_blocking()).await?
     }
 
     /// The blocking form of `snapshot`, for code already off the executor.

@@ -1,16 +1,8 @@
-//! A request's host: which one it names (only `Host` counts; `Forwarded` and
-//! `X-Forwarded-Host` are never used to pick a school), and what it is: the main domain or
-//! a school's domain (`HostKind`, decided by `api::host::classify_host`).
+//! What a request's host is: the main domain or a school's domain (`HostKind`). Which
+//! host a request names is read from its headers at the HTTP edge (`api::host`: only
+//! `Host` counts; `Forwarded` and `X-Forwarded-Host` never pick a school).
 
 use std::sync::Arc;
-
-use actix_web::{
-    HttpRequest,
-    http::{
-        Uri,
-        header::{self, HeaderMap},
-    },
-};
 
 use crate::{
     error::ApiError,
@@ -41,42 +33,8 @@ pub async fn resolve(
     }
 }
 
-/// The host name of the request, lower-cased, without port or trailing dot.
-pub fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
-    let raw = headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .or_else(|| uri.host())
-        .unwrap_or("");
-    normalize_host(raw)
-}
-
-/// The host a request that got past `classify_host` was matched on (a main domain or a
-/// registered school domain), with the port the client named: what links back to this
-/// server are built from, rather than the raw `Host` header.
-pub fn public_host(req: &HttpRequest) -> String {
-    let host = request_host(req.headers(), req.uri());
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host
-    };
-    match request_port(req.headers()) {
-        Some(port) => format!("{host}:{port}"),
-        None => host,
-    }
-}
-
-/// The port of the `Host` header, when it names a valid one.
-fn request_port(headers: &HeaderMap) -> Option<u16> {
-    let raw = headers.get(header::HOST)?.to_str().ok()?.trim();
-    let port = match raw.strip_prefix('[') {
-        Some(rest) => rest.split_once("]:")?.1,
-        None => raw.rsplit_once(':')?.1,
-    };
-    port.parse().ok()
-}
-
+/// A `Host` header's name, lower-cased, without port or trailing dot (read from the
+/// request in `api::host`).
 pub fn normalize_host(raw: &str) -> String {
     let raw = raw.trim();
     let without_port = if let Some(rest) = raw.strip_prefix('[') {
