@@ -273,13 +273,7 @@ pub struct Email;
 
 impl Rule<String> for Email {
     fn check(&self, s: &String) -> Result<(), String> {
-        use validator::ValidateEmail;
-        len(1, 254).check(s)?;
-        if s.validate_email() {
-            Ok(())
-        } else {
-            Err("enter a valid email address".into())
-        }
+        crate::auth::accounts::check_email(s)
     }
 
     fn describe(&self, c: &mut Constraints) {

@@ -1,6 +1,7 @@
 //! Authentication and authorisation: JWTs, passwords, API keys, login throttling, the
 //! permission catalogue and roles, and the extractors that produce a typed caller.
 
+pub mod accounts;
 pub mod api_key;
 pub mod cache;
 pub mod context;

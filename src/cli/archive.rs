@@ -9,11 +9,11 @@ use std::{
 
 use clap::Args;
 
-use super::blocking;
+use super::ops::{Ops, blocking};
 use crate::{
-    auth::AppState,
+    config::Config,
     tenancy::{
-        SchemaName, TenantDirectory,
+        SchemaName,
         archive::{self, ArchiveKey, Authentication, ImportOptions},
         placement::{self, NodeAddress, TransferMode},
     },
@@ -69,12 +69,8 @@ pub struct MoveArgs {
     transfer_mode: TransferMode,
 }
 
-pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
-    let directory = TenantDirectory::new(state.db.clone());
-    let schema = args.schema.clone();
-    let tenant = blocking(move || directory.find_schema(&schema))
-        .await
-        .map_err(|_| anyhow::anyhow!("no school has the schema name '{}'", args.schema))?;
+pub(super) async fn export(ops: &Ops, args: ExportArgs) -> anyhow::Result<()> {
+    let tenant = ops.school(&args.schema).await?;
     let to_stdout = args.out.as_os_str() == "-";
     let out: Box<dyn Write + Send> = if to_stdout {
         Box::new(std::io::stdout())
@@ -83,10 +79,10 @@ pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
             .map_err(|err| anyhow::anyhow!("cannot create {}: {err}", args.out.display()))?;
         Box::new(file)
     };
-    let db = state.db.clone();
+    let db = ops.db.clone();
     let compress = !args.no_compress;
-    let key = signing_key(state);
-    let summary = web_block(move || {
+    let key = signing_key(&ops.config);
+    let summary = blocking(move || {
         let out = BufWriter::with_capacity(256 * 1024, out);
         archive::export_school(&db, &tenant, out, compress, key.as_ref())
             .map(|(summary, _)| summary)
@@ -123,30 +119,29 @@ pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
 }
 
 /// The platform's archive key, if it has one.
-fn signing_key(state: &AppState) -> Option<ArchiveKey> {
-    state
-        .config
+fn signing_key(config: &Config) -> Option<ArchiveKey> {
+    config
         .archive_signing_key
         .as_ref()
         .map(|key| ArchiveKey::new(key.expose()))
 }
 
-pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
-    let db = state.db.clone();
+pub(super) async fn import(ops: &Ops, args: ImportArgs) -> anyhow::Result<()> {
+    let db = ops.db.clone();
     let options = ImportOptions {
         schema: args.schema,
         domains: args.domains,
-        main_domains: state.config.main_domains.clone(),
+        main_domains: ops.config.main_domains.clone(),
     };
     let authentication = Authentication {
-        key: signing_key(state),
+        key: signing_key(&ops.config),
         trust_unsigned: args.trust_unsigned,
     };
     let (file, max_bytes) = (args.file, args.max_bytes);
-    let (summary, authenticated) = web_block(move || {
+    let (summary, authenticated) = blocking(move || {
         let verified = archive::verify_archive(&file, &authentication, max_bytes)?;
         let summary = archive::import_school(&db, &verified, &options)?;
-        Ok((summary, verified.authenticated))
+        Ok::<_, archive::ArchiveError>((summary, verified.authenticated))
     })
     .await?;
     if !authenticated {
@@ -176,9 +171,9 @@ pub async fn import(state: &AppState, args: ImportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn move_school(state: &AppState, args: MoveArgs) -> anyhow::Result<()> {
+pub(super) async fn move_school(ops: &Ops, args: MoveArgs) -> anyhow::Result<()> {
     let schema = SchemaName::parse(&args.schema)?;
-    let db = state.db.clone();
+    let db = ops.db.clone();
     let node = args.node.clone();
     let moved =
         blocking(move || placement::move_school(&db, &schema, &node, args.transfer_mode)).await?;
@@ -187,13 +182,4 @@ pub async fn move_school(state: &AppState, args: MoveArgs) -> anyhow::Result<()>
         args.schema, moved.from, moved.to
     );
     Ok(())
-}
-
-/// Runs blocking archive work off the async executor; its error is the line printed.
-async fn web_block<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, archive::ArchiveError> + Send + 'static,
-) -> anyhow::Result<T> {
-    Ok(actix_web::web::block(work)
-        .await
-        .map_err(|err| anyhow::anyhow!("the archive task failed: {err}"))??)
 }

@@ -2,10 +2,8 @@
 //! role and a school year to look at (`school::demo`). Running it again adds nothing: an
 //! existing school, user or school year is left as it is.
 
-use super::blocking;
+use super::ops::{CliAccount, Ops, blocking};
 use crate::{
-    api::system::users::{CliUser, create_user_from_cli},
-    auth::AppState,
     db::models::{Identifier, User},
     error::ApiError,
     school::demo::{self, DemoSchool},
@@ -68,44 +66,36 @@ const SCHOOLS: [Demo; 2] = [
     },
 ];
 
-pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
+pub(super) async fn demo(ops: &Ops) -> anyhow::Result<()> {
     for demo in &SCHOOLS {
         let (schema, name) = (demo.schema, demo.school.name);
-        let directory = state.directory.clone();
-        if blocking(move || directory.find_schema(schema))
-            .await
-            .is_err()
-        {
-            let db = state.db.clone();
+        if !ops.school_exists(schema).await? {
+            let db = ops.db.clone();
             let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
             blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED)).await?;
-            state.directory.invalidate();
         }
         for (local, first, last, role, phone) in demo.accounts {
             let email = format!("{local}@{}", demo.school.mail);
-            let user = CliUser {
+            let user = CliAccount {
                 email: Some(&email),
                 phone: *phone,
                 password: DEMO_PASSWORD,
-                first_name: (*first).to_owned(),
-                last_name: (*last).to_owned(),
-                tenant: Some(schema),
+                first_name: first,
+                last_name: last,
+                school: Some(schema),
                 roles: vec![(*role).to_owned()],
                 superuser: false,
                 teacher: *role == "teacher",
             };
-            if !user_exists(state, &email).await? {
-                ignore_existing(create_user_from_cli(state, user).await)?;
+            if !user_exists(ops, &email).await? {
+                ignore_existing(ops.create_account(user).await)?;
             }
         }
-        let directory = state.directory.clone();
-        let db = state.db.clone();
+        let tenant = ops.school(schema).await?;
+        let db = ops.db.clone();
         let school = &demo.school;
-        let filled = blocking(move || {
-            let tenant = directory.find_schema(schema)?;
-            db.with_tenant(&tenant, |conn| demo::fill(conn, school))
-        })
-        .await?;
+        let filled =
+            blocking(move || db.with_tenant(&tenant, |conn| demo::fill(conn, school))).await?;
         let what = if filled {
             "filled"
         } else {
@@ -114,27 +104,27 @@ pub(super) async fn demo(state: &AppState) -> anyhow::Result<()> {
         println!("demo school '{name}' at {schema}.localhost: {what}");
     }
     const ROOT: &str = "root@platform.test";
-    let superuser = CliUser {
+    let superuser = CliAccount {
         email: Some(ROOT),
         phone: None,
         password: DEMO_PASSWORD,
-        first_name: String::new(),
-        last_name: String::new(),
-        tenant: None,
+        first_name: "",
+        last_name: "",
+        school: None,
         roles: Vec::new(),
         superuser: true,
         teacher: false,
     };
-    if !user_exists(state, ROOT).await? {
-        ignore_existing(create_user_from_cli(state, superuser).await)?;
+    if !user_exists(ops, ROOT).await? {
+        ignore_existing(ops.create_account(superuser).await)?;
     }
-    print_accounts(state.config.bind_addr.port());
+    print_accounts(ops.config.bind_addr.port());
     Ok(())
 }
 
 /// Skips the password hashing of accounts made by an earlier run.
-async fn user_exists(state: &AppState, email: &str) -> anyhow::Result<bool> {
-    let db = state.db.clone();
+async fn user_exists(ops: &Ops, email: &str) -> anyhow::Result<bool> {
+    let db = ops.db.clone();
     let identifier = Identifier::Email(email.to_owned());
     blocking(move || {
         db.with_conn(|conn| Ok(User::find_by_identifier(conn, &identifier)?.is_some()))
@@ -142,10 +132,10 @@ async fn user_exists(state: &AppState, email: &str) -> anyhow::Result<bool> {
     .await
 }
 
-fn ignore_existing<T>(result: Result<T, ApiError>) -> anyhow::Result<()> {
+fn ignore_existing<T>(result: anyhow::Result<T>) -> anyhow::Result<()> {
     match result {
-        Ok(_) | Err(ApiError::Conflict(_)) => Ok(()),
-        Err(err) => Err(err.into()),
+        Err(err) if !matches!(err.downcast_ref(), Some(ApiError::Conflict(_))) => Err(err),
+        _ => Ok(()),
     }
 }
 

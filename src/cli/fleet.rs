@@ -8,7 +8,7 @@ use std::{
 
 use clap::Args;
 
-use super::blocking;
+use super::ops::blocking;
 use crate::{
     config::Config,
     db::{Db, migrations::migrate_public},
@@ -112,14 +112,16 @@ pub(super) async fn status(config: &Config, pending_only: bool) -> anyhow::Resul
         let schools = provision::all_tenants(&db)?;
         let schemas: Vec<SchemaName> = schools.iter().map(|t| t.schema_name.clone()).collect();
         let applied = db.with_conn(|conn| Ok(applied_versions(conn, &schemas)?))?;
-        Ok(schemas
-            .into_iter()
-            .map(|schema| {
-                let versions = applied.get(schema.as_str()).cloned().unwrap_or_default();
-                let latest = versions.iter().max().cloned();
-                (schema, latest, pending_count(&versions))
-            })
-            .collect::<Vec<_>>())
+        Ok::<_, ApiError>(
+            schemas
+                .into_iter()
+                .map(|schema| {
+                    let versions = applied.get(schema.as_str()).cloned().unwrap_or_default();
+                    let latest = versions.iter().max().cloned();
+                    (schema, latest, pending_count(&versions))
+                })
+                .collect::<Vec<_>>(),
+        )
     })
     .await?;
     let mut out = std::io::stdout().lock();

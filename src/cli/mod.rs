@@ -6,25 +6,20 @@ mod archive;
 mod demo;
 mod fleet;
 mod oneroster;
+mod ops;
 mod seed;
 
 use std::io::Write;
 
-use actix_web::web;
 use clap::{Args, Parser, Subcommand};
 
 use crate::{
-    api::system::users::{CliUser, create_user_from_cli},
-    auth::AppState,
     config::Config,
     db::models::{TenantChanges, TenantRow},
-    error::ApiError,
     startup::Application,
-    tenancy::{
-        TenantDirectory,
-        provision::{self, NewTenant},
-    },
+    tenancy::provision::{self, NewTenant},
 };
+use ops::{CliAccount, Ops, blocking};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -164,16 +159,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         command => {
-            let mut config = Config::from_env(true)?;
-            // Operators' commands (migrations above all) may run long statements.
-            config.db_statement_timeout = None;
+            let config = Config::from_env(true)?;
             crate::db::pool::check_pool_mode(config.database_url.expose(), config.db_pool_mode)?;
-            let state = web::Data::new(AppState::new(config));
+            let ops = Ops::open(config);
             match command {
-                Command::Migrate(args) => fleet::migrate(&state.config, args).await,
-                Command::Tenant(command) => tenant(&state, command).await,
-                Command::User(command) => user(&state, command).await,
-                Command::Demo => demo::demo(&state).await,
+                Command::Migrate(args) => fleet::migrate(&ops.config, args).await,
+                Command::Tenant(command) => tenant(&ops, command).await,
+                Command::User(command) => user(&ops, command).await,
+                Command::Demo => demo::demo(&ops).await,
                 Command::Serve | Command::Openapi | Command::Relay => {
                     unreachable!("handled above")
                 }
@@ -197,15 +190,8 @@ async fn serve() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs blocking database work off the async executor.
-pub(super) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> anyhow::Result<T> {
-    Ok(web::block(work).await.map_err(ApiError::from)??)
-}
-
-async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> {
-    let db = state.db.clone();
+async fn tenant(ops: &Ops, command: TenantCommand) -> anyhow::Result<()> {
+    let db = ops.db.clone();
     match command {
         TenantCommand::Create {
             schema,
@@ -234,9 +220,9 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 domain_suffix,
                 jobs,
             };
-            seed::create_many(state, many, teacher_password).await?;
+            seed::create_many(ops, many, teacher_password).await?;
         }
-        TenantCommand::Status { pending } => fleet::status(&state.config, pending).await?,
+        TenantCommand::Status { pending } => fleet::status(&ops.config, pending).await?,
         TenantCommand::List => {
             let (rows, nodes) = blocking(move || {
                 db.with_conn(|conn| Ok((TenantRow::all(conn)?, provision::schema_nodes(conn)?)))
@@ -266,10 +252,7 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
             schema,
             drop_schema,
         } => {
-            let directory = TenantDirectory::new(db.clone());
-            let tenant = blocking(move || directory.find_schema(&schema))
-                .await
-                .map_err(|_| anyhow::anyhow!("no school has this schema name"))?;
+            let tenant = ops.school(&schema).await?;
             let id = tenant.id;
             if drop_schema {
                 blocking(move || provision::drop_tenant(&db, id)).await?;
@@ -287,32 +270,29 @@ async fn tenant(state: &AppState, command: TenantCommand) -> anyhow::Result<()> 
                 println!("deactivated school '{}'", tenant.name);
             }
         }
-        TenantCommand::Export(args) => archive::export(state, args).await?,
-        TenantCommand::Import(args) => archive::import(state, args).await?,
-        TenantCommand::Move(args) => archive::move_school(state, args).await?,
-        TenantCommand::OauthClient(command) => oneroster::oauth_client(state, command).await?,
-        TenantCommand::OnerosterExport(args) => oneroster::export(state, args).await?,
+        TenantCommand::Export(args) => archive::export(ops, args).await?,
+        TenantCommand::Import(args) => archive::import(ops, args).await?,
+        TenantCommand::Move(args) => archive::move_school(ops, args).await?,
+        TenantCommand::OauthClient(command) => oneroster::oauth_client(ops, command).await?,
+        TenantCommand::OnerosterExport(args) => oneroster::export(ops, args).await?,
     }
     Ok(())
 }
 
-async fn user(state: &AppState, command: UserCommand) -> anyhow::Result<()> {
+async fn user(ops: &Ops, command: UserCommand) -> anyhow::Result<()> {
     let user = match command {
         UserCommand::CreateSuperuser { contact } => {
-            create_user_from_cli(
-                state,
-                CliUser {
-                    email: contact.email.as_deref(),
-                    phone: contact.phone.as_deref(),
-                    password: &contact.password,
-                    first_name: String::new(),
-                    last_name: String::new(),
-                    tenant: None,
-                    roles: Vec::new(),
-                    superuser: true,
-                    teacher: false,
-                },
-            )
+            ops.create_account(CliAccount {
+                email: contact.email.as_deref(),
+                phone: contact.phone.as_deref(),
+                password: &contact.password,
+                first_name: "",
+                last_name: "",
+                school: None,
+                roles: Vec::new(),
+                superuser: true,
+                teacher: false,
+            })
             .await?
         }
         UserCommand::Create {
@@ -323,20 +303,17 @@ async fn user(state: &AppState, command: UserCommand) -> anyhow::Result<()> {
             roles,
             teacher,
         } => {
-            create_user_from_cli(
-                state,
-                CliUser {
-                    email: contact.email.as_deref(),
-                    phone: contact.phone.as_deref(),
-                    password: &contact.password,
-                    first_name,
-                    last_name,
-                    tenant: Some(&tenant),
-                    roles,
-                    superuser: false,
-                    teacher,
-                },
-            )
+            ops.create_account(CliAccount {
+                email: contact.email.as_deref(),
+                phone: contact.phone.as_deref(),
+                password: &contact.password,
+                first_name: &first_name,
+                last_name: &last_name,
+                school: Some(&tenant),
+                roles,
+                superuser: false,
+                teacher,
+            })
             .await?
         }
     };

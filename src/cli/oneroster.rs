@@ -1,19 +1,13 @@
 //! `school-service tenant oauth-client create`: a school's OneRoster integration client
 //! from the command line (API.md 8), printed as one JSON object.
 
-use std::sync::Arc;
-
 use clap::{Args, Subcommand};
 
-use super::blocking;
-use crate::{
-    auth::AppState,
-    school::oneroster::{
-        clients::{self, SCOPES},
-        csv,
-        roster::Provider,
-    },
-    tenancy::TenantDirectory,
+use super::ops::Ops;
+use crate::school::oneroster::{
+    clients::{self, SCOPES},
+    csv,
+    roster::Provider,
 };
 
 #[derive(Subcommand, Debug)]
@@ -32,18 +26,14 @@ pub struct ExportArgs {
     out: std::path::PathBuf,
 }
 
-pub async fn export(state: &AppState, args: ExportArgs) -> anyhow::Result<()> {
-    let directory = Arc::new(TenantDirectory::new(state.db.clone()));
-    let schema = args.schema.clone();
-    let tenant = blocking(move || directory.find_schema(&schema))
-        .await
-        .map_err(|_| anyhow::anyhow!("no school has this schema name"))?;
+pub(super) async fn export(ops: &Ops, args: ExportArgs) -> anyhow::Result<()> {
+    let tenant = ops.school(&args.schema).await?;
     let provider = Provider {
         base: "/ims/oneroster".into(),
         org_id: tenant.id,
         org_name: tenant.name.clone(),
     };
-    let zip = state
+    let zip = ops
         .db
         .run_in_tenant_snapshot(tenant, move |conn| csv::export(&provider, conn))
         .await?;
@@ -63,7 +53,7 @@ pub struct CreateClientArgs {
     scopes: Vec<String>,
 }
 
-pub async fn oauth_client(state: &AppState, command: OauthClientCommand) -> anyhow::Result<()> {
+pub(super) async fn oauth_client(ops: &Ops, command: OauthClientCommand) -> anyhow::Result<()> {
     let OauthClientCommand::Create(args) = command;
     let name_chars = args.name.chars().count();
     if !(1..=100).contains(&name_chars) {
@@ -78,14 +68,10 @@ pub async fn oauth_client(state: &AppState, command: OauthClientCommand) -> anyh
     };
     scopes.sort();
     scopes.dedup();
-    let directory = Arc::new(TenantDirectory::new(state.db.clone()));
-    let schema = args.schema.clone();
-    let tenant = blocking(move || directory.find_schema(&schema))
-        .await
-        .map_err(|_| anyhow::anyhow!("no school has this schema name"))?;
-    let key = state.config.jwt_secret.clone();
+    let tenant = ops.school(&args.schema).await?;
+    let key = ops.config.jwt_secret.clone();
     let name = args.name;
-    let (record, secret) = state
+    let (record, secret) = ops
         .db
         .run_in_tenant(tenant, move |conn| {
             clients::create(conn, key.expose(), &name, &scopes, None)

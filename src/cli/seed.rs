@@ -5,11 +5,9 @@ use std::{
     sync::atomic::{AtomicBool, AtomicUsize, Ordering},
 };
 
-use actix_web::web;
-
-use super::blocking;
+use super::ops::{Ops, blocking};
 use crate::{
-    auth::AppState,
+    auth::accounts::{self, NewAccount},
     db::{Db, models::TenantRow},
     error::ApiError,
     tenancy::{
@@ -27,7 +25,7 @@ pub(super) struct ManySchools {
 }
 
 pub(super) async fn create_many(
-    state: &AppState,
+    ops: &Ops,
     many: ManySchools,
     teacher_password: Option<String>,
 ) -> anyhow::Result<()> {
@@ -36,8 +34,7 @@ pub(super) async fn create_many(
         Some(password) => {
             crate::auth::password::check_policy(&password)
                 .map_err(|m| anyhow::anyhow!("password: {m}"))?;
-            let cost = state.config.bcrypt_cost;
-            Some(web::block(move || crate::auth::password::hash(&password, cost)).await??)
+            Some(ops.hash(&password).await?)
         }
         None => None,
     };
@@ -50,10 +47,10 @@ pub(super) async fn create_many(
         .collect::<Result<Vec<_>, _>>()?;
     // Exactly `jobs` connections: one per school being created.
     let db = Db::with_mode(
-        state.config.database_url.expose(),
+        ops.config.database_url.expose(),
         many.jobs,
-        state.config.db_pool_timeout,
-        state.config.db_pool_mode,
+        ops.config.db_pool_timeout,
+        ops.config.db_pool_mode,
     );
     let show_progress = std::io::stderr().is_terminal();
     let (done, failed) = (AtomicUsize::new(0), AtomicBool::new(false));
@@ -70,7 +67,7 @@ pub(super) async fn create_many(
             }
             Ok(true)
         };
-        Ok(in_parallel(schools.len(), many.jobs as usize, |index| {
+        Ok::<_, ApiError>(in_parallel(schools.len(), many.jobs as usize, |index| {
             // After a failure, the schools not yet started are left alone.
             if failed.load(Ordering::Relaxed) {
                 return Ok(false);
@@ -103,31 +100,19 @@ pub(super) async fn create_many(
 
 /// `teacher@<schema>.test` with the teacher role and a teacher profile.
 fn add_generated_teacher(db: &Db, row: &TenantRow, password_hash: String) -> Result<(), ApiError> {
-    let tenant =
+    let school =
         std::sync::Arc::new(crate::tenancy::Tenant::try_from(row).map_err(ApiError::internal)?);
-    db.with_tenant(&tenant, |conn| {
-        conn.transaction(|conn| {
-            let user = crate::db::models::User::insert(
-                conn.pg(),
-                &crate::db::models::NewUser {
-                    id: uuid::Uuid::new_v4(),
-                    email: Some(format!("teacher@{}.test", row.schema_name)),
-                    phone: None,
-                    password_hash,
-                    first_name: "Teacher".into(),
-                    last_name: row.schema_name.clone(),
-                    is_superuser: false,
-                    is_staff: false,
-                    client_id: Some(row.id),
-                },
-            )?;
-            crate::auth::roles::assign_by_name(conn, user.id, "teacher")?;
-            crate::school::teachers::TeacherView::create_for_user(
-                conn,
-                user.id,
-                &crate::school::Actor::system(),
-            )?;
-            Ok(())
-        })
-    })
+    let teacher = NewAccount {
+        email: Some(format!("teacher@{}.test", row.schema_name)),
+        phone: None,
+        password_hash,
+        first_name: "Teacher".into(),
+        last_name: row.schema_name.clone(),
+        school: Some(school),
+        roles: vec!["teacher".into()],
+        is_staff: false,
+        is_superuser: false,
+        teacher: true,
+    };
+    accounts::create(db, teacher).map(|_| ())
 }

@@ -405,3 +405,36 @@ async fn migrate_brings_each_school_to_the_latest_version() {
         "{out}"
     );
 }
+
+/// Operators' commands open what they use and nothing more: listing or exporting a school
+/// hashes no password (a bcrypt at cost 22 takes minutes here, so one would show) and
+/// loads no directory of every school.
+#[tokio::test]
+async fn commands_that_create_no_account_hash_no_password() {
+    let app = spawn_app().await;
+    let url = app.db.url.clone();
+    tokio::task::spawn_blocking(move || {
+        let out = std::env::temp_dir().join(format!("cli-no-hash-{}.tar.gz", uuid::Uuid::new_v4()));
+        let slow = [("BCRYPT_COST", "22")];
+        let started = std::time::Instant::now();
+        let (ok, listed, err) = crate::helpers::cli(&url, "tenant list", &slow);
+        assert!(ok && listed.contains("alpha"), "{err}");
+        let export = format!("tenant export --schema alpha --out {}", out.display());
+        let (ok, _, err) = crate::helpers::cli(&url, &export, &slow);
+        assert!(ok, "{err}");
+        let (ok, _, err) =
+            crate::helpers::cli(&url, "tenant export --schema nowhere --out -", &slow);
+        assert!(
+            !ok && err.contains("no school has the schema name 'nowhere'"),
+            "{err}"
+        );
+        let _ = std::fs::remove_file(&out);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the commands took {:?}: a password was hashed",
+            started.elapsed()
+        );
+    })
+    .await
+    .expect("cli");
+}

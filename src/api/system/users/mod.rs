@@ -2,7 +2,6 @@
 
 mod new_user;
 
-pub use new_user::{CliUser, create_user_from_cli};
 use new_user::{NewUserInput, create_user, read_new_user};
 
 use actix_web::{HttpResponse, web};

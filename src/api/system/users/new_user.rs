@@ -1,9 +1,7 @@
-//! Creating a user: the body's rules (shared by the HTTP endpoint and the CLI), the
-//! password hash off the executor, and for a school user its roles and teacher profile in
-//! the school's schema, in one transaction.
+//! Creating a user through the system API: the body's rules, the password hash off the
+//! executor, then `auth::accounts` (for a school user, its roles and teacher profile in
+//! the school's schema, in one transaction).
 
-use actix_web::web;
-use diesel::prelude::*;
 use uuid::Uuid;
 
 use crate::{
@@ -11,8 +9,15 @@ use crate::{
         body::JsonObject,
         fields::{Email, Fields, Mode, any, len},
     },
-    auth::{AppState, password, roles},
-    db::models::{NewUser, TenantRow, User, user::normalize_phone},
+    auth::{
+        AppState,
+        accounts::{self, NewAccount},
+        password,
+    },
+    db::{
+        self,
+        models::{TenantRow, User, user::normalize_phone},
+    },
     error::{ApiError, ApiResult},
 };
 
@@ -111,14 +116,14 @@ impl NewUserInput {
     }
 }
 
-/// Hashes the password off the executor, then inserts the user and, for school users,
-/// their roles (and teacher profile) in the school's schema.
+/// Hashes the password off the executor, then creates the account (`auth::accounts`): for
+/// school users with their roles (and teacher profile) in the school's schema.
 pub(super) async fn create_user(state: &AppState, input: NewUserInput) -> ApiResult<User> {
     let password_hash = state.hash_password(input.password.clone()).await?;
     let db = state.db.clone();
     let directory = state.directory.clone();
-    web::block(move || {
-        let tenant = match input.client {
+    db::blocking(move || {
+        let school = match input.client {
             Some(id) => {
                 let row = db
                     .with_conn(|conn| Ok(TenantRow::find(conn, id)?))?
@@ -127,90 +132,21 @@ pub(super) async fn create_user(state: &AppState, input: NewUserInput) -> ApiRes
             }
             None => None,
         };
-        let new = NewUser {
-            id: Uuid::new_v4(),
-            email: input.email,
-            phone: input.phone,
-            password_hash,
-            first_name: input.first_name,
-            last_name: input.last_name,
-            is_superuser: input.is_superuser,
-            is_staff: input.is_staff,
-            client_id: input.client,
-        };
-        match tenant {
-            None => db.with_conn(|conn| insert_unique(conn, &new)),
-            Some(tenant) => db.with_tenant(&tenant, |conn| {
-                conn.transaction(|conn| {
-                    let user = insert_unique(conn.pg(), &new)?;
-                    for role in &input.roles {
-                        roles::assign_by_name(conn, user.id, role)?;
-                    }
-                    if input.teacher {
-                        crate::school::teachers::TeacherView::create_for_user(
-                            conn,
-                            user.id,
-                            &crate::school::Actor::system(),
-                        )?;
-                    }
-                    Ok(user)
-                })
-            }),
-        }
+        accounts::create(
+            &db,
+            NewAccount {
+                email: input.email,
+                phone: input.phone,
+                password_hash,
+                first_name: input.first_name,
+                last_name: input.last_name,
+                school,
+                roles: input.roles,
+                is_staff: input.is_staff,
+                is_superuser: input.is_superuser,
+                teacher: input.teacher,
+            },
+        )
     })
     .await?
-}
-
-fn insert_unique(conn: &mut PgConnection, new: &NewUser) -> ApiResult<User> {
-    User::insert(conn, new).map_err(|err| match ApiError::from(err) {
-        ApiError::Conflict(_) => {
-            ApiError::Conflict("a user with this email or phone already exists".into())
-        }
-        other => other,
-    })
-}
-
-/// A user to create from the command line.
-pub struct CliUser<'a> {
-    pub email: Option<&'a str>,
-    pub phone: Option<&'a str>,
-    pub password: &'a str,
-    pub first_name: String,
-    pub last_name: String,
-    /// The school's schema name; `None` for a platform user.
-    pub tenant: Option<&'a str>,
-    pub roles: Vec<String>,
-    pub superuser: bool,
-    pub teacher: bool,
-}
-
-/// Creates a user for the CLI (same rules as `POST /api/v1/system/users/`).
-pub async fn create_user_from_cli(state: &AppState, spec: CliUser<'_>) -> ApiResult<User> {
-    let client = match spec.tenant {
-        Some(schema) => {
-            let directory = state.directory.clone();
-            let schema = schema.to_owned();
-            Some(
-                web::block(move || directory.find_schema(&schema))
-                    .await??
-                    .id,
-            )
-        }
-        None => None,
-    };
-    // The same parser as the HTTP endpoint, so the two cannot disagree on the rules.
-    let body = serde_json::json!({
-        "email": spec.email,
-        "phone": spec.phone,
-        "password": spec.password,
-        "first_name": spec.first_name,
-        "last_name": spec.last_name,
-        "client": client,
-        "roles": spec.roles,
-        "is_staff": spec.superuser,
-        "is_superuser": spec.superuser,
-        "teacher": spec.teacher,
-    });
-    let body = body.as_object().cloned().unwrap_or_default();
-    create_user(state, NewUserInput::parse(&body)?).await
 }
