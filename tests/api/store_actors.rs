@@ -9,8 +9,13 @@ use crate::helpers::{As, PASSWORD, TestApp, spawn_app};
 
 const HISTORY: &str = "/api/v1/school/history/";
 
+/// A created record's id (a session answers `{data, ...}`, as activating one says more).
 fn id(body: &Value) -> String {
-    body["id"].as_str().expect("id").to_owned()
+    body["id"]
+        .as_str()
+        .or(body["data"]["id"].as_str())
+        .expect("id")
+        .to_owned()
 }
 
 async fn created(app: &TestApp, path: &str, who: &As, body: Value) -> String {
