@@ -37,13 +37,19 @@ function entryView(entry) {
 export function openHistory(title, about) {
   const body = h("div", { class: "history", "aria-live": "polite" }, h("p", { class: "muted", text: "Loading the history…" }));
   dialog(title, [body], async () => {}, "Close");
+  // Nothing to cancel: the one way out is Close (shown again for the next dialog).
+  const cancel = document.getElementById("dialog-cancel");
+  cancel.hidden = true;
+  document.getElementById("dialog").addEventListener("close", () => { cancel.hidden = false; }, { once: true });
   const params = new URLSearchParams({ ...about, page: 1, page_size: SHOWN });
   ctx.client.request("GET", api(`/history/?${params}`)).then((page) => {
-    body.replaceChildren(
+    const shownAll = page.count <= page.results.length;
+    body.replaceChildren(...[
       page.results.length
         ? h("ol", { class: "history-list", "aria-label": "Changes, newest first" }, page.results.map(entryView))
         : h("p", { class: "muted", text: "No changes are recorded." }),
-      page.count > page.results.length ? h("p", { class: "muted", text: `The ${page.results.length} newest of ${page.count} changes.` }) : null);
+      shownAll ? null : h("p", { class: "muted", text: `The ${page.results.length} newest of ${page.count} changes.` }),
+    ].filter(Boolean));
   }).catch((problem) => body.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
 }
 
