@@ -131,6 +131,14 @@ impl Disclosures {
             .load(conn.pg())?)
     }
 
+    /// Every live student of the school (a whole-school export discloses them all).
+    pub fn live_students(conn: &mut TenantConn) -> ApiResult<Vec<Uuid>> {
+        Ok(students::table
+            .filter(students::is_deleted.eq(false))
+            .select(students::id)
+            .load(conn.pg())?)
+    }
+
     /// Whether `student` names a student of the school, soft-deleted or not (their
     /// disclosures are kept with them). Not a read of the student's records.
     pub fn student_exists(conn: &mut TenantConn, student: Uuid) -> ApiResult<bool> {

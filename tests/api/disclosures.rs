@@ -199,3 +199,34 @@ async fn an_integration_clients_reads_are_disclosed_for_each_student_they_answer
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert_eq!(settled(&app, &r.admin, &r.students[1], 2).await["count"], 1);
 }
+
+#[tokio::test]
+async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
+    use crate::oneroster::roster;
+    let app = spawn_app().await;
+    let r = roster(&app, "alpha").await;
+    let root = app.as_root().await;
+    let school = alpha_id(&app, &root).await;
+    let created = app
+        .post(
+            "/api/v1/system/api-keys/",
+            &root,
+            json!({"name": "nightly export", "tenant": school, "read_only": true}),
+        )
+        .await;
+    created.assert(201, None);
+    let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
+    let export = "/api/v1/school/oneroster/export/";
+    // The staff's download is no disclosure; the key's is one for each student.
+    let staff = app.get(export, &r.admin).await;
+    assert_eq!(staff.status.as_u16(), 200);
+    let by_key = app.get(export, &key).await;
+    assert_eq!(by_key.status.as_u16(), 200);
+    for student in &r.students {
+        let body = settled(&app, &r.admin, student, 1).await;
+        assert_eq!(body["count"], 1, "{body}");
+        assert_eq!(body["results"][0]["party"]["name"], "nightly export");
+        let what = body["results"][0]["what"].as_str().expect("what");
+        assert!(what.starts_with("oneroster_export") && what.contains(export), "{what}");
+    }
+}
