@@ -23,8 +23,8 @@ use super::{
     exams::Exams,
     marks::Marks,
     schema::{
-        academic_classes, academic_sessions, attendance, enrollments, exam_sessions, exams,
-        marks, students, subjects,
+        academic_classes, academic_sessions, attendance, enrollments, exam_sessions, exams, marks,
+        students, subjects,
     },
     sessions::Sessions,
     store::Narrowing,
@@ -79,7 +79,11 @@ macro_rules! in_sat_exams {
             .inner_join(exam_sessions::table.inner_join(academic_sessions::table))
             .filter(academic_sessions::is_active.eq(true))
             .filter(academic_sessions::is_deleted.eq(false))
-            .filter(exams::academic_class_id.nullable().eq_any(classes_of(children)))
+            .filter(
+                exams::academic_class_id
+                    .nullable()
+                    .eq_any(classes_of(children)),
+            )
             .select($column)
             .into_boxed();
         if live {

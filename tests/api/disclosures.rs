@@ -227,6 +227,9 @@ async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
         assert_eq!(body["count"], 1, "{body}");
         assert_eq!(body["results"][0]["party"]["name"], "nightly export");
         let what = body["results"][0]["what"].as_str().expect("what");
-        assert!(what.starts_with("oneroster_export") && what.contains(export), "{what}");
+        assert!(
+            what.starts_with("oneroster_export") && what.contains(export),
+            "{what}"
+        );
     }
 }

@@ -16,7 +16,10 @@ async fn shown(app: &TestApp, f: &Family, path: &str) -> Value {
     reply.assert(200, None);
     let text = reply.body.to_string();
     for secret in &f.secrets {
-        assert!(!text.contains(secret.as_str()), "{path} answered {secret}: {text}");
+        assert!(
+            !text.contains(secret.as_str()),
+            "{path} answered {secret}: {text}"
+        );
     }
     reply.body
 }
@@ -37,11 +40,7 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
     let admin: &As = &f.admin;
     let a = f.student('a').to_owned();
     let next_class = app
-        .post(
-            "/api/v1/school/classes/",
-            admin,
-            json!({"name": "Form A2"}),
-        )
+        .post("/api/v1/school/classes/", admin, json!({"name": "Form A2"}))
         .await;
     next_class.assert(201, None);
     let next_class = next_class.body["id"].as_str().expect("id").to_owned();
@@ -82,9 +81,9 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
         &format!("/api/v1/school/sessions/{}/exam-sessions/", f.session),
     )
     .await;
-    assert_eq!(ids(&exam_sessions), [f.exam_session.clone()]);
+    assert_eq!(ids(&exam_sessions), [f.exam_session.as_str()]);
     let exams = shown(&app, &f, &format!("{year}exams/")).await;
-    assert_eq!(ids(&exams), [f.exam_a.clone()], "{exams}");
+    assert_eq!(ids(&exams), [f.exam_a.as_str()], "{exams}");
     shown(&app, &f, &format!("{year}exams/{}/", f.exam_a)).await;
     app.get(&format!("{year}exams/{}/", f.exam_b), &f.guardian)
         .await
@@ -111,7 +110,11 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
     // This year: an exam of the new class is theirs too; the old class's new exam is not.
     let exam_sessions = format!("/api/v1/school/sessions/{next_session}/exam-sessions/");
     let term = app
-        .post(&exam_sessions, admin, json!({"name": "Term 1", "term": "T1"}))
+        .post(
+            &exam_sessions,
+            admin,
+            json!({"name": "Term 1", "term": "T1"}),
+        )
         .await;
     term.assert(201, None);
     let term = term.body["id"].as_str().expect("id").to_owned();
@@ -137,7 +140,7 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
         new_exams.push(exam.body["id"].as_str().expect("id").to_owned());
     }
     let exams = shown(&app, &f, &format!("{exam_sessions}{term}/exams/")).await;
-    assert_eq!(ids(&exams), [new_exams[0].clone()], "{exams}");
+    assert_eq!(ids(&exams), [new_exams[0].as_str()], "{exams}");
     // The new classmates (C, promoted with A) stay out of every class list.
     for session in [&f.session, &next_session] {
         let path = format!(

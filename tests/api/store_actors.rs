@@ -55,8 +55,20 @@ async fn a_write_a_hook_makes_names_the_user_who_made_the_first() {
     )
     .await;
     let (one, two) = (
-        created(&app, "/api/v1/school/classes/", &admin, json!({"name": "One"})).await,
-        created(&app, "/api/v1/school/classes/", &admin, json!({"name": "Two"})).await,
+        created(
+            &app,
+            "/api/v1/school/classes/",
+            &admin,
+            json!({"name": "One"}),
+        )
+        .await,
+        created(
+            &app,
+            "/api/v1/school/classes/",
+            &admin,
+            json!({"name": "Two"}),
+        )
+        .await,
     );
     let student = created(
         &app,
@@ -91,7 +103,10 @@ async fn a_write_a_hook_makes_names_the_user_who_made_the_first() {
 
     // The enrollment is written back to class One: the student's class follows, in the
     // admin's name too.
-    let enrollment = enrollments[0]["record"].as_str().expect("record").to_owned();
+    let enrollment = enrollments[0]["record"]
+        .as_str()
+        .expect("record")
+        .to_owned();
     app.patch(
         &format!("/api/v1/school/enrollments/{enrollment}/"),
         &admin,
