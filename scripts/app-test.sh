@@ -9,7 +9,8 @@
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
 # In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
-# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one.
+# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one;
+# APP_TEST_ARGS replaces pytest's `tests/app` (one file: APP_TEST_ARGS=tests/app/test_history.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -55,5 +56,6 @@ serve_in_background "$bin"
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/app/shots.py target/app-shots
 else
-  .venv/bin/python -m pytest -q -p no:cacheprovider tests/app
+  # APP_TEST_ARGS: other pytest arguments, e.g. one file or `-k name`.
+  .venv/bin/python -m pytest -q -p no:cacheprovider ${APP_TEST_ARGS:-tests/app}
 fi

@@ -170,3 +170,8 @@ fi
 if [ "${BENCH_REPORT_CARDS:-1}" = 1 ]; then
   scripts/bench/report_cards.sh
 fi
+
+# Guardians, history and disclosures (issue 41): scripts/bench/families.sh; BENCH_FAMILIES=0 skips.
+if [ "${BENCH_FAMILIES:-1}" = 1 ]; then
+  BENCH_BIN="$bin" scripts/bench/families.sh
+fi

@@ -111,6 +111,10 @@ pub struct EventSettings {
     /// `WEBHOOK_RELAY`: whether `serve` runs the relay too (`false` when operators run
     /// `school-service relay` apart).
     pub relay_in_serve: bool,
+    /// `HISTORY_WRITES`: whether writes record history (API.md 11). Only for measuring
+    /// what history costs (`scripts/bench/families.sh`); a school without it cannot say
+    /// who changed a mark, so `serve` warns when it is off.
+    pub history_writes: bool,
 }
 
 impl Default for EventSettings {
@@ -122,6 +126,7 @@ impl Default for EventSettings {
             disable_after: Duration::from_secs(5 * 24 * 3600),
             allow_insecure: false,
             relay_in_serve: true,
+            history_writes: true,
         }
     }
 }
@@ -146,6 +151,7 @@ impl EventSettings {
             disable_after,
             allow_insecure: parse_env("WEBHOOK_ALLOW_INSECURE", false)?,
             relay_in_serve: parse_env("WEBHOOK_RELAY", true)?,
+            history_writes: parse_env("HISTORY_WRITES", true)?,
         };
         if settings.retention_days == 0 || settings.webhook_timeout.is_zero() {
             bail!("EVENT_RETENTION_DAYS and WEBHOOK_TIMEOUT_MS must be positive");

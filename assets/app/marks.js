@@ -8,8 +8,10 @@
 // exam too, started with `/auth/me/` right after the token refresh, and the students
 // of the class the address names (`?class=`, checked against the exam when it comes).
 // The grading scale (symbols filled in as marks are typed) comes after the sheet shows.
+// A saved mark has a "History" button for users holding `view_history`.
 import { h } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
+import { canSeeHistory, historyButton } from "/app/history.js";
 
 /** Exams seen on the exams page, so opening one needs no request for it. */
 const knownExams = new Map();
@@ -101,6 +103,15 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
   const byNumber = new Map(marks.map((m) => [m.studentadmissionnumber, m]));
   const rows = [];
   const summary = h("p", { class: "summary", role: "status" });
+  const withHistory = canSeeHistory();
+
+  /** Shows the History button of `row` once its mark exists (it has an id). */
+  function showHistory(row, mark) {
+    if (!withHistory || !mark || !mark.id || row.markId === mark.id) return;
+    row.markId = mark.id;
+    const name = `${row.student.first_name} ${row.student.last_name}`;
+    row.history.replaceChildren(historyButton(`${name}'s mark`, { record: mark.id }));
+  }
   const saveAll = h("button", { type: "button", text: "Save marks" });
 
   function refreshSummary() {
@@ -152,7 +163,8 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
     setState(row, "saving");
     const sent = JSON.stringify(body);
     try {
-      await ctx.client.request("POST", `${examPath}marks/confirm-students/`, body);
+      const saved = await ctx.client.request("POST", `${examPath}marks/confirm-students/`, body);
+      showHistory(row, saved);
       // Typed into again while saving: still unsaved.
       const now = checked(row);
       setState(row, now && JSON.stringify(now) === sent ? "saved" : "unsaved");
@@ -194,14 +206,16 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
     };
     const error = { mark: h("span", { class: "cell-error", role: "alert", hidden: true }), symbol: h("span", { class: "cell-error", role: "alert", hidden: true }) };
     const status = h("span", { class: "state" });
+    const history = h("span", { class: "history-slot" });
     const tr = h("tr", { "data-admission": student.admission_number },
       h("td", { "data-label": "Admission no.", text: student.admission_number }),
       h("td", { "data-label": "Student", text: name }),
       h("td", { "data-label": "Mark" }, input.mark, error.mark),
       h("td", { "data-label": "Symbol" }, input.symbol, error.symbol),
-      h("td", { "data-label": "" }, status));
-    const row = { student, tr, input, error, status, state: "empty", autoSymbol: !(mark && mark.symbol) };
+      h("td", { "data-label": "" }, status, history));
+    const row = { student, tr, input, error, status, history, state: "empty", autoSymbol: !(mark && mark.symbol) };
     rows.push(row);
+    showHistory(row, mark);
     for (const column of ["mark", "symbol"]) {
       input[column].addEventListener("keydown", (event) => move(event, index, column));
       input[column].addEventListener("input", () => {

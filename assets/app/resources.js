@@ -2,6 +2,7 @@
 // of each (its path, columns and fields), and what the other pages share with it: who is
 // signed in (`ctx`), names of referenced records, form fields read and written by type.
 import { h, field, checkbox, selectField, dialog, listView, query, day } from "/app/shared.js";
+import { canSeeHistory, historyButton } from "/app/history.js";
 
 /** The API client, the signed-in user (`me.can(action, resource)`) and the API's base. */
 export const ctx = { client: null, me: null, API: "" };
@@ -142,7 +143,10 @@ function resourceList(desc, lookups) {
   const canAdd = me.can("add", desc.perm), canChange = me.can("change", desc.perm), canDelete = me.can("delete", desc.perm);
   const selected = new Set();
   const bulk = desc.bulkDelete && canDelete;
-  const columns = [...(bulk ? ["Select"] : []), ...desc.columns.map(([label]) => label), ...(canChange || canDelete ? [""] : [])];
+  // A resource that keeps history (`desc.history`: what to ask it for) shows it to those who may read it.
+  const withHistory = desc.history && canSeeHistory();
+  const actions = canChange || canDelete || withHistory;
+  const columns = [...(bulk ? ["Select"] : []), ...desc.columns.map(([label]) => label), ...(actions ? [""] : [])];
   const toolbar = [];
   let list;
   if (canAdd) {
@@ -166,7 +170,8 @@ function resourceList(desc, lookups) {
     bulk ? h("td", {}, h("input", { type: "checkbox", "aria-label": `Select ${desc.label(record)}`, checked: selected.has(record.id),
       onchange: (e) => (e.target.checked ? selected.add(record.id) : selected.delete(record.id)) })) : null,
     desc.columns.map(([, value]) => h("td", { text: value(record, lookups) })),
-    canChange || canDelete ? h("td", {}, h("div", { class: "actions" },
+    actions ? h("td", {}, h("div", { class: "actions" },
+      withHistory ? historyButton(desc.label(record), desc.history(record)) : null,
       canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(desc, lookups, record, path, refresh) }) : null,
       canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(desc, record, path, refresh) }) : null)) : null);
   // A filter by a referenced record lists from that record's own sub-list.
@@ -212,7 +217,7 @@ export const RESOURCES = {
   },
   students: {
     nav: "Students", title: "Students", singular: "student", perm: "student", path: "/students/",
-    refs: ["classes"], label: (s) => `${s.first_name} ${s.last_name}`,
+    refs: ["classes"], label: (s) => `${s.first_name} ${s.last_name}`, history: (s) => ({ student: s.id }),
     filter: { label: "Class", ref: "classes", path: (id) => `/classes/${id}/students/` },
     columns: [["Admission no.", (s) => s.admission_number], ["First name", (s) => s.first_name], ["Last name", (s) => s.last_name],
       ["Class", (s, L) => named(L.classes, s.academic_class)]],

@@ -51,6 +51,10 @@ impl AppState {
         // Metrics recorded from now on are kept (the recorder is process-wide).
         crate::observability::metrics::handle();
         crate::school::change_log::set_retention_days(config.events.retention_days);
+        crate::school::change_log::set_history_writes(config.events.history_writes);
+        if !config.events.history_writes {
+            log::warn!("HISTORY_WRITES=false: writes record no history (for measuring only)");
+        }
         let db = Db::open(config.database_url.expose(), &config.pool_settings());
         let directory = Arc::new(TenantDirectory::new(db.clone()));
         Self {

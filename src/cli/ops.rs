@@ -37,6 +37,7 @@ impl Ops {
         // Operators' commands (migrations above all) may run long statements.
         config.db_statement_timeout = None;
         crate::school::change_log::set_retention_days(config.events.retention_days);
+        crate::school::change_log::set_history_writes(config.events.history_writes);
         let db = Db::open(config.database_url.expose(), &config.pool_settings());
         Self { config, db }
     }

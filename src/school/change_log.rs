@@ -13,7 +13,7 @@
 //! `PRUNE_ONE_IN` deletes a bounded batch of the school's expired events, so the table
 //! stops growing past the retention without any process visiting idle schools.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use diesel::prelude::*;
 use rand::Rng;
@@ -80,6 +80,19 @@ pub fn retention_days() -> u32 {
     RETENTION_DAYS.load(Ordering::Relaxed)
 }
 
+static HISTORY_WRITES: AtomicBool = AtomicBool::new(true);
+
+/// Sets whether the stores that keep history write it (`HISTORY_WRITES`; on unless a
+/// benchmark measures what it costs).
+pub fn set_history_writes(on: bool) {
+    HISTORY_WRITES.store(on, Ordering::Relaxed);
+}
+
+/// Whether `S`'s writes record history: it keeps history and history writes are on.
+pub fn keeps_history<S: Store>() -> bool {
+    S::KEEPS_HISTORY && HISTORY_WRITES.load(Ordering::Relaxed)
+}
+
 /// Records `change` of one of `S`'s records by `actor`: its event and, where `S` keeps
 /// history, its history entry.
 pub fn record<S: Store>(
@@ -98,7 +111,7 @@ pub fn record<S: Store>(
     };
     let record_id = id_of(data)?;
     emit(conn, S::NAME, action, record_id, data)?;
-    if S::KEEPS_HISTORY {
+    if keeps_history::<S>() {
         let student = S::student_of(conn, record)?;
         let changes = field_changes(action, before.as_ref(), after.as_ref());
         diesel::insert_into(history::table)

@@ -9,7 +9,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    FromRows, Store,
+    Actor, FromRows, Store,
     schema::{department_teachers as dt, departments as t},
     table::{Incomplete, given, school_table},
 };
@@ -145,6 +145,7 @@ impl Store for Departments {
         conn: &mut TenantConn,
         row: &DepartmentRow,
         new: &NewDepartment,
+        _: &Actor,
     ) -> ApiResult<()> {
         set_teachers(conn, row.id, &new.teachers)
     }
@@ -153,6 +154,7 @@ impl Store for Departments {
         conn: &mut TenantConn,
         row: &DepartmentRow,
         new: &NewDepartment,
+        _: &Actor,
     ) -> ApiResult<()> {
         set_teachers(conn, row.id, &new.teachers)
     }
@@ -161,6 +163,7 @@ impl Store for Departments {
         conn: &mut TenantConn,
         row: &DepartmentRow,
         changes: &DepartmentChanges,
+        _: &Actor,
     ) -> ApiResult<()> {
         match &changes.teachers {
             Some(teachers) => set_teachers(conn, row.id, teachers),

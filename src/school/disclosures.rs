@@ -16,12 +16,15 @@ use crate::{error::ApiResult, tenancy::TenantConn};
 pub enum PartyKind {
     /// A platform API key (`X-API-KEY`).
     ApiKey,
+    /// A OneRoster integration client (API.md 8), by its bearer token.
+    OauthClient,
 }
 
 impl PartyKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ApiKey => "api_key",
+            Self::OauthClient => "oauth_client",
         }
     }
 }
@@ -29,7 +32,7 @@ impl PartyKind {
 /// Who read: an outside party, as the disclosure shows it.
 #[derive(Serialize, Debug, Clone, PartialEq, Eq, utoipa::ToSchema)]
 pub struct Party {
-    /// `api_key` (and, with OneRoster, `oauth_client`).
+    /// `api_key` or `oauth_client`.
     #[serde(rename = "type")]
     pub kind: String,
     pub id: Uuid,
@@ -114,6 +117,26 @@ impl Disclosures {
             })
             .collect();
         Ok((count, page))
+    }
+
+    /// Which of `ids` name students of the school, soft-deleted or not (a read that answers
+    /// ids of many kinds, OneRoster's, finds its students so). One query.
+    pub fn students_among(conn: &mut TenantConn, ids: &[Uuid]) -> ApiResult<Vec<Uuid>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(students::table
+            .filter(students::id.eq_any(ids))
+            .select(students::id)
+            .load(conn.pg())?)
+    }
+
+    /// Every live student of the school (a whole-school export discloses them all).
+    pub fn live_students(conn: &mut TenantConn) -> ApiResult<Vec<Uuid>> {
+        Ok(students::table
+            .filter(students::is_deleted.eq(false))
+            .select(students::id)
+            .load(conn.pg())?)
     }
 
     /// Whether `student` names a student of the school, soft-deleted or not (their

@@ -115,26 +115,42 @@ impl Store for Enrollments {
         })))
     }
 
-    fn after_create(conn: &mut TenantConn, row: &Enrollment, _: &NewEnrollment) -> ApiResult<()> {
-        class_follows_enrollment(conn, row)
+    fn after_create(
+        conn: &mut TenantConn,
+        row: &Enrollment,
+        _: &NewEnrollment,
+        actor: &Actor,
+    ) -> ApiResult<()> {
+        class_follows_enrollment(conn, row, actor)
     }
 
-    fn after_replace(conn: &mut TenantConn, row: &Enrollment, _: &NewEnrollment) -> ApiResult<()> {
-        class_follows_enrollment(conn, row)
+    fn after_replace(
+        conn: &mut TenantConn,
+        row: &Enrollment,
+        _: &NewEnrollment,
+        actor: &Actor,
+    ) -> ApiResult<()> {
+        class_follows_enrollment(conn, row, actor)
     }
 
     fn after_update(
         conn: &mut TenantConn,
         row: &Enrollment,
         _: &EnrollmentChanges,
+        actor: &Actor,
     ) -> ApiResult<()> {
-        class_follows_enrollment(conn, row)
+        class_follows_enrollment(conn, row, actor)
     }
 }
 
 /// An enrollment written for the active session sets its student's class: the enrollment's
-/// class while it is live and active, none otherwise.
-fn class_follows_enrollment(conn: &mut TenantConn, row: &Enrollment) -> ApiResult<()> {
+/// class while it is live and active, none otherwise; written by `actor`, who wrote the
+/// enrollment.
+fn class_follows_enrollment(
+    conn: &mut TenantConn,
+    row: &Enrollment,
+    actor: &Actor,
+) -> ApiResult<()> {
     if Sessions::active_id(conn)? != Some(row.academic_session_id) {
         return Ok(());
     }
@@ -154,9 +170,7 @@ fn class_follows_enrollment(conn: &mut TenantConn, row: &Enrollment) -> ApiResul
         academic_class_id: Some(class),
         ..Default::default()
     };
-    // A store hook is not told who acted: the class change is the system following the
-    // enrollment (the enrollment's own history names the actor).
-    Students::update(conn, target, changes, &Actor::system())?;
+    Students::update(conn, target, changes, actor)?;
     Ok(())
 }
 

@@ -13,11 +13,14 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    FromRows, Store,
+    Actor, FromRows, Store, Target,
     schema::{guardian_students as gs, guardians as t},
     table::{Incomplete, given, school_table},
 };
-use crate::{error::ApiResult, tenancy::TenantConn};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
 
 #[derive(Queryable, Selectable, Debug, Clone)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -175,11 +178,21 @@ impl Store for Guardians {
             .collect())
     }
 
-    fn after_create(conn: &mut TenantConn, row: &GuardianRow, new: &NewGuardian) -> ApiResult<()> {
+    fn after_create(
+        conn: &mut TenantConn,
+        row: &GuardianRow,
+        new: &NewGuardian,
+        _: &Actor,
+    ) -> ApiResult<()> {
         set_students(conn, row.id, &new.students)
     }
 
-    fn after_replace(conn: &mut TenantConn, row: &GuardianRow, new: &NewGuardian) -> ApiResult<()> {
+    fn after_replace(
+        conn: &mut TenantConn,
+        row: &GuardianRow,
+        new: &NewGuardian,
+        _: &Actor,
+    ) -> ApiResult<()> {
         set_students(conn, row.id, &new.students)
     }
 
@@ -187,6 +200,7 @@ impl Store for Guardians {
         conn: &mut TenantConn,
         row: &GuardianRow,
         changes: &GuardianChanges,
+        _: &Actor,
     ) -> ApiResult<()> {
         match &changes.students {
             Some(students) => set_students(conn, row.id, students),
@@ -196,6 +210,52 @@ impl Store for Guardians {
 }
 
 impl Guardians {
+    /// The live guardian records linked to `users`, by user (one query).
+    pub fn of_users(conn: &mut TenantConn, users: &[Uuid]) -> ApiResult<HashMap<Uuid, Uuid>> {
+        if users.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let rows: Vec<(Option<Uuid>, Uuid)> = t::table
+            .filter(t::user_id.eq_any(users))
+            .filter(t::is_deleted.eq(false))
+            .select((t::user_id, t::id))
+            .load(conn.pg())?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(user, id)| user.map(|user| (user, id)))
+            .collect())
+    }
+
+    /// Links the live guardian record `guardian`, which has no account yet, to `user`: a
+    /// write through the store (its event names `actor`). The record is locked first, so
+    /// two accounts cannot both take it. 400 on `guardian` when there is no such record or
+    /// it already has an account.
+    pub fn link_user(
+        conn: &mut TenantConn,
+        guardian: Uuid,
+        user: Uuid,
+        actor: &Actor,
+    ) -> ApiResult<Guardian> {
+        let current: Option<Option<Uuid>> = t::table
+            .filter(t::id.eq(guardian))
+            .filter(t::is_deleted.eq(false))
+            .select(t::user_id)
+            .for_update()
+            .first(conn.pg())
+            .optional()?;
+        if !matches!(current, Some(None)) {
+            return Err(ApiError::validation(
+                "guardian",
+                "no live guardian without an account has this id",
+            ));
+        }
+        let changes = GuardianChanges {
+            user_id: Some(Some(user)),
+            ..GuardianChanges::default()
+        };
+        Self::update(conn, Target::live((), guardian), changes, actor)
+    }
+
     /// The students linked to `user`'s live guardian records (none when the user is no
     /// guardian): one query, made for every request of a guardian user.
     pub fn children_of(conn: &mut TenantConn, user: Uuid) -> ApiResult<Vec<Uuid>> {

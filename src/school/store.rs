@@ -148,21 +148,34 @@ pub trait Store: Table {
         Ok(())
     }
 
-    /// After `row` was created from `new` (rows of other tables that go with it).
-    fn after_create(_conn: &mut TenantConn, _row: &Self::Row, _new: &Self::New) -> ApiResult<()> {
+    /// After `row` was created from `new` (rows of other tables that go with it), by
+    /// `actor`: the writes a hook makes through other stores name the same actor, so their
+    /// events and history say who acted.
+    fn after_create(
+        _conn: &mut TenantConn,
+        _row: &Self::Row,
+        _new: &Self::New,
+        _actor: &Actor,
+    ) -> ApiResult<()> {
         Ok(())
     }
 
-    /// After `row` was replaced with `new`.
-    fn after_replace(_conn: &mut TenantConn, _row: &Self::Row, _new: &Self::New) -> ApiResult<()> {
+    /// After `row` was replaced with `new` by `actor`.
+    fn after_replace(
+        _conn: &mut TenantConn,
+        _row: &Self::Row,
+        _new: &Self::New,
+        _actor: &Actor,
+    ) -> ApiResult<()> {
         Ok(())
     }
 
-    /// After `row` was updated with `changes`.
+    /// After `row` was updated with `changes` by `actor`.
     fn after_update(
         _conn: &mut TenantConn,
         _row: &Self::Row,
         _changes: &Self::Changes,
+        _actor: &Actor,
     ) -> ApiResult<()> {
         Ok(())
     }
@@ -273,7 +286,7 @@ pub trait Store: Table {
         Self::before_replace(conn, target, &mut new)?;
         let row = Self::update_all(SEALED, conn, target, &new, actor.user_id())?
             .ok_or_else(ApiError::not_found)?;
-        Self::after_replace(conn, &row, &new)?;
+        Self::after_replace(conn, &row, &new, actor)?;
         let after = record_of::<Self>(conn, row)?;
         change_log::record::<Self>(
             conn,
@@ -297,7 +310,7 @@ pub trait Store: Table {
         Self::before_update(conn, target, &mut changes)?;
         let row = Self::update_given(SEALED, conn, target, &changes, actor.user_id())?
             .ok_or_else(ApiError::not_found)?;
-        Self::after_update(conn, &row, &changes)?;
+        Self::after_update(conn, &row, &changes, actor)?;
         let after = record_of::<Self>(conn, row)?;
         change_log::record::<Self>(
             conn,
@@ -343,7 +356,7 @@ fn create_with<S: Store>(
     let Some(row) = S::insert(SEALED, conn, parent, &new, actor.user_id(), unless_present)? else {
         return Ok(None);
     };
-    S::after_create(conn, &row, &new)?;
+    S::after_create(conn, &row, &new, actor)?;
     let record = record_of::<S>(conn, row)?;
     change_log::record::<S>(conn, actor, Change::Created(&record))?;
     Ok(Some(record))
@@ -356,7 +369,7 @@ fn record_before<S: Store>(
     conn: &mut TenantConn,
     target: Target<S::Parent>,
 ) -> ApiResult<S::Record> {
-    if S::KEEPS_HISTORY {
+    if change_log::keeps_history::<S>() {
         S::lock_row(SEALED, conn, target.id)?;
     }
     S::find(conn, target)?.ok_or_else(ApiError::not_found)

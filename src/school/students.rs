@@ -6,7 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ListQuery, Store, Target,
+    Actor, ListQuery, Store, Target,
     classes::Classes,
     enrollments::Enrollments,
     id_param,
@@ -104,34 +104,44 @@ impl Store for Students {
         })
     }
 
-    fn after_create(conn: &mut TenantConn, row: &Student, _: &NewStudent) -> ApiResult<()> {
-        enrollment_follows_class(conn, row)
+    fn after_create(
+        conn: &mut TenantConn,
+        row: &Student,
+        _: &NewStudent,
+        actor: &Actor,
+    ) -> ApiResult<()> {
+        enrollment_follows_class(conn, row, actor)
     }
 
-    fn after_replace(conn: &mut TenantConn, row: &Student, _: &NewStudent) -> ApiResult<()> {
-        enrollment_follows_class(conn, row)
+    fn after_replace(
+        conn: &mut TenantConn,
+        row: &Student,
+        _: &NewStudent,
+        actor: &Actor,
+    ) -> ApiResult<()> {
+        enrollment_follows_class(conn, row, actor)
     }
 
     fn after_update(
         conn: &mut TenantConn,
         row: &Student,
         changes: &StudentChanges,
+        actor: &Actor,
     ) -> ApiResult<()> {
         match changes.academic_class_id {
-            Some(_) => enrollment_follows_class(conn, row),
+            Some(_) => enrollment_follows_class(conn, row, actor),
             None => Ok(()),
         }
     }
 }
 
-/// A live student's class written while a session is active moves their enrollment in it.
-fn enrollment_follows_class(conn: &mut TenantConn, row: &Student) -> ApiResult<()> {
+/// A live student's class written while a session is active moves their enrollment in it,
+/// written by `actor`, who wrote the student's class.
+fn enrollment_follows_class(conn: &mut TenantConn, row: &Student, actor: &Actor) -> ApiResult<()> {
     if row.is_deleted {
         return Ok(());
     }
-    // A store hook is not told who acted: the enrollment follows as the system (the
-    // student's own history names the actor).
-    Enrollments::follow_student(conn, row.id, row.academic_class_id, &super::Actor::system())
+    Enrollments::follow_student(conn, row.id, row.academic_class_id, actor)
 }
 
 const CLASS_FILTER: &str = "academic_class";

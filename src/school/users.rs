@@ -7,12 +7,12 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types;
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
     Actor, ListQuery, Store, Target,
+    guardians::Guardians,
     roles::{NewRoleAssignment, RoleAssignments},
     schema::{
         school_roles as r, students as s, teacher_profiles as tp, user_role_assignments as a,
@@ -212,7 +212,7 @@ impl SchoolUsers {
             link_student(conn, student, user.id, actor)?;
         }
         if let Some(guardian) = links.guardian {
-            link_guardian(conn, guardian, user.id)?;
+            Guardians::link_user(conn, guardian, user.id, actor)?;
         }
         Self::find(conn, user.id)?.ok_or_else(ApiError::not_found)
     }
@@ -276,7 +276,7 @@ impl SchoolUsers {
             .load::<(Uuid, Uuid)>(conn.pg())?
             .into_iter()
             .collect();
-        let guardians = guardians_of(conn, &ids)?;
+        let guardians = Guardians::of_users(conn, &ids)?;
         Ok(rows
             .into_iter()
             .map(|user| SchoolUser {
@@ -327,64 +327,5 @@ fn link_student(
         ..StudentChanges::default()
     };
     Students::update(conn, Target::live((), student), changes, actor)?;
-    Ok(())
-}
-
-/// Whether this school keeps guardian records (API.md 11; the table arrives with its own
-/// migration, and until then no user can be linked to one).
-fn has_guardians(conn: &mut TenantConn) -> ApiResult<bool> {
-    #[derive(QueryableByName)]
-    struct Exists {
-        #[diesel(sql_type = sql_types::Bool)]
-        present: bool,
-    }
-    let found: Exists = diesel::sql_query("SELECT to_regclass('guardians') IS NOT NULL AS present")
-        .get_result(conn.pg())?;
-    Ok(found.present)
-}
-
-#[derive(QueryableByName)]
-struct GuardianLink {
-    #[diesel(sql_type = sql_types::Uuid)]
-    id: Uuid,
-    #[diesel(sql_type = sql_types::Uuid)]
-    user_id: Uuid,
-}
-
-/// The live guardian records linked to `users`, by user.
-fn guardians_of(conn: &mut TenantConn, users: &[Uuid]) -> ApiResult<HashMap<Uuid, Uuid>> {
-    if users.is_empty() || !has_guardians(conn)? {
-        return Ok(HashMap::new());
-    }
-    let rows: Vec<GuardianLink> = diesel::sql_query(
-        "SELECT id, user_id FROM guardians WHERE user_id = ANY($1) AND NOT is_deleted",
-    )
-    .bind::<sql_types::Array<sql_types::Uuid>, _>(users)
-    .load(conn.pg())?;
-    Ok(rows.into_iter().map(|g| (g.user_id, g.id)).collect())
-}
-
-/// Links the live guardian record `guardian` to `user_id`; 400 on `guardian` when there is
-/// no such record or it already has an account.
-fn link_guardian(conn: &mut TenantConn, guardian: Uuid, user_id: Uuid) -> ApiResult<()> {
-    if !has_guardians(conn)? {
-        return Err(ApiError::validation(
-            "guardian",
-            "this school keeps no guardian records",
-        ));
-    }
-    let linked = diesel::sql_query(
-        "UPDATE guardians SET user_id = $1, updated_at = now() \
-         WHERE id = $2 AND NOT is_deleted AND user_id IS NULL",
-    )
-    .bind::<sql_types::Uuid, _>(user_id)
-    .bind::<sql_types::Uuid, _>(guardian)
-    .execute(conn.pg())?;
-    if linked == 0 {
-        return Err(ApiError::validation(
-            "guardian",
-            "no live guardian without an account has this id",
-        ));
-    }
     Ok(())
 }

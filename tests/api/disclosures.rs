@@ -138,3 +138,98 @@ async fn disclosures_need_view_history_and_a_student() {
         .await
         .assert(400, Some("invalid_id"));
 }
+
+#[tokio::test]
+async fn an_integration_clients_reads_are_disclosed_for_each_student_they_answer() {
+    use crate::oneroster::{ROSTER, new_client, or_get, roster, token_request};
+    let app = spawn_app().await;
+    let r = roster(&app, "alpha").await;
+    let client = new_client(&app, "alpha", None).await;
+    let (status, token) = token_request(
+        &app,
+        "alpha",
+        Some((
+            client["client_id"].as_str().expect("client_id"),
+            client["client_secret"].as_str().expect("secret"),
+        )),
+        &[("grant_type", "client_credentials")],
+    )
+    .await;
+    assert_eq!(status, 200, "{token}");
+    let token = token["access_token"].as_str().expect("token").to_owned();
+    // The school's own staff read first: nothing is disclosed.
+    app.get("/api/v1/school/students/", &r.admin)
+        .await
+        .assert(200, None);
+    // A class roster: one entry per student it lists.
+    let roster_path = format!("{ROSTER}classes/{}/students", r.class_sid());
+    let listed = or_get(&app, "alpha", &token, &roster_path).await;
+    listed.assert(200, None);
+    // One student's record, narrowed by `fields=` to what names nobody: still theirs.
+    let one = format!("{ROSTER}users/{}?fields=status", r.students[0]);
+    or_get(&app, "alpha", &token, &one).await.assert(200, None);
+    // Records about no student disclose nothing.
+    or_get(&app, "alpha", &token, &format!("{ROSTER}orgs"))
+        .await
+        .assert(200, None);
+    let first = settled(&app, &r.admin, &r.students[0], 2).await;
+    assert_eq!(first["count"], 2, "{first}");
+    let party = json!({"type": "oauth_client", "id": client["id"], "name": "LMS"});
+    for entry in first["results"].as_array().expect("results") {
+        assert_eq!(entry["party"], party);
+    }
+    let newest = first["results"][0]["what"].as_str().expect("what");
+    // The request as the server saw it (its paths end with a slash).
+    assert!(
+        newest.starts_with("user")
+            && newest.contains(&format!("users/{}", r.students[0]))
+            && newest.contains("fields=status"),
+        "{newest}"
+    );
+    let older = first["results"][1]["what"].as_str().expect("what");
+    assert!(
+        older.contains(&format!("classes/{}/students", r.class_sid())),
+        "{older}"
+    );
+    for student in &r.students[1..] {
+        let body = settled(&app, &r.admin, student, 1).await;
+        assert_eq!(body["count"], 1, "{body}");
+        assert_eq!(body["results"][0]["party"], party);
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(settled(&app, &r.admin, &r.students[1], 2).await["count"], 1);
+}
+
+#[tokio::test]
+async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
+    use crate::oneroster::roster;
+    let app = spawn_app().await;
+    let r = roster(&app, "alpha").await;
+    let root = app.as_root().await;
+    let school = alpha_id(&app, &root).await;
+    let created = app
+        .post(
+            "/api/v1/system/api-keys/",
+            &root,
+            json!({"name": "nightly export", "tenant": school, "read_only": true}),
+        )
+        .await;
+    created.assert(201, None);
+    let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
+    let export = "/api/v1/school/oneroster/export/";
+    // The staff's download is no disclosure; the key's is one for each student.
+    let staff = app.get(export, &r.admin).await;
+    assert_eq!(staff.status.as_u16(), 200);
+    let by_key = app.get(export, &key).await;
+    assert_eq!(by_key.status.as_u16(), 200);
+    for student in &r.students {
+        let body = settled(&app, &r.admin, student, 1).await;
+        assert_eq!(body["count"], 1, "{body}");
+        assert_eq!(body["results"][0]["party"]["name"], "nightly export");
+        let what = body["results"][0]["what"].as_str().expect("what");
+        assert!(
+            what.starts_with("oneroster_export") && what.contains(export),
+            "{what}"
+        );
+    }
+}

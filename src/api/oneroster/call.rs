@@ -2,18 +2,30 @@
 //! integration clients, the scopes the operation needs, and errors as the binding's
 //! status-info payload (`imsx_codeMajor`, `imsx_severity`, `imsx_description`,
 //! `imsx_CodeMinor`) instead of problem+json.
+//!
+//! A client is a party outside the school: the students its reads answer are disclosures
+//! (API.md 11), noted by the reads (`disclosed`) and queued for the disclosure log once the
+//! read is answered, as `SchoolRequest::run` does for API keys.
 
 use actix_web::{
     HttpMessage, HttpRequest, HttpResponse, ResponseError,
-    http::{StatusCode, header},
+    http::{Method, StatusCode, header},
     web,
 };
-use serde_json::json;
+use serde_json::{Value, json};
+use uuid::Uuid;
 
 use crate::{
-    auth::AppState,
-    error::ApiError,
-    school::oneroster::{clients, clients::Grant, roster::Provider},
+    auth::{AppState, disclosures::disclosures_of},
+    error::{ApiError, ApiResult},
+    school::{
+        disclosures::{Disclosures, Party, PartyKind},
+        oneroster::{
+            clients,
+            clients::Grant,
+            roster::{Entity, Provider},
+        },
+    },
     tenancy::{HostKind, TenantConn},
 };
 
@@ -159,6 +171,10 @@ where
         org_name: tenant.name.clone(),
     };
     let key = state.config.jwt_secret.clone();
+    let reading = matches!(*http.method(), Method::GET | Method::HEAD);
+    let target = http.uri().to_string();
+    let school = tenant.clone();
+    let log = state.clone();
     state
         .db
         .run_in_tenant(tenant, move |conn| {
@@ -176,10 +192,60 @@ where
                     format!("the token lacks the scope ({})", scopes.join(" or ")),
                 )));
             }
+            if reading {
+                conn.reader().record_disclosures();
+            }
             // A refused write leaves nothing behind.
-            Ok(conn.transaction(|conn| work(conn, &provider, &grant)))
+            let answer = conn.transaction(|conn| work(conn, &provider, &grant));
+            if reading && answer.is_ok() {
+                let party = Party::new(PartyKind::OauthClient, grant.client, &grant.client_name);
+                let disclosed = conn.reader().take_disclosed();
+                log.disclosures
+                    .record(school, disclosures_of(&party, &target, disclosed));
+            }
+            Ok(answer)
         })
         .await?
+}
+
+/// Notes the students `records` (a read's answer, before `fields=` narrows it) are about,
+/// as records of kind `what`, when the reader is a party outside the school: every
+/// sourcedId in them (their own, or a part of a joined one, and those of their references,
+/// such as an enrollment's `user` or a result's `student`) that names a student of the
+/// school. One query; nothing for other readers.
+pub fn disclosed(conn: &mut TenantConn, what: &'static str, records: &[Entity]) -> ApiResult<()> {
+    if !conn.reader().is_disclosing() {
+        return Ok(());
+    }
+    let mut ids = Vec::new();
+    for record in records {
+        sourced_ids(record, &mut ids);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let students = Disclosures::students_among(conn, &ids)?;
+    conn.reader().disclosed(students, what);
+    Ok(())
+}
+
+/// The UUIDs of every `sourcedId` in `object` and the objects within it.
+fn sourced_ids(object: &serde_json::Map<String, Value>, ids: &mut Vec<Uuid>) {
+    for (key, value) in object {
+        match value {
+            Value::String(id) if key == "sourcedId" => {
+                ids.extend(id.split('.').filter_map(|part| Uuid::parse_str(part).ok()));
+            }
+            Value::Object(inner) => sourced_ids(inner, ids),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        sourced_ids(inner, ids);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl From<diesel::result::Error> for OrError {

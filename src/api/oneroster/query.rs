@@ -325,7 +325,14 @@ impl ReadQuery {
     }
 
     /// The page of `records` the query asks for, and how many matched.
-    pub fn apply(&self, mut records: Vec<Entity>) -> Result<(usize, Vec<Entity>), OrError> {
+    pub fn apply(&self, records: Vec<Entity>) -> Result<(usize, Vec<Entity>), OrError> {
+        let (total, page) = self.page_of(records)?;
+        Ok((total, page.into_iter().map(|e| self.project(e)).collect()))
+    }
+
+    /// The page of `records` the query asks for, whole (not yet narrowed to `fields`), and
+    /// how many matched.
+    pub fn page_of(&self, mut records: Vec<Entity>) -> Result<(usize, Vec<Entity>), OrError> {
         self.check_fields(records.first())?;
         let sees_deleted = self.filter.as_ref().is_some_and(Filter::sees_deleted);
         records.retain(|e| {
@@ -344,7 +351,6 @@ impl ReadQuery {
             .into_iter()
             .skip(self.offset)
             .take(self.limit)
-            .map(|e| self.project(e))
             .collect();
         Ok((total, page))
     }

@@ -320,8 +320,10 @@ pub async fn list(
     let query = ReadQuery::parse(&req);
     let (query, (total, records)) = call::run(&req, collection.scopes, move |conn, p, _| {
         let query = query?;
-        let page = query.apply(collection.records(p, conn)?)?;
-        Ok((query, page))
+        let (total, page) = query.page_of(collection.records(p, conn)?)?;
+        call::disclosed(conn, collection.singular, &page)?;
+        let page = page.into_iter().map(|e| query.project(e)).collect();
+        Ok((query, (total, page)))
     })
     .await?;
     Ok(page(&req, &query, collection.plural, total, records))
@@ -336,6 +338,7 @@ pub async fn one(
     let record = call::run(&req, collection.scopes, move |conn, p, _| {
         let query = query?;
         let record = collection.find(p, conn, &id)?;
+        call::disclosed(conn, collection.singular, std::slice::from_ref(&record))?;
         Ok(query.project(record))
     })
     .await?;
@@ -347,8 +350,10 @@ pub async fn nested(req: HttpRequest, route: &'static Nested) -> Result<HttpResp
     let ids = path_ids(&req);
     let (query, (total, records)) = call::run(&req, route.child.scopes, move |conn, p, _| {
         let query = query?;
-        let page = query.apply(route.records(p, conn, &ids)?)?;
-        Ok((query, page))
+        let (total, page) = query.page_of(route.records(p, conn, &ids)?)?;
+        call::disclosed(conn, route.child.singular, &page)?;
+        let page = page.into_iter().map(|e| query.project(e)).collect();
+        Ok((query, (total, page)))
     })
     .await?;
     Ok(page(&req, &query, route.child.plural, total, records))

@@ -24,6 +24,7 @@ use crate::{
     },
     error::{ApiError, ApiResult},
     school::{
+        disclosures::Disclosures,
         oneroster::{
             clients::{self, OauthClient, SCOPES},
             csv,
@@ -180,7 +181,13 @@ async fn export(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 org_id: caller.tenant.id,
                 org_name: caller.tenant.name.clone(),
             };
-            conn.transaction(|conn| csv::export(&provider, conn))
+            let zip = conn.transaction(|conn| csv::export(&provider, conn))?;
+            // Every live student is in it: read by an API key, a disclosure of each.
+            if conn.reader().is_disclosing() {
+                let students = Disclosures::live_students(conn)?;
+                conn.reader().disclosed(students, "oneroster_export");
+            }
+            Ok(zip)
         })
         .await?;
     Ok(HttpResponse::Ok()

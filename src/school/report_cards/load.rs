@@ -237,16 +237,30 @@ pub fn class_sheet(
     Ok((sheet, header_of(exam_session, Some(class))))
 }
 
-/// Every live class, by name (the cards of a whole exam session); for a reader narrowed
-/// to some students (a guardian), their classes only.
-pub fn live_classes(conn: &mut TenantConn) -> ApiResult<Vec<AcademicClass>> {
-    use crate::school::schema::academic_classes as c;
+/// Every live class, by name (the cards of a whole exam session of academic session
+/// `session`); for a reader narrowed to some students (a guardian), the classes they were
+/// in during `session` only: their enrollments', and today's class for the active session.
+pub fn live_classes(conn: &mut TenantConn, session: Uuid) -> ApiResult<Vec<AcademicClass>> {
+    use crate::school::schema::{academic_classes as c, enrollments as e};
     let mut rows = c::table.filter(c::is_deleted.eq(false)).into_boxed();
-    if let Some(children) = conn.read_scope().students() {
-        let classes = students::table
-            .filter(students::id.eq_any(children.to_vec()))
-            .select(students::academic_class_id);
-        rows = rows.filter(c::id.nullable().eq_any(classes));
+    if let Some(children) = conn.read_scope().students().map(|ids| ids.to_vec()) {
+        let mut classes: Vec<Option<Uuid>> = e::table
+            .filter(e::student_id.eq_any(&children))
+            .filter(e::academic_session_id.eq(session))
+            .filter(e::is_deleted.eq(false))
+            .select(e::academic_class_id.nullable())
+            .load(conn.pg())?;
+        if !is_past(conn, session)? {
+            classes.extend(
+                students::table
+                    .filter(students::id.eq_any(&children))
+                    .filter(students::is_deleted.eq(false))
+                    .select(students::academic_class_id)
+                    .load::<Option<Uuid>>(conn.pg())?,
+            );
+        }
+        let classes: Vec<Uuid> = classes.into_iter().flatten().collect();
+        rows = rows.filter(c::id.eq_any(classes));
     }
     Ok(rows
         .order((c::name, c::id))

@@ -197,7 +197,7 @@ async fn class_cards(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 Some(id) => vec![Classes::find(conn, Target::live((), id))?.ok_or_else(|| {
                     ApiError::InvalidQuery(format!("no live class has the id {id}"))
                 })?],
-                None => live_classes(conn)?,
+                None => live_classes(conn, exam_session.academic_session_id)?,
             };
             let rules = rules(conn)?;
             let mut all = Vec::new();
