@@ -151,7 +151,7 @@ impl FieldType for NaiveDate {
         let Value::String(s) = value else {
             return Err("expected a date string (YYYY-MM-DD)".into());
         };
-        crate::school::attendance::parse_date(s)
+        crate::api::list_filter::parse_date(s)
             .ok_or_else(|| "date has wrong format; use YYYY-MM-DD".into())
     }
 }

@@ -10,6 +10,7 @@ pub mod docs;
 pub mod fields;
 pub mod health;
 pub mod host;
+pub mod list_filter;
 pub mod metrics;
 pub mod normalize;
 pub mod oneroster;

@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
 
 use crate::{
-    api::host::public_host,
+    api::{host::public_host, list_filter},
     auth::AppState,
     error::{ApiError, ApiResult},
 };
@@ -69,7 +69,13 @@ fn positive(params: &HashMap<String, String>, key: &str, default: i64) -> ApiRes
 }
 
 impl ListQuery {
+    /// The page, `search` and `include_deleted`; no filters.
     pub fn parse(req: &HttpRequest) -> ApiResult<Self> {
+        Self::parse_filtered(req, &[])
+    }
+
+    /// The page, `search`, `include_deleted` and the resource's `filters`, typed.
+    pub fn parse_filtered(req: &HttpRequest, filters: list_filter::Filters) -> ApiResult<Self> {
         let params = query_map(req)?;
         let page = positive(&params, "page", 1)?;
         let page_size = positive(&params, "page_size", DEFAULT_PAGE_SIZE)?.min(MAX_PAGE_SIZE);
@@ -94,7 +100,7 @@ impl ListQuery {
             page_size,
             include_deleted: flag(&params, "include_deleted")?,
             search,
-            params,
+            filter: list_filter::read(&params, filters)?,
         })
     }
 }

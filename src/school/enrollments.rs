@@ -15,17 +15,14 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ListQuery, Store, Target, id_param,
+    ListFilter, ListQuery, Store, Target,
     schema::enrollments as t,
     sessions::Sessions,
     store::Narrowing,
     students::{StudentChanges, Students},
     table::{school_forms, school_table},
 };
-use crate::{
-    error::{ApiError, ApiResult},
-    tenancy::TenantConn,
-};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 /// An enrollment's statuses: `active` during its session, `completed` once the session
 /// rolled over, `withdrawn` for a student who left.
@@ -83,18 +80,13 @@ impl Store for Enrollments {
     }
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
-        let student = id_param(&query.params, STUDENT_FILTER)?;
-        let class = id_param(&query.params, CLASS_FILTER)?;
-        let session = id_param(&query.params, SESSION_FILTER)?;
-        let status = query.params.get(STATUS_FILTER).cloned();
-        if let Some(status) = &status {
-            if !STATUSES.contains(&status.as_str()) {
-                return Err(ApiError::InvalidQuery(format!(
-                    "status must be one of {}",
-                    STATUSES.join(", ")
-                )));
-            }
-        }
+        let ListFilter {
+            student,
+            academic_class: class,
+            academic_session: session,
+            status,
+            ..
+        } = query.filter.clone();
         if student.is_none() && class.is_none() && session.is_none() && status.is_none() {
             return Ok(None);
         }
@@ -108,7 +100,7 @@ impl Store for Enrollments {
             if let Some(session) = session {
                 rows = rows.filter(t::academic_session_id.eq(session));
             }
-            if let Some(status) = status.clone() {
+            if let Some(status) = status {
                 rows = rows.filter(t::status.eq(status));
             }
             rows

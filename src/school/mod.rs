@@ -38,6 +38,7 @@ pub mod grade_comments;
 pub mod guardians;
 pub mod history;
 pub mod imports;
+pub mod list_filter;
 pub mod marks;
 pub mod oneroster;
 pub mod report_cards;
@@ -55,25 +56,13 @@ pub mod users;
 pub mod webhook_queue;
 pub mod webhooks;
 
+pub use list_filter::ListFilter;
 pub use store::{FromRows, Store};
 pub use table::{Actor, Incomplete, Table, Target};
-
-use std::collections::HashMap;
 
 use uuid::Uuid;
 
 use crate::{error::ApiResult, tenancy::TenantConn};
-
-/// The id a query parameter names, if given; a malformed one is a 400 `invalid_query`.
-pub fn id_param(params: &HashMap<String, String>, key: &str) -> ApiResult<Option<Uuid>> {
-    params
-        .get(key)
-        .map(|raw| {
-            Uuid::parse_str(raw)
-                .map_err(|_| crate::error::ApiError::InvalidQuery(format!("{key} must be a UUID")))
-        })
-        .transpose()
-}
 
 /// Which page of a list, narrowed how.
 #[derive(Debug, Clone)]
@@ -84,8 +73,8 @@ pub struct ListQuery {
     pub include_deleted: bool,
     /// A case-insensitive substring of the table's name-like columns.
     pub search: Option<String>,
-    /// Every query parameter as given, for the resources that filter on more (attendance).
-    pub params: HashMap<String, String>,
+    /// The resource's own filters, typed (`api::list_filter` reads them).
+    pub filter: ListFilter,
 }
 
 impl ListQuery {

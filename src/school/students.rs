@@ -9,7 +9,6 @@ use super::{
     Actor, ListQuery, Store, Target,
     classes::Classes,
     enrollments::Enrollments,
-    id_param,
     schema::{enrollments, students as t},
     sessions::Sessions,
     store::{LiveCount, Narrowing},
@@ -78,8 +77,8 @@ impl Store for Students {
     }
 
     fn narrowing(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
-        let class = id_param(&query.params, CLASS_FILTER)?;
-        let mut session = id_param(&query.params, SESSION_FILTER)?;
+        let class = query.filter.academic_class;
+        let mut session = query.filter.academic_session;
         // The active session's classes are the students' own (the same rows its
         // enrollments hold, and also students given a class before the session began).
         if session.is_some() && class.is_some() && session == Sessions::active_id(conn)? {
@@ -173,7 +172,7 @@ impl Students {
             return Ok(None);
         }
         let mut query = query.clone();
-        query.params.insert(CLASS_FILTER.into(), class.to_string());
+        query.filter.academic_class = Some(class);
         Self::list(conn, (), &query).map(Some)
     }
 

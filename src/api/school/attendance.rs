@@ -6,6 +6,7 @@ use uuid::Uuid;
 use crate::{
     api::{
         fields::{Fields, OneOf, any, len},
+        list_filter::Filters,
         routes::Mount,
         school::{
             class_access::require_class_access,
@@ -19,15 +20,22 @@ use crate::{
     error::{ApiResult, FieldErrors},
     school::{
         Store, Target,
-        attendance::{
-            Attendance, AttendanceChanges, AttendanceFilter, Attendances, MAX_NOTE_CHARS, STATUSES,
-        },
+        attendance::{Attendance, AttendanceChanges, Attendances, MAX_NOTE_CHARS, STATUSES},
         classes::Classes,
         students::Students,
         teachers::TeacherProfile,
     },
     tenancy::TenantConn,
 };
+
+/// The filters of `/attendance/` (dates inclusive), also read by a student's summary.
+pub(crate) const ATTENDANCE_FILTERS: Filters = &[
+    ("academic_class", "records of this class (id)"),
+    ("student", "records of this student (id)"),
+    ("date", "records of this date (YYYY-MM-DD)"),
+    ("date_from", "records on or after this date (YYYY-MM-DD)"),
+    ("date_to", "records on or before this date (YYYY-MM-DD)"),
+];
 
 impl SchoolResource for Attendances {
     const PERMISSION: Resource = Resource::Attendance;
@@ -43,7 +51,7 @@ impl SchoolResource for Attendances {
          live assignment to (403 `permission_denied` otherwise); deleting stays with \
          `delete_attendance`.",
     );
-    const LIST_FILTERS: &'static [(&'static str, &'static str)] = AttendanceFilter::PARAMS;
+    const LIST_FILTERS: &'static [(&'static str, &'static str)] = ATTENDANCE_FILTERS;
 
     fn parse(f: &mut Fields<'_>) -> AttendanceChanges {
         AttendanceChanges {

@@ -13,6 +13,7 @@ use crate::{
         PathIds,
         body::read_object,
         fields::{Fields, Mode, any},
+        list_filter,
         openapi::{ApiDoc, Auth, Op, schema},
         pagination::query_map,
         routes::Mount,
@@ -25,7 +26,7 @@ use crate::{
     error::{ApiError, ApiResult, FieldErrors},
     school::{
         Store, Target,
-        attendance::{Attendance, AttendanceFilter, MAX_NOTE_CHARS, STATUSES},
+        attendance::{Attendance, MAX_NOTE_CHARS, STATUSES},
         attendance_ops::{AttendanceSummary, TakeLine, check_take, summary_of, upsert_take},
         classes::Classes,
         students::Students,
@@ -214,7 +215,7 @@ async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
             let class = student.as_ref().and_then(|s| s.academic_class_id);
             require_class_access(conn, caller, VIEW, class)?;
             let student = student.ok_or_else(ApiError::not_found)?;
-            let filter = AttendanceFilter::parse(&params?)?;
+            let filter = list_filter::read(&params?, super::attendance::ATTENDANCE_FILTERS)?;
             summary_of(conn, student.id, filter.date_from, filter.date_to)
         })
         .await?;

@@ -8,6 +8,7 @@ use actix_web::HttpResponse;
 use crate::{
     api::{
         PathIds,
+        list_filter::Filters,
         openapi::{
             ApiDoc, Auth, Op,
             schema::{self, page_of},
@@ -21,6 +22,12 @@ use crate::{
 };
 
 pub const PATH: &str = "/api/v1/school/classes/{class_pk}/students/";
+
+/// The class is the path's; the session may be chosen (API.md 10).
+const CLASS_STUDENTS_FILTERS: Filters = &[(
+    "academic_session",
+    "the class's students enrolled in this academic session (id; default: the active one)",
+)];
 
 pub fn mount(m: &mut Mount) {
     m.endpoint(PATH).get(list, |doc: &mut ApiDoc| {
@@ -50,6 +57,11 @@ pub fn mount(m: &mut Mount) {
             schema::boolean(),
             "also soft-deleted students, and a soft-deleted class",
         )
+        .query(
+            CLASS_STUDENTS_FILTERS[0].0,
+            schema::string(),
+            CLASS_STUDENTS_FILTERS[0].1,
+        )
         .ok(200, Some(page))
         .errors(&[404])
     });
@@ -58,7 +70,7 @@ pub fn mount(m: &mut Mount) {
 async fn list(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let path = PathIds::of(&http);
-    let query = ListQuery::parse(&http);
+    let query = ListQuery::parse_filtered(&http, CLASS_STUDENTS_FILTERS);
     let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(Need::Method(Resource::Student), move |conn, _| {

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::{
     api::{
+        list_filter::id_param,
         openapi::{
             ApiDoc, Auth, Op,
             schema::{self, object_requiring, page_of},
@@ -24,7 +25,6 @@ use crate::{
     school::{
         events::{self, Event},
         history::{self, About, HistoryEntry},
-        id_param,
     },
 };
 
@@ -165,14 +165,13 @@ async fn feed(request: SchoolRequest) -> ApiResult<HttpResponse> {
 async fn history_list(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let query = ListQuery::parse(&http);
+    let params = query_map(&http);
     let page_query = query.as_ref().ok().cloned();
     let (count, entries) = request
         .run(Need::All(VIEW_HISTORY), move |conn, _| {
             let query = query?;
-            let about = match (
-                id_param(&query.params, "record")?,
-                id_param(&query.params, "student")?,
-            ) {
+            let params = params?;
+            let about = match (id_param(&params, "record")?, id_param(&params, "student")?) {
                 (Some(record), _) => About::Record(record),
                 (None, Some(student)) => About::Student(student),
                 (None, None) => {

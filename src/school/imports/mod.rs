@@ -176,7 +176,7 @@ fn all_live<S: Store<Parent = ()>>(conn: &mut TenantConn) -> ApiResult<Vec<S::Re
         page_size: i64::from(i32::MAX),
         include_deleted: false,
         search: None,
-        params: HashMap::new(),
+        filter: Default::default(),
     };
     Ok(S::list(conn, (), &everything)?.1)
 }

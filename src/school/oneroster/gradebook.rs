@@ -371,7 +371,7 @@ pub fn score_scales(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity
         page_size: 1,
         include_deleted: false,
         search: None,
-        params: HashMap::new(),
+        filter: Default::default(),
     };
     let settings = Academic::list(conn, (), &oldest)?.1;
     let Some(settings) = settings.into_iter().next() else {

@@ -224,7 +224,7 @@ fn complete<R: SchoolResource>(changes: R::Changes) -> ApiResult<R::New> {
 pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let path = PathIds::of(&http);
-    let query = ListQuery::parse(&http);
+    let query = ListQuery::parse_filtered(&http, R::LIST_FILTERS);
     let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(Need::Method(R::PERMISSION), move |conn, _| {

@@ -12,6 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, http::header, web};
 use crate::{
     api::{
         PathIds,
+        list_filter::id_param,
         openapi::{ApiDoc, Auth, Op, schema},
         pagination::query_map,
         routes::Mount,
@@ -27,7 +28,6 @@ use crate::{
         classes::Classes,
         exam_sessions::{ExamSession, ExamSessions},
         general_settings::GeneralSettings,
-        id_param,
         report_cards::{
             ReportCard,
             compute::StudentRow,

@@ -18,7 +18,7 @@ use crate::{
             ApiDoc, Auth, Op,
             schema::{self, page_of, request_schema},
         },
-        pagination::{ListQuery, page_response},
+        pagination::{ListQuery, page_response, query_map},
         routes::Mount,
     },
     auth::{
@@ -99,11 +99,12 @@ pub fn mount(m: &mut Mount) {
 async fn list(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
     let query = ListQuery::parse(&http);
+    let role = query_map(&http).map(|params| params.get("role").map(|r| r.trim().to_owned()));
     let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(Need::Method(Resource::User), move |conn, _| {
             let query = query?;
-            let role = query.params.get("role").map(|r| r.trim().to_owned());
+            let role = role?;
             let (count, rows) = SchoolUsers::page(conn, &query, role.as_deref())?;
             query.check_page(count)?;
             Ok((count, rows))
