@@ -32,6 +32,7 @@ export function isoDay(d) {
 const dayOf = (iso) => { const [y, m, d] = iso.split("-").map(Number); return new Date(y, m - 1, d); };
 const shift = (iso, days) => { const d = dayOf(iso); d.setDate(d.getDate() + days); return isoDay(d); };
 const longDay = (iso) => dayOf(iso).toLocaleDateString(undefined, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
+const shortDay = (iso) => dayOf(iso).toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
 const validDay = (raw) => (/^\d{4}-\d{2}-\d{2}$/.test(raw || "") ? raw : null);
 const nameOf = (s) => `${s.first_name} ${s.last_name}`;
 const failed = (wrap) => (problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message || "This could not be loaded." }));
@@ -290,21 +291,22 @@ function weekPage(classId, to) {
     const cell = new Map(records.map((r) => [`${r.student}|${r.date}`, r]));
     const taken = new Set(records.map((r) => r.date));
     const short = (iso) => dayOf(iso).toLocaleDateString(undefined, { weekday: "short", day: "numeric" });
-    const head = h("tr", {}, h("th", { text: "Student" }), days.map((d) => h("th", { scope: "col" },
+    const weekend = (iso) => [0, 6].includes(dayOf(iso).getDay());
+    const head = h("tr", {}, h("th", { text: "Student" }), days.map((d) => h("th", { scope: "col", class: weekend(d) ? "weekend" : null },
       h("a", { href: `#/registers/${klass.id}?date=${d}`, title: `The register of ${longDay(d)}`, text: short(d) }))));
     const lines = students.map((s) => h("tr", { "data-student": s.id }, h("th", { scope: "row", text: nameOf(s) }),
       days.map((d) => {
         const r = cell.get(`${s.id}|${d}`);
-        return h("td", { class: r ? `mark-${r.status}` : "none", title: r ? `${STATUSES.find((x) => x.value === r.status).label}${r.note ? `: ${r.note}` : ""}` : "not recorded", text: r ? LETTER[r.status] : "·" });
+        return h("td", { class: `${r ? `mark-${r.status}` : "none"}${weekend(d) ? " weekend" : ""}`, title: r ? `${STATUSES.find((x) => x.value === r.status).label}${r.note ? `: ${r.note}` : ""}` : "not recorded", text: r ? LETTER[r.status] : "·" });
       })));
     const foot = h("tr", { class: "taken-row" }, h("th", { scope: "row", text: "Register" }),
       days.map((d) => h("td", { class: taken.has(d) ? "yes" : "no", text: taken.has(d) ? "✓" : "–" })));
     body.replaceChildren(
       h("div", { class: "register-head" },
         h("a", { href: `#/registers/${klass.id}/week?to=${shift(to, -7)}`, text: "← Earlier" }),
-        h("span", { class: "muted", text: `${longDay(from)} to ${longDay(to)}` }),
+        h("span", { class: "muted range", text: `${shortDay(from)} to ${shortDay(to)}` }),
         h("a", { href: `#/registers/${klass.id}/week?to=${shift(to, 7)}`, text: "Later →" })),
-      h("p", { class: "muted legend", text: "P present · A absent · L late · E excused · · not recorded. A day's heading opens its register." }),
+      h("p", { class: "muted legend", text: "P present, A absent, L late, E excused; a dot: not recorded. A day's heading opens that day's register." }),
       h("div", { class: "table-wrap" }, h("table", { class: "week-grid" }, h("thead", {}, head), h("tbody", {}, lines, foot))));
   }).catch(failed(body)).finally(() => body.removeAttribute("aria-busy"));
   return view;

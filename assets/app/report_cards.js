@@ -41,24 +41,36 @@ export async function termsOfSessions() {
   return sessions.flatMap((session, i) => lists[i].map((term) => ({ session, term })));
 }
 
+/** The exam session a school is in today: the active session's latest one that has begun. */
+function current(terms) {
+  const today = new Date().toISOString().slice(0, 10);
+  const active = terms.filter((t) => t.session.is_active);
+  const begun = active.filter((t) => t.term.start_date && String(t.term.start_date).slice(0, 10) <= today);
+  begun.sort((a, b) => String(b.term.start_date).localeCompare(String(a.term.start_date)));
+  return begun[0] || active[0] || terms[0];
+}
+
+/** The exam session (today's by default) and the classes, each one tap from its cards. */
 function pickerPage(sid, esid) {
   const body = h("div", { "aria-busy": "true" }, h("p", { class: "muted", text: "Loading…" }));
   const view = h("section", { class: "report-cards" }, h("h1", { text: "Report cards" }), body);
   view.ready = Promise.all([termsOfSessions(), classesFor()]).then(([terms, classes]) => {
     if (!terms.length) { body.replaceChildren(h("p", { class: "muted", text: "No exam session exists yet." })); return; }
     if (!classes.length) { body.replaceChildren(h("p", { class: "muted", text: "You have no classes to show report cards for." })); return; }
-    const chosen = terms.find((t) => t.session.id === sid && t.term.id === esid) || terms[0];
+    const chosen = terms.find((t) => t.session.id === sid && t.term.id === esid) || current(terms);
     const termField = selectField("Exam session", "term",
-      terms.map(({ session, term }) => [`${session.id}/${term.id}`, `${term.name} (term ${term.term}), ${session.name}`]),
+      terms.map(({ session, term }) => [`${session.id}/${term.id}`, `${session.name}: ${term.name}`]),
       `${chosen.session.id}/${chosen.term.id}`);
-    const classField = selectField("Class", "class", classes.map((c) => [c.id, c.name]), classes[0].id);
-    const form = h("form", { class: "card picker" }, h("div", { class: "grid" }, termField, classField),
-      h("button", { type: "submit", text: "Show report cards" }));
-    form.addEventListener("submit", (event) => {
-      event.preventDefault();
-      location.hash = `#/report-cards/${form.elements.term.value}/${form.elements.class.value}`;
-    });
-    body.replaceChildren(h("p", { class: "muted", text: "Pick an exam session and a class: their cards on screen, and one PDF of the class to print." }), form);
+    const tiles = classes.map((c) => h("a", { class: "tile class-cards", "data-class": c.id },
+      h("strong", { text: c.name }), h("span", { class: "muted", text: "Cards on screen and the class's PDF" })));
+    const select = termField.querySelector("select");
+    const point = () => tiles.forEach((tile) => { tile.href = `#/report-cards/${select.value}/${tile.dataset.class}`; });
+    select.addEventListener("change", point);
+    point();
+    body.replaceChildren(
+      h("p", { class: "muted", text: "Pick the exam session, then a class: its cards on screen, and one PDF of the class to print." }),
+      h("div", { class: "picker" }, termField),
+      h("div", { class: "tiles" }, tiles));
   }).catch(failed(body)).finally(() => body.removeAttribute("aria-busy"));
   return view;
 }
@@ -76,11 +88,11 @@ function classCardsPage(sid, esid, classId) {
     if (!cards.length) { body.replaceChildren(h("p", { class: "muted", text: "This class has no students." })); return; }
     const rows = cards.map((card) => h("tr", { "data-student": card.student.id },
       h("td", { "data-label": "Student" }, h("a", { href: `#/report-cards/${sid}/${esid}/${classId}/${card.student.id}`, text: nameOf(card.student) })),
-      h("td", { "data-label": "Admission no.", text: card.student.admission_number }),
+      h("td", { "data-label": "Admission no.", class: "wide", text: card.student.admission_number }),
       h("td", { "data-label": "Overall", text: percent(card.percentage) }),
       h("td", { "data-label": "Grade", text: card.grade || "–" }),
       h("td", { "data-label": "Position", text: card.position ? `${card.position} of ${card.class_size}` : "–" }),
-      h("td", { "data-label": "Marks", text: card.complete ? "complete" : "some missing" })));
+      h("td", { "data-label": "Marks", class: "wide", text: card.complete ? "complete" : "some missing" })));
     const status = h("span", { class: "state", role: "status" });
     const download = h("button", { type: "button", class: "download", text: `Download the class's PDF (${cards.length} pages)` });
     download.addEventListener("click", () => downloadPdf(path, `report-cards-${slug(className)}-${slug(first.exam_session.name)}.pdf`, status));
@@ -88,7 +100,8 @@ function classCardsPage(sid, esid, classId) {
       h("p", { class: "muted", text: `${first.exam_session.name} (term ${first.exam_session.term}). One page per student in the PDF, ready to print.` }),
       h("div", { class: "sheet-actions" }, download, status),
       h("div", { class: "table-wrap" }, h("table", { class: "cards-table" },
-        h("thead", {}, h("tr", {}, ["Student", "Admission no.", "Overall", "Grade", "Position", "Marks"].map((t) => h("th", { text: t })))),
+        h("thead", {}, h("tr", {}, [["Student"], ["Admission no.", "wide"], ["Overall"], ["Grade"], ["Position"], ["Marks", "wide"]]
+          .map(([t, cls]) => h("th", { text: t, class: cls })))),
         h("tbody", {}, rows))));
   }).catch(failed(body)).finally(() => body.removeAttribute("aria-busy"));
   return view;
@@ -121,12 +134,12 @@ export function cardView(card, path) {
   const showAverage = card.subjects.some((s) => s.class_average !== null && s.class_average !== undefined);
   const columns = ["Subject", "Mark", "%", "Grade", ...(showAverage ? ["Class average"] : []), "Comment"];
   const rows = card.subjects.map((s) => h("tr", {},
-    h("td", { "data-label": "Subject", text: s.name }),
-    h("td", { "data-label": "Mark", text: s.mark === null ? "missing" : `${s.mark} / ${s.max_mark}` }),
-    h("td", { "data-label": "%", text: percent(s.percentage) }),
+    h("td", { "data-label": "Subject", class: "subject", text: s.name }),
+    h("td", { "data-label": "Mark", class: "mark", text: s.mark === null ? "missing" : `${s.mark} / ${s.max_mark}` }),
+    h("td", { "data-label": "%", class: "pct", text: percent(s.percentage) }),
     h("td", { "data-label": "Grade", class: "grade", text: s.grade || "–" }),
-    showAverage ? h("td", { "data-label": "Class average", text: percent(s.class_average) }) : null,
-    h("td", { "data-label": "Comment", text: s.teacher_comment || "" })));
+    showAverage ? h("td", { "data-label": "Class average", class: "avg", text: percent(s.class_average) }) : null,
+    h("td", { "data-label": "Comment", class: "comment", text: s.teacher_comment || "" })));
   const a = card.attendance;
   const attendance = a && a.days
     ? `Attendance over the exam session's dates: present ${a.present}, late ${a.late}, absent ${a.absent}, excused ${a.excused} of ${a.days} days recorded (${percent(a.attendance_rate * 100)}).`
@@ -139,7 +152,7 @@ export function cardView(card, path) {
     h("p", { class: "muted", text: `Admission number ${card.student.admission_number}` }),
     h("p", { class: "summary" }, facts.map(([label, value]) => h("span", {}, `${label}: `, h("b", { text: value })))),
     card.subjects.length
-      ? h("div", { class: "table-wrap" }, h("table", { class: "card-table" },
+      ? h("div", { class: "table-wrap" }, h("table", { class: "card-table subjects" },
         h("thead", {}, h("tr", {}, columns.map((t) => h("th", { text: t })))), h("tbody", {}, rows)))
       : h("p", { class: "muted", text: "No subject has an exam in this exam session yet." }),
     h("p", { class: "attendance-line", text: attendance }),

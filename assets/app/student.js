@@ -61,20 +61,20 @@ function showAttendance(line, session) {
   const range = session ? `?date_from=${String(session.start_date).slice(0, 10)}&date_to=${today}` : "";
   ctx.client.request("GET", api(`/students/${ctx.me.student.id}/attendance-summary/${range}`)).then((s) => {
     line.textContent = s.days
-      ? `${session ? `${session.name}: ` : ""}present ${s.present + s.late} of ${s.days} days (${percent(s.attendance_rate * 100)}); late ${s.late}, absent ${s.absent}, excused ${s.excused}.`
+      ? `${session ? `${session.name}: ` : ""}present ${s.present + s.late} of ${s.days} ${s.days === 1 ? "day" : "days"} (${percent(s.attendance_rate * 100)}); late ${s.late}, absent ${s.absent}, excused ${s.excused}.`
       : "No days recorded yet.";
   }).catch(() => { line.textContent = "Attendance: not available."; });
 }
 
 function termBlock({ session, term, card }) {
   const rows = card.subjects.map((s) => h("tr", {},
-    h("td", { "data-label": "Subject", text: s.name }),
-    h("td", { "data-label": "Mark", text: s.mark === null ? "missing" : `${s.mark} / ${s.max_mark}` }),
+    h("td", { "data-label": "Subject", class: "subject", text: s.name }),
+    h("td", { "data-label": "Mark", class: "mark", text: s.mark === null ? "missing" : `${s.mark} / ${s.max_mark}` }),
     h("td", { "data-label": "Grade", class: "grade", text: s.grade || "–" })));
   return h("article", { class: "card term-block", "data-exam-session": term.id },
     h("h3", { text: `${term.name} (term ${term.term})` }),
     h("p", { class: "muted", text: `${session.name}. Overall ${percent(card.percentage)}${card.grade ? `, grade ${card.grade}` : ""}${card.position ? `, position ${card.position} of ${card.class_size}` : ""}.` }),
-    h("table", { class: "card-table my-marks" },
+    h("table", { class: "card-table subjects my-marks" },
       h("thead", {}, h("tr", {}, ["Subject", "Mark", "Grade"].map((t) => h("th", { text: t })))),
       h("tbody", {}, rows)),
     h("p", {}, h("a", { class: "button", href: `#/me/${session.id}/${term.id}`, text: "My report card" })));

@@ -278,3 +278,34 @@ async fn a_student_finds_their_record_and_reads_their_own_attendance_only() {
         .await
         .assert(403, Some("permission_denied"));
 }
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+#[tokio::test]
+async fn the_demo_student_account_is_a_student_of_the_school_under_its_own_name() {
+    use diesel::{Connection, PgConnection, RunQueryDsl};
+    tokio::task::spawn_blocking(|| {
+        let db = crate::helpers::TestDb::new();
+        let (ok, out, err) = crate::helpers::cli(&db.url, "demo", &[]);
+        assert!(ok, "{out}{err}");
+        let mut conn = PgConnection::establish(&db.url).expect("connect");
+        for school in ["greenwood", "riverside"] {
+            let linked = diesel::sql_query(format!(
+                "SELECT count(*) AS n FROM {school}.students s \
+                 JOIN public.users u ON u.id = s.user_id \
+                 WHERE u.email = 'student@{school}.test' AND NOT s.is_deleted \
+                   AND s.academic_class_id IS NOT NULL \
+                   AND s.first_name = u.first_name AND s.last_name = u.last_name"
+            ))
+            .get_result::<Count>(&mut conn)
+            .expect("count");
+            assert_eq!(linked.n, 1, "{school}'s demo student account has one record");
+        }
+    })
+    .await
+    .expect("test");
+}
