@@ -39,9 +39,9 @@ async fn two_classes(app: &TestApp, admin: &As) -> ((String, Vec<String>), (Stri
                 .await
                 .assert(201, None)
                 .body["id"]
-                .as_str()
-                .expect("id")
-                .to_owned(),
+                    .as_str()
+                    .expect("id")
+                    .to_owned(),
             );
         }
         made.push((class, students));
@@ -53,8 +53,7 @@ async fn two_classes(app: &TestApp, admin: &As) -> ((String, Vec<String>), (Stri
 
 /// The alpha teacher assigned to teach `class`.
 async fn assign_teacher(app: &TestApp, admin: &As, class: &str) {
-    let profile =
-        app.get("/api/v1/school/teachers/", admin).await.body["results"][0]["id"].clone();
+    let profile = app.get("/api/v1/school/teachers/", admin).await.body["results"][0]["id"].clone();
     let subject = app
         .post(
             "/api/v1/school/subjects/",
@@ -78,9 +77,13 @@ fn register(class: &str) -> String {
 }
 
 async fn take(app: &TestApp, who: &As, class: &str, date: &str, lines: Value) {
-    app.post(&register(class), who, json!({"date": date, "records": lines}))
-        .await
-        .assert(200, None);
+    app.post(
+        &register(class),
+        who,
+        json!({"date": date, "records": lines}),
+    )
+    .await
+    .assert(200, None);
 }
 
 fn statuses(page: &Value) -> Vec<(String, String, String)> {
@@ -154,19 +157,23 @@ async fn a_class_register_is_read_back_by_its_teacher_and_the_office_only() {
         .expect("b's record");
     assert_eq!(noted["note"], "ill");
     // The week, paged like every list.
-    let week = format!("{}?date_from=2026-02-27&date_to=2026-03-05", register(&class));
+    let week = format!(
+        "{}?date_from=2026-02-27&date_to=2026-03-05",
+        register(&class)
+    );
     let all = app.get(&week, &teacher).await;
     assert_eq!(all.body["count"], 4);
     let first = app.get(&format!("{week}&page_size=3"), &teacher).await;
     assert_eq!(first.body["results"].as_array().map(Vec::len), Some(3));
     assert!(first.body["next"].is_string(), "{}", first.body);
-    let one = app
-        .get(&format!("{week}&student={a}"), &teacher)
-        .await;
+    let one = app.get(&format!("{week}&student={a}"), &teacher).await;
     assert_eq!(one.body["count"], 2);
     // The office (the permission holders) reads any class.
     let office = app
-        .get(&format!("{}?date=2026-03-02", register(&other_class)), &admin)
+        .get(
+            &format!("{}?date=2026-03-02", register(&other_class)),
+            &admin,
+        )
         .await;
     assert_eq!(office.body["count"], 1);
 
@@ -247,7 +254,10 @@ async fn a_student_finds_their_record_and_reads_their_own_attendance_only() {
     let summary = |student: &str| format!("/api/v1/school/students/{student}/attendance-summary/");
     let own = app.get(&summary(&students[0]), &pupil).await;
     own.assert(200, None);
-    assert_eq!((own.body["days"].clone(), own.body["absent"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (own.body["days"].clone(), own.body["absent"].clone()),
+        (json!(1), json!(1))
+    );
     // A classmate, another class's student, the class's register, the collection.
     for other in [&students[1], &others[0]] {
         app.get(&summary(other), &pupil)
@@ -303,7 +313,10 @@ async fn the_demo_student_account_is_a_student_of_the_school_under_its_own_name(
             ))
             .get_result::<Count>(&mut conn)
             .expect("count");
-            assert_eq!(linked.n, 1, "{school}'s demo student account has one record");
+            assert_eq!(
+                linked.n, 1,
+                "{school}'s demo student account has one record"
+            );
         }
     })
     .await

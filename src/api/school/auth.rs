@@ -84,7 +84,14 @@ pub fn mount(m: &mut Mount) {
                 ]),
             ),
         ],
-        &["user", "tenant", "roles", "permissions", "teacher", "student"],
+        &[
+            "user",
+            "tenant",
+            "roles",
+            "permissions",
+            "teacher",
+            "student",
+        ],
     );
     m.endpoint("/api/v1/school/auth/me/").get(
         me,
