@@ -152,7 +152,7 @@ function register(klass, students, records, date) {
     };
   }
   save.addEventListener("click", () => takeRegister(state, save, status, refresh));
-  const picker = h("input", { type: "date", value: date, "aria-label": "Day" });
+  const picker = h("input", { type: "date", value: date, max: isoDay(new Date()) });
   picker.addEventListener("change", () => { if (validDay(picker.value)) location.hash = `#/registers/${klass.id}?date=${picker.value}`; });
   const table = h("table", { class: "register-table" },
     h("thead", {}, h("tr", {}, h("th", { text: "Student" }), h("th", { text: "Status" }), h("th", { text: "Note" }))),

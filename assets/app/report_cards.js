@@ -7,6 +7,7 @@
 import { h, selectField } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
 import { isGuardian } from "/app/family.js";
+import { isoDay } from "/app/registers.js";
 
 /** Who sees the page: holders of `view_report_card` and teachers (their classes). */
 export const canSeeReportCards = (m) => !isGuardian(m) && Boolean(m.teacher || m.can("view", "report_card"));
@@ -43,7 +44,7 @@ export async function termsOfSessions() {
 
 /** The exam session a school is in today: the active session's latest one that has begun. */
 function current(terms) {
-  const today = new Date().toISOString().slice(0, 10);
+  const today = isoDay(new Date());
   const active = terms.filter((t) => t.session.is_active);
   const begun = active.filter((t) => t.term.start_date && String(t.term.start_date).slice(0, 10) <= today);
   begun.sort((a, b) => String(b.term.start_date).localeCompare(String(a.term.start_date)));
