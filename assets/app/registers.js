@@ -134,6 +134,15 @@ function register(klass, students, records, date) {
   const rows = [...students, ...gone].map((s) => row(s, byStudent.get(s.id) || null));
   rows.forEach((r) => { r.inClass = known.has(r.student.id); });
   const state = { taken: records.length > 0, rows, klass, date };
+  // Once taken, a student without a record (one who joined since) is shown as such, not
+  // as present: a tap records them.
+  if (state.taken) {
+    rows.filter((r) => !r.record).forEach((r) => {
+      r.status = null;
+      show(r);
+      r.saved.textContent = "Not recorded";
+    });
+  }
   const status = h("p", { class: "state", role: "status" });
   const save = h("button", { type: "button", class: "save-register", text: "Save register" });
   const banner = h("p", { class: "register-mode muted" });
@@ -194,9 +203,9 @@ function row(student, record) {
 
 function show(r) {
   r.buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.status === r.status)));
-  r.tr.dataset.status = r.status;
+  r.tr.dataset.status = r.status || "none";
   // A note where it helps: for an exception, or one already written.
-  r.noteInput.hidden = r.status === "present" && !r.note;
+  r.noteInput.hidden = (!r.status || r.status === "present") && !r.note;
 }
 
 function set(r, status) {
@@ -215,7 +224,7 @@ function keyed(event, rows) {
   const status = STATUSES.find((s) => s.key === key);
   const focusRow = (i) => {
     const target = rows[Math.max(0, Math.min(rows.length - 1, i))];
-    target.buttons.find((b) => b.dataset.status === target.status).focus();
+    (target.buttons.find((b) => b.dataset.status === target.status) || target.buttons[0]).focus();
   };
   if (status) {
     event.preventDefault();

@@ -106,6 +106,19 @@ def test_a_teacher_takes_todays_register_with_one_absentee_and_corrects_it(brows
             assert status == 200 and corrected["status"] == "late", corrected
             assert len(every(f"{API}/classes/{klass['id']}/attendance/?date={today()}", admin)) == len(students)
             shot(page, "register-taken")
+            # A student with no record of the day (here: deleted) shows as not recorded,
+            # not as present; one tap records them.
+            late_comer = students[2]
+            record = next(r for r in records if r["student"] == late_comer["id"])
+            assert http("DELETE", f"{API}/attendance/{record['id']}/", token=admin)[0] == 204
+            page.reload()
+            row = page.locator(f'.register-table tr[data-student="{late_comer["id"]}"]')
+            expect(row.locator(".state")).to_have_text("Not recorded")
+            expect(row.locator('button[aria-pressed="true"]')).to_have_count(0)
+            row.get_by_role("button", name="Present").click()
+            expect(row.locator(".state")).to_have_text("Corrected")
+            again = every(f"{API}/classes/{klass['id']}/attendance/?date={today()}&student={late_comer['id']}", admin)
+            assert [r["status"] for r in again] == ["present"], again
         else:
             expect(tile.locator(".badge")).to_have_text("Taken")
             expect(tile.locator(".state-line")).to_contain_text("1 late")
