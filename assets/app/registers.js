@@ -81,9 +81,11 @@ function classesPage() {
       body.replaceChildren(h("p", { class: "muted", text: own ? "You have no classes assigned yet. Please ask the school office." : "The school has no classes yet." }));
       return;
     }
-    const byClass = await todaysRecords(classes, today);
+    // Today's records, and each class's size (a count, one small request per class).
+    const [byClass, sizes] = await Promise.all([todaysRecords(classes, today), Promise.all(classes.map((c) =>
+      ctx.client.request("GET", api(`/classes/${c.id}/students/?page_size=1`)).then((page) => page.count).catch(() => null)))]);
     const missing = classes.filter((c) => !byClass.get(c.id).length);
-    const tiles = classes.map((c) => classTile(c, byClass.get(c.id)));
+    const tiles = classes.map((c, i) => classTile(c, byClass.get(c.id), sizes[i]));
     const summary = own ? null : h("p", { class: missing.length ? "notice not-taken" : "notice", role: "status",
       text: missing.length
         ? `${missing.length} of ${classes.length} classes have not taken today's register: ${missing.map((c) => c.name).join(", ")}.`
@@ -93,11 +95,11 @@ function classesPage() {
   return view;
 }
 
-function classTile(c, records) {
+function classTile(c, records, size) {
   const taken = records.length > 0;
   const exceptions = counts(records).filter(([s, n]) => s.value !== "present" && n);
   const state = taken
-    ? `Taken: ${records.length} recorded${exceptions.length ? ", " + exceptions.map(([s, n]) => `${n} ${s.label.toLowerCase()}`).join(", ") : ", all present"}`
+    ? `Taken: ${records.length}${size !== null && records.length < size ? ` of ${size}` : ""} recorded${exceptions.length ? ", " + exceptions.map(([s, n]) => `${n} ${s.label.toLowerCase()}`).join(", ") : ", all present"}`
     : "Not taken yet";
   return h("article", { class: `register-class card ${taken ? "taken" : "missing"}`, "data-class": c.id },
     h("h2", {}, c.name, " ", h("span", { class: `badge ${taken ? "ok" : "off"}`, text: taken ? "Taken" : "Not taken" })),
