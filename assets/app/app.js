@@ -1,7 +1,8 @@
 // The school app: sign-in, the header, navigation and routing. What a user sees follows
 // the permissions `/auth/me/` answers (the server stays the authority). The academic
 // year: year.js; the marks sheet: marks.js; the other resources: resources.js;
-// settings.js; what the console shares with it: /app/shared.js.
+// settings.js; registers, report cards and a student's own page: registers.js,
+// report_cards.js, student.js; what the console shares with it: /app/shared.js.
 import { $, h, apiClient, whenRecovered, signInForm, showSignIn } from "/app/shared.js";
 import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
@@ -10,6 +11,9 @@ import { settingsPage, canSeeSettings } from "/app/settings.js";
 import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
 import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
 import { USERS } from "/app/users.js";
+import { registersPage, canSeeRegisters } from "/app/registers.js";
+import { reportCardsPage, canSeeReportCards } from "/app/report_cards.js";
+import { studentPage, isStudent } from "/app/student.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -18,7 +22,7 @@ const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSigned
 
 /** Who is signed in: the `/auth/me/` answer, and a permission test on it. */
 const me = {
-  user: null, tenant: null, roles: [], permissions: new Set(), teacher: null,
+  user: null, tenant: null, roles: [], permissions: new Set(), teacher: null, student: null,
   can(action, resource) { return this.permissions.has(`${action}_${resource}`); },
 };
 
@@ -30,6 +34,9 @@ setFamilyContext({ client, me, API });
  * and what it may start loading before `/auth/me/` answers (`prefetch`).
  */
 const PAGES = {
+  me: { nav: "My page", visible: isStudent, render: studentPage },
+  registers: { nav: "Registers", visible: canSeeRegisters, render: registersPage },
+  "report-cards": { nav: "Report cards", visible: canSeeReportCards, render: reportCardsPage },
   sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage, prefetch: sessionsPrefetch },
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
@@ -75,7 +82,7 @@ async function signedIn() {
   const hint = granted && { can: (action, resource) => granted.has(`${action}_${resource}`) };
   if (page && page.prefetch && hint && page.visible(hint)) page.prefetch(args, params, hint);
   const answer = await client.request("GET", `${API}/auth/me/`);
-  Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, permissions: new Set(answer.permissions) });
+  Object.assign(me, { user: answer.user, tenant: answer.tenant, roles: answer.roles, teacher: answer.teacher, student: answer.student || null, permissions: new Set(answer.permissions) });
   sessionStorage.setItem(PERMISSIONS_KEY, JSON.stringify(answer.permissions));
   $("login-view").hidden = true;
   buildNav();
@@ -104,8 +111,10 @@ async function schoolName() {
 function buildNav() {
   const links = [["", "Home"]];
   for (const [key, page] of Object.entries(PAGES)) {
-    // A guardian's one page is their children (the rest would show the same records).
-    if (page.visible(me) && (!isGuardian(me) || key === "children")) links.push([key, page.nav]);
+    // A guardian's one page is their children (the rest would show the same records); a
+    // student's, their own.
+    const only = isGuardian(me) ? "children" : isStudent(me) ? "me" : null;
+    if (page.visible(me) && (!only || key === only)) links.push([key, page.nav]);
   }
   $("nav").replaceChildren(...links.map(([key, text]) => h("a", { href: `#/${key}`, "data-view": key || "home", text })));
 }
@@ -124,12 +133,14 @@ function where() {
 function route() {
   if (!client.session.access || !me.tenant) return null;
   const { key, page, args, params } = where();
-  const active = page ? key : "home";
+  const active = page && (!isStudent(me) || key === "me") ? key : "home";
   document.querySelectorAll("#nav a").forEach((a) => {
     if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
-  const home = isGuardian(me) ? () => familyPage([]) : homePage;
-  const view = page && page.visible(me) ? page.render(args, params) : home();
+  const home = isGuardian(me) ? () => familyPage([]) : isStudent(me) ? () => studentPage([]) : homePage;
+  // A student sees their own page only (the rest of the school is not theirs to browse).
+  const shown = page && page.visible(me) && (!isStudent(me) || key === "me");
+  const view = shown ? page.render(args, params) : home();
   $("view").replaceChildren(view);
   const heading = $("view").querySelector("h1");
   if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");

@@ -48,6 +48,22 @@ static HISTORY_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/history.js"),
 );
+static REGISTERS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/registers.js"),
+);
+static REPORT_CARDS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/report_cards.js"),
+);
+static STUDENT_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/student.js"),
+);
+static DAY_CSS: Asset = Asset::new(
+    "text/css; charset=utf-8",
+    include_str!("../../assets/app/day.css"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -67,7 +83,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/school_year.js/", &SCHOOL_YEAR_JS);
     serve(cfg, "/app/users.js/", &USERS_JS);
     serve(cfg, "/app/history.js/", &HISTORY_JS);
+    serve(cfg, "/app/registers.js/", &REGISTERS_JS);
+    serve(cfg, "/app/report_cards.js/", &REPORT_CARDS_JS);
+    serve(cfg, "/app/student.js/", &STUDENT_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
+    serve(cfg, "/app/day.css/", &DAY_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);
     serve(cfg, "/app/shared.css/", &SHARED_CSS);
 }

@@ -98,8 +98,14 @@ FROM demo_clock, demo_names, (
     CROSS JOIN LATERAL generate_series(1, c.size) g
 ) s;
 
-UPDATE students SET user_id = (SELECT id FROM public.users WHERE email = 'student@{{MAIL}}')
-WHERE admission_number = '{{PREFIX}}0001';
+-- The demo student account is the first student, under the account's own name (the app
+-- shows the record's name on their page and the account's in its header).
+UPDATE students s
+SET user_id = u.id,
+    first_name = coalesce(nullif(u.first_name, ''), s.first_name),
+    last_name = coalesce(nullif(u.last_name, ''), s.last_name)
+FROM public.users u
+WHERE u.email = 'student@{{MAIL}}' AND s.admission_number = '{{PREFIX}}0001';
 
 -- Every (class, subject) pair has a teacher: subjects go round the teachers, shifted per
 -- class so each teacher meets several classes.

@@ -176,6 +176,18 @@ impl Students {
         Self::list(conn, (), &query).map(Some)
     }
 
+    /// The live student record linked to `user` (their own account; the oldest if more
+    /// than one names it), read whatever the caller's read scope.
+    pub fn live_of_user(conn: &mut TenantConn, user: Uuid) -> ApiResult<Option<Student>> {
+        Ok(t::table
+            .filter(t::user_id.eq(user))
+            .filter(t::is_deleted.eq(false))
+            .order((t::created_at, t::id))
+            .select(Student::as_select())
+            .first(conn.pg())
+            .optional()?)
+    }
+
     /// Whether a live student has this admission number (marks must name one).
     pub fn admission_number_is_live(conn: &mut TenantConn, number: &str) -> ApiResult<bool> {
         Ok(diesel::select(diesel::dsl::exists(

@@ -39,6 +39,7 @@ mod report_cards;
 mod resilience;
 mod resources;
 mod school_app;
+mod school_day;
 mod school_users;
 mod security;
 mod sessions;

@@ -10,6 +10,7 @@ import sys
 from playwright.sync_api import expect, sync_playwright
 
 from conftest import CHROMIUM, PASSWORD, SCHOOL
+from day_shots import day_shots
 
 out = pathlib.Path(sys.argv[1])
 out.mkdir(parents=True, exist_ok=True)
@@ -145,6 +146,8 @@ with sync_playwright() as p:
                 expect(page.locator("[data-band]").first).to_be_visible()
             page.screenshot(path=out / f"{name}-{section.lower()}.png", full_page=True)
         page.close()
+    if not os.environ.get("MEASURE_ONLY"):
+        day_shots(browser, out)
     measure(browser, int(os.environ.get("MEASURE_RUNS", "7")))
     browser.close()
 print(f"screenshots in {out}/")

@@ -1,7 +1,9 @@
 //! Attendance beyond CRUD: `POST /api/v1/school/classes/{class_pk}/attendance/` takes a
-//! class's attendance for one date in one request, and
-//! `GET /api/v1/school/students/{id}/attendance-summary/` counts a student's days. The
-//! queries are in `crate::school::attendance_ops`; here are HTTP, parsing and access.
+//! class's attendance for one date in one request, `GET` on the same path lists the
+//! class's records (a register and its week, for the class's teachers too), and
+//! `GET /api/v1/school/students/{id}/attendance-summary/` counts a student's days (for the
+//! student themselves too). The queries are in `crate::school::attendance_ops`; here are
+//! HTTP, parsing and access.
 
 use actix_web::{HttpResponse, web};
 use chrono::NaiveDate;
@@ -14,8 +16,9 @@ use crate::{
         body::read_object,
         fields::{Fields, Mode, any},
         list_filter,
+        openapi::schema::page_of,
         openapi::{ApiDoc, Auth, Op, schema},
-        pagination::query_map,
+        pagination::{ListQuery, page_response, query_map},
         routes::Mount,
         school::class_access::require_class_access,
     },
@@ -26,7 +29,7 @@ use crate::{
     error::{ApiError, ApiResult, FieldErrors},
     school::{
         Store, Target,
-        attendance::{Attendance, MAX_NOTE_CHARS, STATUSES},
+        attendance::{Attendance, Attendances, MAX_NOTE_CHARS, STATUSES},
         attendance_ops::{AttendanceSummary, TakeLine, check_take, summary_of, upsert_take},
         classes::Classes,
         students::Students,
@@ -83,6 +86,34 @@ pub fn mount(m: &mut Mount) {
             ))
             .body(doc.schema::<TakeClassAttendanceRequest>())
             .ok(200, Some(schema::array(record)))
+        })
+        .get(class_records, |doc: &mut ApiDoc| {
+            let record = doc.schema::<Attendance>();
+            let page = page_of(doc, "AttendancePage", record);
+            let mut op = Op::new(
+                "attendance",
+                "List a class's attendance records",
+                Auth::BearerOrKey,
+            )
+            .description(Some(
+                "The live records taken for the class (their `academic_class`), paged like \
+                 every list, oldest first; `?date=`, `?date_from=`, `?date_to=` and \
+                 `?student=` narrow them as on `/attendance/`. Needs `view_attendance`, or an \
+                 assignment to teach the class (a register and its week); a guardian reads \
+                 their children's records only. 404 when the class does not exist.",
+            ))
+            .query("page", schema::integer(), "page number, from 1")
+            .query(
+                "page_size",
+                schema::integer(),
+                "records per page (default 50, max 200)",
+            );
+            for (name, what) in super::attendance::ATTENDANCE_FILTERS {
+                if *name != "academic_class" {
+                    op = op.query(name, schema::string(), what);
+                }
+            }
+            op.ok(200, Some(page)).errors(&[404])
         });
     m.endpoint("/api/v1/school/students/{id}/attendance-summary/")
         .get(summary, |doc: &mut ApiDoc| {
@@ -92,7 +123,8 @@ pub fn mount(m: &mut Mount) {
                 Auth::BearerOrKey,
             )
             .description(Some(
-                "Needs `view_attendance`, or an assignment to teach the student's class.",
+                "Needs `view_attendance`, or an assignment to teach the student's class; a \
+                 student (the `user` of the student record) reads their own.",
             ))
             .query(
                 "date_from",
@@ -197,6 +229,30 @@ async fn take_class(request: SchoolRequest, payload: web::Payload) -> ApiResult<
     Ok(HttpResponse::Ok().json(records))
 }
 
+async fn class_records(request: SchoolRequest) -> ApiResult<HttpResponse> {
+    let http = request.http().clone();
+    let path = PathIds::of(&http);
+    let query = ListQuery::parse_filtered(&http, super::attendance::ATTENDANCE_FILTERS);
+    let page_query = query.as_ref().ok().cloned();
+    let (count, rows) = request
+        .run(Need::Authenticated, move |conn, caller| {
+            let class_id = path.last()?;
+            require_class_access(conn, caller, VIEW, Some(class_id))?;
+            if !Classes::live_exists(conn, class_id)? {
+                return Err(ApiError::not_found());
+            }
+            let mut query = query?;
+            query.include_deleted = false;
+            query.filter.academic_class = Some(class_id);
+            let (count, rows) = Attendances::list(conn, (), &query)?;
+            query.check_page(count)?;
+            Ok((count, rows))
+        })
+        .await?;
+    let query = page_query.ok_or_else(|| ApiError::InvalidQuery("bad list parameters".into()))?;
+    page_response(&http, &query, count, rows)
+}
+
 async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let path = PathIds::of(request.http());
     let params = query_map(request.http());
@@ -213,7 +269,13 @@ async fn summary(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 },
             )?;
             let class = student.as_ref().and_then(|s| s.academic_class_id);
-            require_class_access(conn, caller, VIEW, class)?;
+            // A student reads their own days (their page in the school app).
+            let own = student
+                .as_ref()
+                .is_some_and(|s| caller.user_id().is_some() && s.user_id == caller.user_id());
+            if !own {
+                require_class_access(conn, caller, VIEW, class)?;
+            }
             let student = student.ok_or_else(ApiError::not_found)?;
             let filter = list_filter::read(&params?, super::attendance::ATTENDANCE_FILTERS)?;
             summary_of(conn, student.id, filter.date_from, filter.date_to)

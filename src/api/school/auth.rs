@@ -20,7 +20,10 @@ use crate::{
     },
     db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
-    school::teachers::TeacherView,
+    school::{
+        students::{Student, Students},
+        teachers::TeacherView,
+    },
     tenancy::Tenant,
 };
 
@@ -30,6 +33,7 @@ pub fn mount(m: &mut Mount) {
     let doc = m.doc();
     let user = doc.schema::<UserView>();
     let teacher = doc.schema::<TeacherView>();
+    let student = doc.schema::<Student>();
     let tenant = doc.named(
         "TenantRef",
         object(vec![
@@ -70,6 +74,7 @@ pub fn mount(m: &mut Mount) {
             ("roles", array(string())),
             ("permissions", array(string())),
             ("teacher", nullable(teacher)),
+            ("student", nullable(student)),
             (
                 "api_key",
                 object(vec![
@@ -79,7 +84,14 @@ pub fn mount(m: &mut Mount) {
                 ]),
             ),
         ],
-        &["user", "tenant", "roles", "permissions", "teacher"],
+        &[
+            "user",
+            "tenant",
+            "roles",
+            "permissions",
+            "teacher",
+            "student",
+        ],
     );
     m.endpoint("/api/v1/school/auth/me/").get(
         me,
@@ -88,6 +100,11 @@ pub fn mount(m: &mut Mount) {
             "The caller and their school context",
             Auth::BearerOrKey,
         )
+        .description(Some(
+            "`teacher`: the caller's live teacher profile; `student`: the live student record \
+             linked to the caller's account (their own page in the school app); each null \
+             when there is none.",
+        ))
         .ok(200, Some(me_answer)),
     );
     m.endpoint("/api/v1/school/auth/logout/")
@@ -209,6 +226,7 @@ async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
                     "roles": caller.roles,
                     "permissions": permissions,
                     "teacher": TeacherView::of_user(conn, user)?,
+                    "student": Students::live_of_user(conn, user.id)?,
                 }),
                 Principal::ApiKey(key) => json!({
                     "user": null,
@@ -216,6 +234,7 @@ async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
                     "roles": [],
                     "permissions": permissions,
                     "teacher": null,
+                    "student": null,
                     "api_key": {"id": key.id, "name": key.name, "read_only": key.read_only},
                 }),
             })
