@@ -24,6 +24,8 @@ mod fleet;
 mod grade_comment_owners;
 mod guardians;
 mod imports;
+mod imports_marks;
+mod imports_teachers;
 mod isolation;
 mod live_counts;
 mod observability;
