@@ -25,9 +25,12 @@ use crate::{
 
 /// The live teacher profiles by the lower-cased e-mail of their account and by staff number
 /// (`None`: two teachers share it).
-fn teacher_ids(
-    conn: &mut TenantConn,
-) -> ApiResult<(HashMap<String, Uuid>, HashMap<String, Option<Uuid>>)> {
+struct TeacherIds {
+    by_email: HashMap<String, Uuid>,
+    by_staff: HashMap<String, Option<Uuid>>,
+}
+
+fn teacher_ids(conn: &mut TenantConn) -> ApiResult<TeacherIds> {
     let profiles = profiles(conn)?;
     let ids: Vec<Uuid> = profiles.iter().map(|p| p.user_id).collect();
     let emails: HashMap<Uuid, String> = users::table
@@ -50,23 +53,19 @@ fn teacher_ids(
                 .or_insert(Some(p.id));
         }
     }
-    Ok((by_email, by_staff))
+    Ok(TeacherIds { by_email, by_staff })
 }
 
 /// The teacher a cell names: by e-mail when it holds an `@`, else by staff number.
-fn teacher_named(
-    cells: &mut Cells<'_>,
-    by_email: &HashMap<String, Uuid>,
-    by_staff: &HashMap<String, Option<Uuid>>,
-) -> Option<Uuid> {
+fn teacher_named(cells: &mut Cells<'_>, teachers: &TeacherIds) -> Option<Uuid> {
     const COLUMN: &str = "teacher";
     let Some(key) = cells.get(COLUMN) else {
         cells.error(COLUMN, "required", "this cell must not be empty");
         return None;
     };
     let found = match key.contains('@') {
-        true => by_email.get(&key.to_lowercase()).copied().map(Some),
-        false => by_staff.get(key).copied(),
+        true => (teachers.by_email.get(&key.to_lowercase()).copied()).map(Some),
+        false => teachers.by_staff.get(key).copied(),
     };
     match found {
         Some(Some(id)) => Some(id),
@@ -89,7 +88,7 @@ pub fn assignments(
     dry_run: bool,
     actor: &Actor,
 ) -> ApiResult<Counts> {
-    let (by_email, by_staff) = teacher_ids(conn)?;
+    let teachers = teacher_ids(conn)?;
     let (class_ids, subject_ids) = (class_ids(conn)?, subject_ids(conn)?);
     let classes = Named {
         what: "class",
@@ -107,7 +106,7 @@ pub fn assignments(
         .collect();
     let mut keys = Keys::new();
     let rows = Rows::read(rows, |cells| {
-        let teacher = teacher_named(cells, &by_email, &by_staff);
+        let teacher = teacher_named(cells, &teachers);
         let class = classes.required(cells, "academic_class");
         let subject = subjects.required(cells, "subject");
         let (Some(teacher), Some(class), Some(subject)) = (teacher, class, subject) else {
