@@ -170,3 +170,9 @@ fi
 if [ "${BENCH_REPORT_CARDS:-1}" = 1 ]; then
   scripts/bench/report_cards.sh
 fi
+
+# The school year: imports, rollover, last year's report cards (make bench-year);
+# BENCH_YEAR=0 skips.
+if [ "${BENCH_YEAR:-1}" = 1 ]; then
+  BENCH_BIN="$bin" scripts/bench/year.sh
+fi
