@@ -79,6 +79,10 @@ INSERT INTO marks (exam_id, studentadmissionnumber, mark)
   FROM exams x JOIN students st ON st.academic_class_id = x.academic_class_id;
 ANALYZE;
 SQL
+# YEAR_LOG_SLOW_MS: log the server's statements slower than this (PostgreSQL's log).
+if [ -n "${YEAR_LOG_SLOW_MS:-}" ]; then
+  psql -q "$(pg_admin_url)" -c "ALTER DATABASE $db SET log_min_duration_statement = ${YEAR_LOG_SLOW_MS}"
+fi
 
 port="$(free_port)"
 JWT_SECRET="bench-year-secret-bench-year-secret-0123" BIND_ADDR="127.0.0.1:$port" "$bin" serve &
