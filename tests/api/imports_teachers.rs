@@ -153,7 +153,9 @@ async fn bad_teacher_rows_are_all_reported_and_nothing_is_written() {
                 Cy,Dee,ann@alpha.test,,\n\
                 ,Eve,eve@alpha.test,12,\n\
                 Fay,Gee,fay@alpha.test,,A-1\n\
-                teacher,Test,teacher@alpha.test,,A-1\n";
+                teacher,Test,teacher@alpha.test,,A-1\n\
+                Gil,Hay,gil@alpha.test,+1 555 0100,\n\
+                Hal,Ide,hal@alpha.test,+15550100,\n";
     let refused = csv(&app, &admin, "teachers", false, file).await;
     assert_eq!(
         errors(&refused),
@@ -165,6 +167,7 @@ async fn bad_teacher_rows_are_all_reported_and_nothing_is_written() {
             (json!(6), json!("phone"), json!("invalid")),
             (json!(7), json!("staff_number"), json!("duplicate_key")),
             (json!(8), json!("staff_number"), json!("duplicate_key")),
+            (json!(10), json!("phone"), json!("duplicate_key")),
         ]
     );
     assert_eq!(teachers(&app, &admin).await, before, "all or nothing");

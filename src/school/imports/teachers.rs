@@ -181,7 +181,7 @@ pub fn teachers(
         .ok()
         .and_then(|mut roles| roles.pop());
     let mut school_users: HashMap<Uuid, User> = HashMap::new();
-    let (mut email_keys, mut staff_keys) = (Keys::new(), Keys::new());
+    let (mut email_keys, mut staff_keys, mut phone_keys) = (Keys::new(), Keys::new(), Keys::new());
     let rows = Rows::read(rows, |cells| {
         let first = cells.text("first_name", 150);
         let last = cells.text("last_name", 150);
@@ -208,6 +208,9 @@ pub fn teachers(
         }
         if let Some(s) = &staff {
             staff_keys.first(cells, "staff_number", s, s);
+        }
+        if let Some(p) = &phone {
+            phone_keys.first(cells, "phone", p, p);
         }
         // The account the row names: by e-mail, else by staff number.
         let mut user: Option<User> = None;

@@ -91,7 +91,10 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Sheet, Unreadable> {
                 .take_while(|b| matches!(b, b'\r' | b'\n'))
                 .count();
             let end = (from + skipped).max(counted.0);
-            counted.1 += bytes[counted.0..end].iter().filter(|b| **b == b'\n').count();
+            counted.1 += bytes[counted.0..end]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
             counted.0 = end;
             counted.1 + 1
         });
