@@ -5,6 +5,7 @@ year's report cards before and after it. Prints one line per figure."""
 import argparse
 import io
 import json
+import os
 import time
 import urllib.error
 import urllib.request
@@ -75,6 +76,12 @@ def as_xlsx(rows):
     return out.getvalue()
 
 
+def cpu_seconds(pid):
+    """The server's CPU time so far (user + system)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mib(pid):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith("VmHWM:"):
@@ -90,11 +97,14 @@ def imports(args):
         school = School(args.port, schema)
         school.call("GET", "/classes/")  # the school's first request binds its connection
         for dry in ("true", "false"):
+            cpu = cpu_seconds(args.pid)
             took, answer = school.timed("POST", f"/imports/students/?dry_run={dry}", body, content_type)
+            cpu = cpu_seconds(args.pid) - cpu
             assert answer["rows"] == args.rows and answer["created"] == args.rows, answer
             times[fmt, dry] = took
             what = "dry run" if dry == "true" else "import "
-            print(f"students {fmt:4} {args.rows} rows {what}  {took:6.2f} s  ({len(body) / 1024:.0f} KiB)")
+            print(f"students {fmt:4} {args.rows} rows {what}  {took:6.2f} s  "
+                  f"(server CPU {cpu:.2f} s; {len(body) / 1024:.0f} KiB)")
     for dry, what in (("true", "dry run"), ("false", "import ")):
         print(f"students xlsx/csv {what}          {times['xlsx', dry] / times['csv', dry]:6.2f}x")
     print(f"server peak RSS after the imports   {peak_rss_mib(args.pid):6.1f} MiB")
