@@ -9,8 +9,8 @@
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
 # In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
-# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one;
-# APP_TEST_ARGS replaces pytest's `tests/app` (one file: APP_TEST_ARGS=tests/app/test_history.py).
+# skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one.
+# APP_TEST_ARGS: further pytest arguments, e.g. APP_TEST_ARGS="tests/app/test_year.py -k teachers".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -56,6 +56,6 @@ serve_in_background "$bin"
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/app/shots.py target/app-shots
 else
-  # APP_TEST_ARGS: other pytest arguments, e.g. one file or `-k name`.
+  # shellcheck disable=SC2086 # APP_TEST_ARGS is words on purpose
   .venv/bin/python -m pytest -q -p no:cacheprovider ${APP_TEST_ARGS:-tests/app}
 fi

@@ -175,3 +175,9 @@ fi
 if [ "${BENCH_FAMILIES:-1}" = 1 ]; then
   BENCH_BIN="$bin" scripts/bench/families.sh
 fi
+
+# The school year: imports, rollover, last year's report cards (make bench-year);
+# BENCH_YEAR=0 skips.
+if [ "${BENCH_YEAR:-1}" = 1 ]; then
+  BENCH_BIN="$bin" scripts/bench/year.sh
+fi

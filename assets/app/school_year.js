@@ -5,16 +5,37 @@
 import { h, field, selectField } from "/app/shared.js";
 import { ctx, api } from "/app/resources.js";
 
+// Each kind the API imports (API.md 10), with the columns of its template (the server's
+// own list: a unit test of src/api/school/imports checks them) and what it needs.
 const KINDS = {
   classes: { label: "Classes", perm: "academicclass", columns: ["name", "level"] },
   subjects: { label: "Subjects", perm: "subject", columns: ["code", "name"] },
   students: { label: "Students", perm: "student", columns: ["admission_number", "first_name", "last_name", "academic_class"] },
+  teachers: { label: "Teachers", perm: "teacherprofile", also: ["add", "user"], columns: ["first_name", "last_name", "email", "phone", "staff_number"] },
+  "teacher-assignments": { label: "Teacher assignments", perm: "teacherassignment", columns: ["teacher", "academic_class", "subject"] },
+  enrollments: { label: "Enrollments", perm: "enrollment", columns: ["student", "academic_class", "academic_session", "status"] },
+  marks: { label: "One exam's marks", perm: "mark", exam: true, columns: ["studentadmissionnumber", "mark", "symbol", "comment", "subject"] },
 };
 const XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
-const mayImport = (m, kind) => m.can("add", KINDS[kind].perm) && m.can("change", KINDS[kind].perm);
+const mayImport = (m, kind) => {
+  const k = KINDS[kind];
+  return m.can("add", k.perm) && m.can("change", k.perm) && (!k.also || m.can(...k.also));
+};
 export const canImport = (m) => Object.keys(KINDS).some((kind) => mayImport(m, kind));
 export const canRollOver = (m) => m.can("add", "academicsession") && m.can("add", "enrollment");
+
+/** The exams of the active session, as [id, "exam session: exam"] (for a marks file). */
+async function activeExams() {
+  const sessions = await ctx.client.all(api("/sessions/"));
+  const active = sessions.find((s) => s.is_active);
+  if (!active) return [];
+  const examSessions = await ctx.client.all(api(`/sessions/${active.id}/exam-sessions/`));
+  const lists = await Promise.all(examSessions.map((es) =>
+    ctx.client.all(api(`/sessions/${active.id}/exam-sessions/${es.id}/exams/`)).then((exams) =>
+      exams.map((e) => [e.id, `${es.name}: ${e.name}`]))));
+  return lists.flat();
+}
 
 /** Posts a file (not JSON) with the session's token; answers [status, body]. */
 async function upload(path, file) {
@@ -79,6 +100,7 @@ function problemsTable(errors, rows) {
 export function importPage() {
   const kinds = Object.entries(KINDS).filter(([kind]) => mayImport(ctx.me, kind));
   const kind = selectField("What the file holds", "kind", kinds.map(([k, d]) => [k, d.label]), kinds[0] && kinds[0][0]);
+  const exam = selectField("Exam", "exam", [["", "Loading the exams…"]], "");
   const template = h("a", { class: "button", text: "Download the template" });
   const file = field("File (CSV or XLSX)", "file", { type: "file", accept: ".csv,.xlsx,text/csv," + XLSX });
   const check = h("button", { type: "button", text: "Check the file" });
@@ -86,21 +108,35 @@ export function importPage() {
   const status = h("p", { role: "status", class: "muted" });
   const result = h("div");
   const chosen = () => kind.querySelector("select").value;
+  const examId = () => exam.querySelector("select").value;
   const picked = () => file.querySelector("input").files[0];
-  const setTemplate = () => {
+  let exams = null;
+  const setKind = () => {
     const header = KINDS[chosen()].columns.join(",") + "\r\n";
     template.setAttribute("href", `data:text/csv;charset=utf-8,${encodeURIComponent(header)}`);
     template.setAttribute("download", `${chosen()}-template.csv`);
     apply.disabled = true;
+    exam.hidden = !KINDS[chosen()].exam;
+    if (!exam.hidden && !exams) {
+      exams = activeExams().then((list) => {
+        const select = exam.querySelector("select");
+        select.replaceChildren(...(list.length ? list : [["", "No exams in the active session"]])
+          .map(([v, text]) => h("option", { value: v, text })));
+      }).catch((problem) => { status.textContent = problem.message; });
+    }
   };
-  kind.addEventListener("change", setTemplate);
+  kind.addEventListener("change", setKind);
+  exam.addEventListener("change", () => { apply.disabled = true; });
   file.addEventListener("change", () => { apply.disabled = true; result.replaceChildren(); status.textContent = ""; });
-  setTemplate();
+  setKind();
   const run = async (dryRun) => {
     const f = picked();
     if (!f) { status.textContent = "Choose a file first."; return; }
+    const marks = KINDS[chosen()].exam;
+    if (marks && !examId()) { status.textContent = "Choose the exam first."; return; }
+    const path = marks ? `exams/${examId()}/marks` : chosen();
     status.textContent = dryRun ? "Checking…" : "Importing…";
-    const [code, body] = await upload(api(`/imports/${chosen()}/?dry_run=${dryRun}`), f);
+    const [code, body] = await upload(api(`/imports/${path}/?dry_run=${dryRun}`), f);
     result.replaceChildren();
     if (code === 200) {
       const what = `${body.rows} rows: ${body.created} new, ${body.updated} updated, ${body.unchanged} unchanged.`;
@@ -118,8 +154,8 @@ export function importPage() {
   check.addEventListener("click", () => run(true));
   apply.addEventListener("click", () => run(false));
   return h("section", null, h("h1", { text: "Import" }),
-    h("p", { class: "muted", text: "Rows are matched by natural key (a class by name, a subject by code, a student by admission number): a file imported twice changes nothing, and nothing is ever deleted. One bad row and nothing is imported." }),
-    h("div", { class: "sheet-actions" }, kind, template), file,
+    h("p", { class: "muted", text: "Rows are matched by natural key (a class by name, a subject by code, a student by admission number, a teacher by e-mail or staff number, a mark by the student's admission number): a file imported twice changes nothing, and nothing is ever deleted. One bad row and nothing is imported. New teachers get an account without a password: set one on the Users page." }),
+    h("div", { class: "sheet-actions" }, kind, exam, template), file,
     h("div", { class: "sheet-actions" }, check, apply), status, result);
 }
 

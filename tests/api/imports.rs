@@ -6,13 +6,19 @@ use serde_json::{Value, json};
 
 use crate::helpers::{As, Reply, TestApp, spawn_app, spawn_app_with};
 
-const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+pub const XLSX: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
 
-fn imports(kind: &str, dry_run: bool) -> String {
+pub fn imports(kind: &str, dry_run: bool) -> String {
     format!("/api/v1/school/imports/{kind}/?dry_run={dry_run}")
 }
 
-async fn upload(app: &TestApp, who: &As, path: &str, content_type: &str, body: Vec<u8>) -> Reply {
+pub async fn upload(
+    app: &TestApp,
+    who: &As,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Reply {
     let mut req = app
         .client
         .post(format!("{}{}", app.address, path))
@@ -25,7 +31,7 @@ async fn upload(app: &TestApp, who: &As, path: &str, content_type: &str, body: V
     TestApp::read(req.send().await.expect("request")).await
 }
 
-async fn csv(app: &TestApp, who: &As, kind: &str, dry_run: bool, text: &str) -> Reply {
+pub async fn csv(app: &TestApp, who: &As, kind: &str, dry_run: bool, text: &str) -> Reply {
     upload(
         app,
         who,
@@ -36,7 +42,7 @@ async fn csv(app: &TestApp, who: &As, kind: &str, dry_run: bool, text: &str) -> 
     .await
 }
 
-fn counts(reply: &Reply) -> (Value, Value, Value, Value) {
+pub fn counts(reply: &Reply) -> (Value, Value, Value, Value) {
     let b = &reply.body;
     (
         b["rows"].clone(),
@@ -203,7 +209,7 @@ async fn every_bad_row_is_reported_and_nothing_is_written() {
     app.get("/api/v1/school/classes/", &admin).await;
 }
 
-fn workbook(rows: &[&[&str]], formula_row: Option<(u32, &str, &str)>) -> Vec<u8> {
+pub fn workbook(rows: &[&[&str]], formula_row: Option<(u32, &str, &str)>) -> Vec<u8> {
     let mut book = Workbook::new();
     let sheet = book.add_worksheet();
     for (r, row) in rows.iter().enumerate() {

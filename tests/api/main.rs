@@ -25,6 +25,8 @@ mod grade_comment_owners;
 mod guardian_years;
 mod guardians;
 mod imports;
+mod imports_marks;
+mod imports_teachers;
 mod isolation;
 mod live_counts;
 mod observability;

@@ -24,7 +24,7 @@ use actix_web::http::Method;
 /// The paths named by hand: those that are no API resource, a list nested under an item
 /// of another resource (the rule would read it as an action), and actions the rule would
 /// name badly (`attendanceClass`).
-const FIXED: [(&str, &str); 5] = [
+const FIXED: [(&str, &str); 6] = [
     ("/healthz/", "checkLiveness"),
     ("/readyz/", "checkReadiness"),
     (
@@ -38,6 +38,10 @@ const FIXED: [(&str, &str); 5] = [
     (
         "/api/v1/school/students/{id}/attendance-summary/",
         "getStudentAttendanceSummary",
+    ),
+    (
+        "/api/v1/school/imports/exams/{exam_pk}/marks/",
+        "importExamMarks",
     ),
 ];
 

@@ -71,6 +71,8 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Sheet, Unreadable> {
         .delimiter(delimiter(first_line))
         .from_reader(bytes);
     let (mut sheet, mut seen_header) = (Sheet::default(), false);
+    // (bytes counted, line ends among them)
+    let mut counted = (0usize, 0usize);
     for (index, record) in reader.records().enumerate() {
         // The reader skips empty lines: the row a spreadsheet shows is the line the record
         // starts on (one more than the line ends before its first byte).
@@ -80,14 +82,21 @@ pub fn csv(bytes: &[u8], max_rows: usize) -> Result<Sheet, Unreadable> {
         };
         // The reader's position is where the previous record ended, before its line end
         // and any blank lines: the record starts at the first byte past them.
+        // Line ends are counted once, from where the last count stopped (positions only
+        // grow), so numbering a file's rows is linear in its size.
         let number = start.map_or(index + 1, |p| {
             let from = (p.byte() as usize).min(bytes.len());
             let skipped = bytes[from..]
                 .iter()
                 .take_while(|b| matches!(b, b'\r' | b'\n'))
                 .count();
-            let before = &bytes[..from + skipped];
-            before.iter().filter(|b| **b == b'\n').count() + 1
+            let end = (from + skipped).max(counted.0);
+            counted.1 += bytes[counted.0..end]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            counted.0 = end;
+            counted.1 + 1
         });
         let record = record.map_err(|err| match err.kind() {
             csv::ErrorKind::Utf8 { .. } => broken(

@@ -3,7 +3,7 @@
 //! teacher profile, a link to a student or guardian record); nobody grants what they do not
 //! hold; users are deactivated, never deleted.
 
-mod rules;
+pub(super) mod rules;
 
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
