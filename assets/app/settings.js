@@ -47,10 +47,11 @@ function card(title, perm, path, fields, collection, extra) {
     const more = extra ? extra(record) : null;
     const saved = h("p", { class: "notice", role: "status", hidden: true });
     const canSave = record || me.can("add", perm);
-    form.replaceChildren(h("h2", { text: `${title} settings` }), saved, h("div", { class: "grid" }, formFields(fields, record, {})),
+    // replaceChildren writes a null as the text "null": only nodes are passed.
+    form.replaceChildren(...[h("h2", { text: `${title} settings` }), saved, h("div", { class: "grid" }, formFields(fields, record, {})),
       more ? more.element : null,
       h("p", { class: "form-error", role: "alert", hidden: true }),
-      canSave ? h("button", { type: "submit", text: `Save ${title.toLowerCase()} settings` }) : null);
+      canSave ? h("button", { type: "submit", text: `Save ${title.toLowerCase()} settings` }) : null].filter(Boolean));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       clearErrors(form);

@@ -41,6 +41,7 @@ pub mod imports;
 pub mod marks;
 pub mod oneroster;
 pub mod report_cards;
+pub mod report_remarks;
 pub mod report_settings;
 pub mod roles;
 pub mod rollover;
