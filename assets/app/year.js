@@ -14,11 +14,21 @@ const SESSION = {
   fields: [{ name: "name", label: "Name", type: "text", required: true },
     { name: "start_date", label: "Starts", type: "date", required: true }, { name: "end_date", label: "Ends", type: "date", required: true }],
 };
-const EXAM_SESSION = {
+/** An exam session's form, its term picked from the school's terms (academic settings'
+ * `terms_per_session`, 3 without settings): "1" to "N", shown as "Term 1"... */
+const examSession = (terms) => ({
   singular: "exam session", perm: "examsession", label: (e) => e.name,
-  fields: [{ name: "name", label: "Name", type: "text", required: true }, { name: "term", label: "Term", type: "text", required: true },
+  fields: [{ name: "name", label: "Name", type: "text", required: true },
+    { name: "term", label: "Term", type: "choice", required: true, options: Array.from({ length: terms }, (_, i) => [String(i + 1), `Term ${i + 1}`]) },
     { name: "start_date", label: "Starts", type: "date" }, { name: "end_date", label: "Ends", type: "date" }],
-};
+});
+
+/** The number of terms a school year has (academic settings; 3 when unreadable or unset). */
+async function termsPerSession() {
+  if (!ctx.me.can("view", "academicsettings")) return 3;
+  const answer = await ctx.client.request("GET", api("/academic-settings/?page_size=1")).catch(() => null);
+  return (answer && answer.results.length && answer.results[0].terms_per_session) || 3;
+}
 const EXAM = {
   singular: "exam", perm: "exam", label: (e) => e.name,
   fields: [{ name: "name", label: "Name", type: "text", required: true },
@@ -89,7 +99,7 @@ function sessionsList() {
     h("td", {}, h("a", { href: `#/sessions/${s.id}`, text: s.name })),
     h("td", { text: day(s.start_date) }), h("td", { text: day(s.end_date) }),
     h("td", {}, h("span", { class: `badge ${s.is_active ? "ok" : ""}`, text: s.is_active ? "active" : "inactive" })),
-    canChange ? h("td", {}, h("div", { class: "actions" },
+    canChange ? h("td", { class: "row-actions" }, h("div", { class: "actions" },
       s.is_active ? null : h("button", { type: "button", class: "secondary small", text: "Activate", onclick: () =>
         dialog(`Activate ${s.name}`, [h("p", { text: `${s.name} becomes the school's active session; the session active now becomes inactive.` })],
           async () => { await client.request("PATCH", `${path}${s.id}/`, { is_active: true }); await refresh(); }, "Activate") }),
@@ -105,17 +115,17 @@ function sessionPage(sid) {
   const { me, client } = ctx;
   const wrap = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
   const path = examSessionsPath(sid);
-  client.request("GET", `${sessionsPath()}${sid}/`).then((session) => {
+  Promise.all([client.request("GET", `${sessionsPath()}${sid}/`), termsPerSession()]).then(([session, terms]) => {
     const canChange = me.can("change", "examsession"), canDelete = me.can("delete", "examsession");
     let list;
     const toolbar = me.can("add", "examsession") ? [h("button", { type: "button", text: "New exam session", onclick: () =>
-      editDialog(EXAM_SESSION, {}, null, path, (made) => list.created(`Exam session "${made.name}" created.`)) })] : [];
+      editDialog(examSession(terms), {}, null, path, (made) => list.created(`Exam session "${made.name}" created.`)) })] : [];
     const row = (e, refresh) => h("tr", { "data-name": e.name },
       h("td", {}, h("a", { href: `#/sessions/${sid}/exam-sessions/${e.id}`, text: e.name })),
-      h("td", { text: e.term }), h("td", { text: day(e.start_date) }), h("td", { text: day(e.end_date) }),
-      canChange || canDelete ? h("td", {}, h("div", { class: "actions" },
-        canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(EXAM_SESSION, {}, e, path, refresh) }) : null,
-        canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(EXAM_SESSION, e, path, refresh) }) : null)) : null);
+      h("td", { text: /^\d+$/.test(e.term) ? `Term ${e.term}` : e.term }), h("td", { text: day(e.start_date) }), h("td", { text: day(e.end_date) }),
+      canChange || canDelete ? h("td", { class: "row-actions" }, h("div", { class: "actions" },
+        canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(examSession(terms), {}, e, path, refresh) }) : null,
+        canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(examSession(terms), e, path, refresh) }) : null)) : null);
     list = listView({
       title: `Exam sessions of ${session.name}`, columns: ["Name", "Term", "Starts", "Ends", ...(canChange || canDelete ? [""] : [])], row, toolbar,
       load: (page, search) => client.request("GET", `${path}${query(page, search)}`),
@@ -152,7 +162,7 @@ function examsPage(sid, esid) {
           h("td", { "data-label": "Class", text: named(lookups.classes, e.academic_class) }),
           h("td", { "data-label": "Teacher", text: named(lookups.teachers, e.teacher) }),
           h("td", { "data-label": "Max mark", text: e.max_mark }),
-          canChange || canDelete ? h("td", { "data-label": "" }, h("div", { class: "actions" },
+          canChange || canDelete ? h("td", { class: "row-actions", "data-label": "" }, h("div", { class: "actions" },
             canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(EXAM, lookups, e, path, load) }) : null,
             canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(EXAM, e, path, load) }) : null)) : null);
       }));

@@ -145,7 +145,7 @@ async fn the_printed_card_is_one_a_parent_would_accept() {
 
     // As a picture: ink near the right margin (the wrapped comment reaches it), none past it.
     let (width, height, pixels) = page_one_pixels(&bytes);
-    assert_eq!((width, height), (595, 842));
+    assert!((595..=596).contains(&width) && height == 842, "{width}x{height}");
     let ink = |x0: usize, x1: usize| {
         (0..height)
             .flat_map(|y| (x0..x1).map(move |x| (x, y)))

@@ -112,6 +112,39 @@ def measure(browser, runs):
     report("loaded by its address (from navigation)", loaded)
 
 
+def report_card_picture(out):
+    """The first student's printed report card of term 1, page 1 as a PNG (pdftoppm)."""
+    import json
+    import subprocess
+    import urllib.request
+
+    from conftest import MAIN
+
+    def call(path, token=None, body=None, accept="application/json"):
+        req = urllib.request.Request(MAIN + path, data=json.dumps(body).encode() if body else None,
+                                     method="POST" if body else "GET")
+        req.add_header("Host", "greenwood.localhost")
+        req.add_header("Accept", accept)
+        if body:
+            req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(req) as res:
+            raw = res.read()
+            return json.loads(raw) if accept == "application/json" else raw
+
+    token = call("/api/v1/school/auth/login/", body={"identifier": "admin@greenwood.test", "password": PASSWORD})["access"]
+    session = next(s for s in call("/api/v1/school/sessions/", token)["results"] if s["is_active"])
+    base = f"/api/v1/school/sessions/{session['id']}/exam-sessions/"
+    term = next(e for e in call(base, token)["results"] if e["term"] == "1")
+    classes = call("/api/v1/school/classes/", token)["results"]
+    cards = f"{base}{term['id']}/report-cards/?academic_class={classes[0]['id']}"
+    pdf = call(cards, token, accept="application/pdf")
+    (out / "report-cards.pdf").write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-png", "-r", "80", "-f", "1", "-l", "1", "-singlefile",
+                    str(out / "report-cards.pdf"), str(out / "report-card")], check=True)
+
+
 with sync_playwright() as p:
     browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     widths = [("laptop", {"width": 1366, "height": 900}), ("phone", {"width": 390, "height": 844})]
@@ -137,14 +170,44 @@ with sync_playwright() as p:
         page.close()
         page = browser.new_page(viewport=viewport)
         sign_in(page, "admin@greenwood.test")
-        for section, ready in [("Sessions", "2026/2027"), ("Subjects", "Mathematics"), ("Settings", None)]:
+        page.screenshot(path=out / f"{name}-admin-menu.png")
+        for section, ready in [("Sessions", "2026/2027"), ("Subjects", "Mathematics"), ("Settings", None),
+                               ("Assignments", "tbody tr"), ("Users", "tbody tr"), ("Import", "main h1"),
+                               ("New school year", "main h1")]:
             page.locator("#nav").get_by_role("link", name=section, exact=True).click()
-            if ready:
+            if ready and ready[0].isupper():
                 expect(page.locator(f'tr[data-name="{ready}"]')).to_be_visible()
+            elif ready:
+                expect(page.locator(ready).first).to_be_visible()
             else:
                 expect(page.locator("[data-band]").first).to_be_visible()
-            page.screenshot(path=out / f"{name}-{section.lower()}.png", full_page=True)
+            page.screenshot(path=out / f"{name}-{section.lower().replace(' ', '-')}.png", full_page=True)
+        # A class opened to its students.
+        page.locator("#nav").get_by_role("link", name="Classes", exact=True).click()
+        page.get_by_role("link", name="Form 1 Green", exact=True).click()
+        expect(page.locator("tbody tr").first).to_be_visible()
+        page.screenshot(path=out / f"{name}-class-students.png", full_page=True)
+        # A new exam session: the term is picked from the school's terms.
+        page.locator("#nav").get_by_role("link", name="Sessions", exact=True).click()
+        page.locator('tr[data-name="2026/2027"]').get_by_role("link").first.click()
+        page.get_by_role("button", name="New exam session").click()
+        expect(page.locator("dialog").get_by_label("Term")).to_be_visible()
+        page.screenshot(path=out / f"{name}-new-exam-session.png")
         page.close()
+        # A guardian's page, when the demo has a guardian account.
+        page = browser.new_page(viewport=viewport)
+        page.goto(SCHOOL + "/app/")
+        page.get_by_label("E-mail or phone").fill("guardian@greenwood.test")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        try:
+            expect(page.get_by_role("heading", name="My children")).to_be_visible(timeout=3000)
+            page.screenshot(path=out / f"{name}-my-children.png", full_page=True)
+        except AssertionError:
+            print("no demo guardian account: no my-children screenshot")
+        page.close()
+    if not os.environ.get("MEASURE_ONLY"):
+        report_card_picture(out)
     measure(browser, int(os.environ.get("MEASURE_RUNS", "7")))
     browser.close()
 print(f"screenshots in {out}/")
