@@ -251,8 +251,8 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
         if (column === "mark" && row.autoSymbol && bands.list.length) {
           const value = input.mark.value.trim();
           input.symbol.value = MARK.test(value) ? symbolFor(Number(value)) : "";
-        } else if (column === "mark" && row.autoSymbol && ABSENT.test(input.mark.value.trim())) {
-          input.symbol.value = "";
+        } else if (column === "mark" && ABSENT.test(input.mark.value.trim())) {
+          input.symbol.value = ""; // an absent student has no symbol
         }
         setState(row, "unsaved");
       });

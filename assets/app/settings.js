@@ -17,7 +17,7 @@ const REPORT = [
   { name: "show_position", label: "Show each student's position", type: "bool" },
   { name: "show_class_average", label: "Show the class average", type: "bool" },
   { name: "show_teacher_comments", label: "Show teachers' comments", type: "bool" },
-  { name: "principal_signature", label: "Principal's signature", type: "text" },
+  { name: "principal_signature", label: "Principal's name (printed on the report cards' signature line)", type: "text" },
   { name: "footer_text", label: "Footer text", type: "text" },
 ];
 

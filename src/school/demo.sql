@@ -215,3 +215,31 @@ CROSS JOIN LATERAL (
            CASE WHEN abs(hashtext(st.admission_number || ':often away')) % 12 = 0 THEN 0.16 ELSE 0.02 END AS p
 ) r
 WHERE a.is_active AND extract(isodow FROM d) < 6;
+
+-- The class teacher's remark on each term-1 report card, from the student's term: their
+-- average mark and how often they were away.
+INSERT INTO report_remarks (exam_session_id, student_id, remark, created_at, updated_at)
+SELECT es.id, st.id,
+       CASE
+           WHEN t.away > 0.1 THEN st.first_name || ' has missed too many days this term, and it shows in the marks. '
+                || 'Regular attendance next term will make the difference; please talk to me about any difficulty.'
+           WHEN t.average >= 72 THEN st.first_name || ' has had an excellent term: focused, curious and a help to others. '
+                || 'Keep reading widely and aim for the top grades next term.'
+           WHEN t.average >= 60 THEN st.first_name || ' works steadily and takes part well in class. '
+                || 'More care with homework deadlines would lift the marks further.'
+           WHEN t.average >= 50 THEN st.first_name || ' is making progress but is not yet working to full potential. '
+                || 'Short daily revision of the weaker subjects is the next step.'
+           ELSE st.first_name || ' has found this term hard. Extra support sessions are offered on Tuesdays; '
+                || 'I would like to meet at home-school evening to agree a plan.'
+       END,
+       es.end_date, es.end_date
+FROM exam_sessions es
+JOIN academic_sessions a ON a.id = es.academic_session_id AND a.is_active
+JOIN students st ON NOT st.is_deleted
+CROSS JOIN LATERAL (
+    SELECT (SELECT avg(m.mark) FROM marks m JOIN exams e ON e.id = m.exam_id
+            WHERE e.exam_session_id = es.id AND m.studentadmissionnumber = st.admission_number) AS average,
+           (SELECT count(*) FILTER (WHERE status = 'absent')::float8 / greatest(count(*), 1)
+            FROM attendance WHERE student_id = st.id) AS away
+) t
+WHERE es.term = '1' AND t.average IS NOT NULL;

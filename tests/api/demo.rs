@@ -110,9 +110,18 @@ fn realistic(url: &str) {
         "(SELECT student_id FROM greenwood.attendance GROUP BY student_id \
           HAVING count(*) FILTER (WHERE status = 'absent') > 0.1 * count(*)) o",
     );
-    assert!((2..=25).contains(&often), "{often} frequent absentees of 120");
-    let surnames = count(&mut conn, "(SELECT DISTINCT last_name FROM greenwood.students) s");
+    assert!(
+        (2..=25).contains(&often),
+        "{often} frequent absentees of 120"
+    );
+    let surnames = count(
+        &mut conn,
+        "(SELECT DISTINCT last_name FROM greenwood.students) s",
+    );
     assert!(surnames >= 40, "{surnames} surnames");
+    // Every student with term-1 marks has a class teacher's remark on the card.
+    let remarks = count(&mut conn, "greenwood.report_remarks");
+    assert_eq!(remarks, 120, "a remark per student");
     let signed = count(
         &mut conn,
         "greenwood.report_settings WHERE principal_signature = 'Patricia Okafor'",

@@ -32,7 +32,11 @@ fn drawn_text(bytes: &[u8]) -> String {
         .arg("-")
         .output()
         .expect("pdftotext (poppler-utils) is installed");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(dir);
     String::from_utf8(out.stdout).expect("utf-8")
 }
@@ -49,7 +53,11 @@ fn page_one_pixels(bytes: &[u8]) -> (usize, usize, Vec<u8>) {
         .arg(dir.join("page"))
         .output()
         .expect("pdftoppm (poppler-utils) is installed");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let image = std::fs::read(dir.join("page.pgm")).expect("page.pgm");
     if let Ok(keep) = std::env::var("REPORT_CARD_PICTURE") {
         std::fs::write(Path::new(&keep), &image).expect("keep");
@@ -100,19 +108,35 @@ async fn the_printed_card_is_one_a_parent_would_accept() {
     // The class teacher's remark: one per student and exam session.
     let remarks = cards.replace("/report-cards/", "/report-remarks/");
     let made = app
-        .post(&remarks, &admin, json!({"student": students[0], "remark": "Draft"}))
+        .post(
+            &remarks,
+            &admin,
+            json!({"student": students[0], "remark": "Draft"}),
+        )
         .await;
     made.assert(201, None);
-    app.post(&remarks, &admin, json!({"student": students[0], "remark": "Again"}))
-        .await
-        .assert(409, Some("conflict"));
+    app.post(
+        &remarks,
+        &admin,
+        json!({"student": students[0], "remark": "Again"}),
+    )
+    .await
+    .assert(409, Some("conflict"));
     let remark_id = made.body["id"].as_str().expect("id").to_owned();
-    app.patch(&format!("{remarks}{remark_id}/"), &admin, json!({"remark": REMARK}))
-        .await
-        .assert(200, None);
-    app.post(&remarks, &admin, json!({"student": students[1], "remark": ""}))
-        .await
-        .assert(400, None);
+    app.patch(
+        &format!("{remarks}{remark_id}/"),
+        &admin,
+        json!({"remark": REMARK}),
+    )
+    .await
+    .assert(200, None);
+    app.post(
+        &remarks,
+        &admin,
+        json!({"student": students[1], "remark": ""}),
+    )
+    .await
+    .assert(400, None);
 
     let card = app.get(&format!("{cards}{}/", students[0]), &admin).await;
     card.assert(200, None);
@@ -139,13 +163,22 @@ async fn the_printed_card_is_one_a_parent_would_accept() {
     }
     assert!(!flat.contains('…'), "nothing is cut: {flat}");
     assert!(!flat.contains(".00"), "marks as entered: {flat}");
-    assert!(flat.contains("90 100 90 A Pass"), "Maths 90 of 100, 90%: {flat}");
-    let issued = chrono::Utc::now().date_naive().format("Issued %-d %B %Y").to_string();
+    assert!(
+        flat.contains("90 100 90 A Pass"),
+        "Maths 90 of 100, 90%: {flat}"
+    );
+    let issued = chrono::Utc::now()
+        .date_naive()
+        .format("Issued %-d %B %Y")
+        .to_string();
     assert!(flat.contains(&issued), "{issued} in {flat}");
 
     // As a picture: ink near the right margin (the wrapped comment reaches it), none past it.
     let (width, height, pixels) = page_one_pixels(&bytes);
-    assert!((595..=596).contains(&width) && height == 842, "{width}x{height}");
+    assert!(
+        (595..=596).contains(&width) && height == 842,
+        "{width}x{height}"
+    );
     let ink = |x0: usize, x1: usize| {
         (0..height)
             .flat_map(|y| (x0..x1).map(move |x| (x, y)))
@@ -153,11 +186,21 @@ async fn the_printed_card_is_one_a_parent_would_accept() {
             .count()
     };
     let right_margin = 595 - 50;
-    assert!(ink(right_margin - 60, right_margin) > 50, "text reaches toward the margin");
-    assert_eq!(ink(right_margin + 3, width), 0, "nothing runs past the right margin");
+    assert!(
+        ink(right_margin - 60, right_margin) > 50,
+        "text reaches toward the margin"
+    );
+    assert_eq!(
+        ink(right_margin + 3, width),
+        0,
+        "nothing runs past the right margin"
+    );
     // The comment column holds several lines of ink rows: the comment wrapped, not cut.
     let column_rows = (0..height)
         .filter(|y| (420..right_margin).any(|x| pixels[y * width + x] < 160))
         .count();
-    assert!(column_rows > 40, "{column_rows} rows of ink in the comment column");
+    assert!(
+        column_rows > 40,
+        "{column_rows} rows of ink in the comment column"
+    );
 }

@@ -33,7 +33,7 @@ def test_settings_forms_show_no_null(page):
         expect(button).to_be_visible()
         assert "null" not in form.inner_text(), form.inner_text()
     report = page.get_by_role("form", name="Report settings")
-    expect(report.get_by_label("Principal's signature")).to_have_value("Patricia Okafor")
+    expect(report.get_by_label("Principal's name (printed on the report cards' signature line)")).to_have_value("Patricia Okafor")
 
 
 def test_messages_read_as_sentences(page):

@@ -26,8 +26,7 @@ use crate::{
         report_settings::ReportSettings,
         schema::{
             academic_sessions, academic_settings, exams, general_settings, marks, students,
-            subjects,
-            teacher_grade_comments as comments,
+            subjects, teacher_grade_comments as comments,
         },
         sessions::Sessions,
     },

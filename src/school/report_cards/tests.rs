@@ -152,14 +152,19 @@ fn an_absent_mark_is_missing_and_says_absent_and_the_remark_is_the_students() {
     let art = sheet.subjects[1].exams[0].id;
     sheet.marks.insert((art, "D".into()), None);
     sheet.absent.insert((art, "D".into()));
-    sheet.remarks.insert(sheet.students[0].id, "A fine term.".into());
+    sheet
+        .remarks
+        .insert(sheet.students[0].id, "A fine term.".into());
     let cards = cards(&sheet, &header());
     let d = &cards[3];
     assert!(d.subjects[1].absent && d.subjects[1].exams[0].absent);
     assert_eq!(d.subjects[1].mark, None);
     assert_eq!((d.total_mark, d.complete), (Some(50), false));
     assert!(!d.subjects[0].absent && !cards[0].subjects[1].absent);
-    assert_eq!(cards[0].class_teacher_remark.as_deref(), Some("A fine term."));
+    assert_eq!(
+        cards[0].class_teacher_remark.as_deref(),
+        Some("A fine term.")
+    );
     assert_eq!(cards[1].class_teacher_remark, None);
     assert_eq!(d.academic_session.name, "2026/2027");
 }

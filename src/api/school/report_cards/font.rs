@@ -393,13 +393,19 @@ mod tests {
         let lines = font.wrap(text, 8.0, 100.0, 10);
         assert!(lines.len() > 1, "{lines:?}");
         assert_eq!(lines.join(" "), text);
-        assert!(lines.iter().all(|l| font.width(l, 8.0) <= 100.0), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| font.width(l, 8.0) <= 100.0),
+            "{lines:?}"
+        );
         let long = font.wrap(&"Keep going. ".repeat(900), 8.0, 100.0, 4);
         assert_eq!(long.len(), 4);
         assert!(long[3].ends_with('…') && font.width(&long[3], 8.0) <= 100.0);
         let word = font.wrap("Antidisestablishmentarianism", 9.0, 40.0, 10);
         assert!(word.len() > 2 && word[0].ends_with('-'), "{word:?}");
-        assert_eq!(word.concat().replace('-', ""), "Antidisestablishmentarianism");
+        assert_eq!(
+            word.concat().replace('-', ""),
+            "Antidisestablishmentarianism"
+        );
         assert!(font.wrap("", 9.0, 40.0, 3).is_empty());
     }
 

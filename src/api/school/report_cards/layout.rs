@@ -97,7 +97,11 @@ pub fn number(value: Option<f64>) -> String {
         |v| {
             let text = format!("{v:.2}");
             let text = text.trim_end_matches('0').trim_end_matches('.');
-            if text == "-0" { "0".into() } else { text.into() }
+            if text == "-0" {
+                "0".into()
+            } else {
+                text.into()
+            }
         },
     )
 }
@@ -144,7 +148,14 @@ pub fn draw_card(
     let issued = format!("Issued {}", issued.format("%-d %B %Y"));
     page.text_right(RIGHT, y, 9.0, false, &issued);
     let issued_width = page.fonts[0].width(&issued, 9.0);
-    let lines = page.wrapped_in((MARGIN, y), 16.0, true, width - issued_width - 12.0, name, 2);
+    let lines = page.wrapped_in(
+        (MARGIN, y),
+        16.0,
+        true,
+        width - issued_width - 12.0,
+        name,
+        2,
+    );
     y -= leading(16.0) * (lines.max(1) - 1) as f32;
     if let Some(school) = school {
         let contact = [school.phone.as_str(), school.email.as_str()]
@@ -179,7 +190,14 @@ pub fn draw_card(
         .academic_class
         .as_ref()
         .map_or("–", |c| c.name.as_str());
-    page.wrapped_in((MARGIN, y), 10.0, false, 260.0, &format!("Class: {class}"), 1);
+    page.wrapped_in(
+        (MARGIN, y),
+        10.0,
+        false,
+        260.0,
+        &format!("Class: {class}"),
+        1,
+    );
     if let Some(position) = card.position {
         let text = format!("Position: {position} of {}", card.class_size);
         page.text(320.0, y, 10.0, false, &text);
@@ -227,12 +245,28 @@ fn table(page: &mut Page<'_>, card: &ReportCard, mut y: f32) -> f32 {
             number(subject.class_average),
         ];
         for (index, text) in cells.iter().enumerate() {
-            page.wrapped_in((MARGIN + COLUMNS[index + 1].1, y), 9.0, false, cell(index + 1), text, 1);
+            page.wrapped_in(
+                (MARGIN + COLUMNS[index + 1].1, y),
+                9.0,
+                false,
+                cell(index + 1),
+                text,
+                1,
+            );
         }
         // The rows left below this one keep a line each.
         let room = ((y - TABLE_FLOOR) / leading(8.0)) as usize;
-        let spare = room.saturating_sub(card.subjects.len() - row - 1).clamp(1, 8);
-        let names = page.wrapped_in((MARGIN, y), 9.0, false, cell(0), &subject.name, spare.min(3));
+        let spare = room
+            .saturating_sub(card.subjects.len() - row - 1)
+            .clamp(1, 8);
+        let names = page.wrapped_in(
+            (MARGIN, y),
+            9.0,
+            false,
+            cell(0),
+            &subject.name,
+            spare.min(3),
+        );
         let comment = subject.teacher_comment.as_deref().unwrap_or("");
         let x = MARGIN + COLUMNS[7].1;
         let comments = page.wrapped_in((x, y), 8.0, false, right - COLUMNS[7].1, comment, spare);
@@ -241,7 +275,13 @@ fn table(page: &mut Page<'_>, card: &ReportCard, mut y: f32) -> f32 {
         if y < TABLE_FLOOR && row + 1 < card.subjects.len() {
             y -= 13.0;
             let more = card.subjects.len() - row - 1;
-            page.text(MARGIN, y, 8.0, false, &format!("and {more} more subjects (see the report card's data)"));
+            page.text(
+                MARGIN,
+                y,
+                8.0,
+                false,
+                &format!("and {more} more subjects (see the report card's data)"),
+            );
             break;
         }
     }
@@ -288,7 +328,14 @@ fn signatures(page: &mut Page<'_>, report: &ReportSettings) {
     page.wrapped_in((x, y - 12.0), 9.0, false, RIGHT - x, &principal, 2);
     if !report.footer_text.is_empty() {
         page.line(MARGIN, 70.0, RIGHT, 70.0, 0.3);
-        page.wrapped_in((MARGIN, 56.0), 8.0, false, RIGHT - MARGIN, &report.footer_text, 2);
+        page.wrapped_in(
+            (MARGIN, 56.0),
+            8.0,
+            false,
+            RIGHT - MARGIN,
+            &report.footer_text,
+            2,
+        );
     }
 }
 
@@ -312,8 +359,17 @@ mod tests {
             name: name.into(),
             term: term.into(),
         };
-        assert_eq!(exam_session_title(&session("Term 1 examinations", "1")), "Term 1 examinations");
-        assert_eq!(exam_session_title(&session("Mid-year tests", "2")), "Mid-year tests · Term 2");
-        assert_eq!(exam_session_title(&session("Finals", "Spring")), "Finals · Spring");
+        assert_eq!(
+            exam_session_title(&session("Term 1 examinations", "1")),
+            "Term 1 examinations"
+        );
+        assert_eq!(
+            exam_session_title(&session("Mid-year tests", "2")),
+            "Mid-year tests · Term 2"
+        );
+        assert_eq!(
+            exam_session_title(&session("Finals", "Spring")),
+            "Finals · Spring"
+        );
     }
 }
