@@ -190,17 +190,14 @@ with sync_playwright() as p:
         expect(page.locator("dialog").get_by_label("Term")).to_be_visible()
         page.screenshot(path=out / f"{name}-new-exam-session.png")
         page.close()
-        # A guardian's page, when the demo has a guardian account.
+        # A guardian's page ("My children"), for a guardian made as tests/app/test_family.py does.
+        from test_family import guardian_of_a_demo_student
+
         page = browser.new_page(viewport=viewport)
-        page.goto(SCHOOL + "/app/")
-        page.get_by_label("E-mail or phone").fill("guardian@greenwood.test")
-        page.get_by_label("Password").fill(PASSWORD)
-        page.get_by_role("button", name="Sign in").click()
-        try:
-            expect(page.get_by_role("heading", name="My children")).to_be_visible(timeout=3000)
-            page.screenshot(path=out / f"{name}-my-children.png", full_page=True)
-        except AssertionError:
-            print("no demo guardian account: no my-children screenshot")
+        sign_in(page, guardian_of_a_demo_student()[0])
+        expect(page.get_by_role("heading", name="My children")).to_be_visible()
+        expect(page.locator("article.child .attendance")).not_to_contain_text("loading")
+        page.screenshot(path=out / f"{name}-my-children.png", full_page=True)
         page.close()
     if not os.environ.get("MEASURE_ONLY"):
         report_card_picture(out)
