@@ -173,6 +173,10 @@ async fn the_printed_card_is_one_a_parent_would_accept() {
         .to_string();
     assert!(flat.contains(&issued), "{issued} in {flat}");
 
+    // René has no art mark: "missing" is printed whole, like everything else on a card.
+    let rene = drawn_text(&pdf(&app, &format!("{cards}{}/", students[3]), &admin).await);
+    assert!(rene.contains("missing") && !rene.contains('…'), "{rene}");
+
     // As a picture: ink near the right margin (the wrapped comment reaches it), none past it.
     let (width, height, pixels) = page_one_pixels(&bytes);
     assert!(

@@ -24,9 +24,9 @@ const TABLE_FLOOR: f32 = 290.0;
 /// The table's columns: heading and left edge (points from the margin).
 const COLUMNS: [(&str, f32); 8] = [
     ("Subject", 0.0),
-    ("Mark", 112.0),
-    ("Max", 148.0),
-    ("%", 182.0),
+    ("Mark", 108.0),
+    ("Max", 150.0),
+    ("%", 184.0),
     ("Grade", 220.0),
     ("Result", 256.0),
     ("Class avg", 296.0),
