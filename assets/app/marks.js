@@ -282,3 +282,72 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
       editable ? h("div", { class: "sheet-actions" }, saveAll) : null),
   ];
 }
+
+/**
+ * The class teacher's remarks of a class for an exam session (`report-remarks/`, printed
+ * on the report cards): a box per student, saved when the cursor leaves it; an emptied box
+ * removes the remark. Those who write marks write remarks.
+ */
+export function remarksPage(sid, esid, classId) {
+  const { me, client } = ctx;
+  const path = api(`/sessions/${sid}/exam-sessions/${esid}/report-remarks/`);
+  const wrap = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
+  const editable = me.can("add", "mark") && me.can("change", "mark");
+  (async () => {
+    const [examSession, klass, students, remarks] = await Promise.all([
+      client.request("GET", api(`/sessions/${sid}/exam-sessions/${esid}/`)),
+      client.request("GET", api(`/classes/${classId}/`)),
+      client.all(api(`/classes/${classId}/students/`)),
+      client.all(path),
+    ]);
+    const byStudent = new Map(remarks.map((r) => [r.student, r]));
+    const rows = students.map((student) => {
+      const name = `${student.first_name} ${student.last_name}`;
+      const record = byStudent.get(student.id) || null;
+      const box = h("textarea", { name: "remark", rows: 2, maxlength: 2000, "aria-label": `Remark for ${name}`, readonly: !editable });
+      box.value = record ? record.remark : "";
+      const state = h("span", { class: "state" }, record ? "saved" : "—");
+      const error = h("span", { class: "cell-error", role: "alert", hidden: true });
+      const row = { student, record, box, state, saved: box.value, busy: false };
+      box.addEventListener("input", () => { state.className = "state unsaved"; state.textContent = "not saved"; });
+      box.addEventListener("blur", () => save(row, error));
+      row.tr = h("tr", {}, h("td", { "data-label": "Student", text: name }), h("td", { "data-label": "Remark" }, box, error), h("td", { "data-label": "" }, state));
+      return row;
+    });
+    async function save(row, error) {
+      const text = row.box.value.trim();
+      if (text === row.saved || row.busy) return;
+      row.busy = true;
+      row.state.className = "state saving";
+      row.state.textContent = "saving…";
+      try {
+        if (row.record && !text) await client.request("PATCH", `${path}${row.record.id}/`, { is_deleted: true });
+        else if (row.record) row.record = await client.request("PATCH", `${path}${row.record.id}/`, { remark: text });
+        else if (text) row.record = await client.request("POST", path, { student: row.student.id, remark: text });
+        if (!text) row.record = null;
+        row.saved = text;
+        error.hidden = true;
+        row.state.className = "state saved";
+        row.state.textContent = text ? "saved" : "removed";
+      } catch (problem) {
+        error.textContent = (problem.errors.remark || [problem.message]).join(" ");
+        error.hidden = false;
+        row.state.className = "state error";
+        row.state.textContent = "not saved";
+      }
+      row.busy = false;
+      if (row.box.value.trim() !== row.saved) save(row, error);
+    }
+    ctx.leaveGuard = () => (rows.some((r) => r.box.value.trim() !== r.saved) ? "Some remarks are not saved. Leave this page anyway?" : null);
+    wrap.replaceChildren(
+      crumbs(["Sessions", "#/sessions"], ["Exam session", `#/sessions/${sid}/exam-sessions/${esid}`], [`Remarks: ${klass.name}`]),
+      h("section", { class: "card remarks" },
+        h("h1", { text: `Class teacher's remarks: ${klass.name}` }),
+        h("p", { class: "muted", text: `${examSession.name}. Printed on each student's report card. ${editable ? "A remark is saved when you leave its box." : "You may read these remarks, not change them."}` }),
+        students.length ? null : h("p", { class: "muted", text: "The class has no students." }),
+        h("div", { class: "table-wrap" }, h("table", { "aria-label": "Remarks" },
+          h("thead", {}, h("tr", {}, ["Student", "Remark", "State"].map((c) => h("th", { scope: "col", text: c })))),
+          h("tbody", {}, rows.map((r) => r.tr))))));
+  })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
+  return wrap;
+}

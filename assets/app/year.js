@@ -5,7 +5,7 @@
 // (a marks sheet; `?class=<id>` names the exam's class, see marks.js).
 import { h, listView, query, day, dialog } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
-import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
+import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref, remarksPage } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
@@ -74,7 +74,8 @@ export function homePage() {
 
 /** #/sessions[/...]: the sessions list, or deeper pages by the path. */
 export function sessionsPage(args, params) {
-  const [sid, , esid, , eid] = args;
+  const [sid, , esid, kind, eid] = args;
+  if (eid && kind === "remarks") return remarksPage(sid, esid, eid);
   if (eid) return marksSheet(sid, esid, eid, params.get("class"));
   if (esid) return examsPage(sid, esid);
   if (sid) return sessionPage(sid);
@@ -84,8 +85,8 @@ export function sessionsPage(args, params) {
 /** Before `/auth/me/` answers: a marks sheet starts loading at once, when `known` (the
  *  tab's last permissions) let its user read it. */
 export function sessionsPrefetch(args, params, known) {
-  const [sid, , esid, , eid] = args;
-  if (eid && canReadSheet(known)) prefetchSheet(sid, esid, eid, params.get("class"));
+  const [sid, , esid, kind, eid] = args;
+  if (eid && kind === "exams" && canReadSheet(known)) prefetchSheet(sid, esid, eid, params.get("class"));
 }
 
 function sessionsList() {
@@ -150,6 +151,7 @@ function examsPage(sid, esid) {
     const mine = h("input", { type: "checkbox", checked: !!me.teacher, disabled: !me.teacher });
     const message = h("p", { class: "notice", role: "status", hidden: true });
     const body = h("tbody");
+    const remarks = h("p", { class: "remark-links" });
     const canChange = me.can("change", "exam"), canDelete = me.can("delete", "exam");
     async function load() {
       const exams = await client.all(path);
@@ -167,6 +169,11 @@ function examsPage(sid, esid) {
             canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(EXAM, e, path, load) }) : null)) : null);
       }));
       if (!shown.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted", text: mine.checked ? "You have no exams here yet." : "No exams yet." })));
+      // The class teacher's remarks of each class shown, for the report cards.
+      const classes = [...new Set(shown.map((e) => e.academic_class))];
+      const links = classes.flatMap((c, i) => [...(i ? [" · "] : []),
+        h("a", { href: `#/sessions/${sid}/exam-sessions/${esid}/remarks/${c}`, text: named(lookups.classes, c) })]);
+      remarks.replaceChildren(...(me.can("view", "mark") && classes.length ? ["Class teacher's remarks: ", ...links] : []));
     }
     mine.addEventListener("change", load);
     const actions = [];
@@ -192,7 +199,8 @@ function examsPage(sid, esid) {
         h("div", { class: "toolbar" }, me.teacher ? h("label", { class: "inline" }, mine, "Only my exams") : null, actions),
         message,
         h("div", { class: "table-wrap" }, h("table", {},
-          h("thead", {}, h("tr", {}, ["Exam", "Subject", "Class", "Teacher", "Max mark", ""].map((c) => h("th", { scope: "col", text: c })))), body))));
+          h("thead", {}, h("tr", {}, ["Exam", "Subject", "Class", "Teacher", "Max mark", ""].map((c) => h("th", { scope: "col", text: c })))), body)),
+        remarks));
     mine.addEventListener("change", () => { wrap.querySelector("h1").textContent = `${examSession.name}: ${mine.checked ? "my exams" : "exams"}`; });
     await load();
   })().catch(failed(wrap));

@@ -230,3 +230,36 @@ def test_the_marks_sheet_records_absent_puts_back_and_asks_before_leaving(page):
     status, _, _ = http("POST", f"{marks}confirm-students/", {"studentadmissionnumber": number, "mark": before[number],
                         "text_score": None, "score_status": None}, token=token)
     assert status == 200
+
+
+def test_a_teacher_writes_a_class_teachers_remark_printed_on_the_card(page):
+    token = school_token("teacher@greenwood.test")
+    signed_in(page, "teacher@greenwood.test")
+    page.get_by_role("link", name="Term 1 examinations").click()
+    page.locator(".remark-links").get_by_role("link", name="Form 1 Blue").click()
+    expect(page.get_by_role("heading", name="Class teacher's remarks: Form 1 Blue")).to_be_visible()
+    boxes = page.locator("textarea[name=remark]")
+    expect(boxes).to_have_count(40)
+    first = boxes.first
+    demo = first.input_value()
+    assert demo, "the demo wrote a remark for every student"
+    label = first.get_attribute("aria-label")
+    text = "A thoughtful term: asks good questions and helps others; keep practising fractions at home."
+    first.fill(text)
+    boxes.nth(1).focus()
+    row = page.locator("tbody tr").first
+    expect(row.locator(".state")).to_have_text("saved")
+
+    active = next(s for s in results("/sessions/", token) if s["is_active"])
+    term = next(e for e in results(f"/sessions/{active['id']}/exam-sessions/", token) if e["term"] == "1")
+    remarks = f"/sessions/{active['id']}/exam-sessions/{term['id']}/report-remarks/"
+    name = label.removeprefix("Remark for ")
+    students = results("/students/?search=" + name.split()[-1], token)
+    student = next(s for s in students if f"{s['first_name']} {s['last_name']}" == name)
+    mine = next(r for r in results(remarks, token) if r["student"] == student["id"])
+    assert mine["remark"] == text
+    admin = school_token("admin@greenwood.test")
+    card = http("GET", f"{API}/sessions/{active['id']}/exam-sessions/{term['id']}/report-cards/{student['id']}/", token=admin)[2]
+    assert card["class_teacher_remark"] == text
+    status, _, _ = http("PATCH", f"{API}{remarks}{mine['id']}/", {"remark": demo}, token=token)
+    assert status == 200
