@@ -304,7 +304,7 @@ export function remarksPage(sid, esid, classId) {
     const rows = students.map((student) => {
       const name = `${student.first_name} ${student.last_name}`;
       const record = byStudent.get(student.id) || null;
-      const box = h("textarea", { name: "remark", rows: 2, maxlength: 2000, "aria-label": `Remark for ${name}`, readonly: !editable });
+      const box = h("textarea", { name: "remark", rows: 3, maxlength: 2000, "aria-label": `Remark for ${name}`, readonly: !editable });
       box.value = record ? record.remark : "";
       const state = h("span", { class: "state" }, record ? "saved" : "—");
       const error = h("span", { class: "cell-error", role: "alert", hidden: true });

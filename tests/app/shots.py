@@ -167,7 +167,9 @@ with sync_playwright() as p:
         expect(rows.nth(2).locator(".cell-error").first).to_be_visible()
         page.keyboard.type("58")
         page.screenshot(path=out / f"{name}-marks-sheet.png")
-        # The class teacher's remarks of a class, from the exam session's page.
+        # The class teacher's remarks of a class, from the exam session's page (leaving the
+        # sheet's unsaved marks behind: the sheet asks, and is answered yes).
+        page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_role("link", name="Exam session").click()
         page.locator(".remark-links").get_by_role("link", name="Form 1 Blue").click()
         expect(page.locator("textarea[name=remark]").first).to_be_visible()
