@@ -58,8 +58,9 @@ const ACCESS: &str = "Needs `view_report_card`, or an assignment to teach the cl
     address and contact from general settings, the school year and exam session in the \
     title, the marks as entered, teacher comments wrapped over lines, the class teacher's \
     remark (`report-remarks/`), the issue date, the class teacher's and the principal's \
-    signature lines (the principal's name from report settings) and the footer text. One PDF holds at most 500 cards: a request for more \
-    (every class at once) answers 400 `invalid_query`; ask class by class.";
+    signature lines (the principal's name from report settings) and the footer text. One \
+    PDF holds at most 500 cards: a request for more (every class at once) answers 400 \
+    `invalid_query`; ask class by class.";
 
 pub fn mount(m: &mut Mount) {
     m.endpoint(PATH).get(class_cards, |doc: &mut ApiDoc| {
