@@ -5,6 +5,7 @@
 # (screenshots in target/app-shots/ and the marks sheet's figures).
 #
 #   scripts/app-test.sh                    the browser tests (pytest tests/app)
+#   scripts/app-test.sh -- ARGS            pytest ARGS instead (one file, -k ...)
 #   scripts/app-test.sh shots              the screenshots and measurements
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
@@ -16,12 +17,16 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 mode=test
 profile=debug
-for arg in "$@"; do
-  case "$arg" in
-    shots | test) mode="$arg" ;;
+pytest_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    shots | test) mode="$1" ;;
     --release) profile=release ;;
-    *) echo "usage: scripts/app-test.sh [shots] [--release]" >&2; exit 2 ;;
+    # The rest goes to pytest: `scripts/app-test.sh -- tests/app/test_polish.py -k absent`.
+    --) shift; pytest_args=("$@"); break ;;
+    *) echo "usage: scripts/app-test.sh [shots] [--release] [-- pytest arguments]" >&2; exit 2 ;;
   esac
+  shift
 done
 pg_ensure
 
@@ -56,6 +61,7 @@ serve_in_background "$bin"
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/app/shots.py target/app-shots
 else
-  # shellcheck disable=SC2086 # APP_TEST_ARGS is words on purpose
-  .venv/bin/python -m pytest -q -p no:cacheprovider ${APP_TEST_ARGS:-tests/app}
+  # APP_TEST_ARGS is the same as arguments after `--`, as words.
+  [ ${#pytest_args[@]} -gt 0 ] || read -ra pytest_args <<<"${APP_TEST_ARGS:-}"
+  .venv/bin/python -m pytest -q -p no:cacheprovider "${pytest_args[@]:-tests/app}"
 fi

@@ -4,7 +4,7 @@
 // settings.js; registers, report cards and a student's own page: registers.js,
 // report_cards.js, student.js; what the console shares with it: /app/shared.js.
 import { $, h, apiClient, whenRecovered, signInForm, showSignIn } from "/app/shared.js";
-import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
+import { RESOURCES, resourcePage, setContext, ctx, humaneProblem } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
 import { forgetSheets } from "/app/marks.js";
 import { settingsPage, canSeeSettings } from "/app/settings.js";
@@ -18,7 +18,7 @@ import { studentPage, isStudent } from "/app/student.js";
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
 const PERMISSIONS_KEY = "school-app.permissions";
-const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSignedOut: (message) => signedOut(message) });
+const client = apiClient({ base: API, refreshKey: "school-app.refresh", onSignedOut: (message) => signedOut(message), humane: humaneProblem });
 
 /** Who is signed in: the `/auth/me/` answer, and a permission test on it. */
 const me = {
@@ -39,7 +39,7 @@ const PAGES = {
   "report-cards": { nav: "Report cards", visible: canSeeReportCards, render: reportCardsPage },
   sessions: { nav: "Sessions", visible: (m) => m.can("view", "academicsession"), render: sessionsPage, prefetch: sessionsPrefetch },
   ...Object.fromEntries(Object.entries(RESOURCES).map(([key, desc]) =>
-    [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
+    [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: (args, params) => resourcePage(desc, params) }])),
   users: { nav: USERS.nav, visible: (m) => m.can("view", USERS.perm), render: () => resourcePage(USERS) },
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
   children: { nav: "My children", visible: isGuardian, render: familyPage },
@@ -129,9 +129,22 @@ function where() {
   return { key, page: PAGES[key], args: parts.slice(1), params: new URLSearchParams(search || "") };
 }
 
-/** Shows the page the address names, and answers its view. */
+/** The address of the page shown, to go back to when leaving it is called off. */
+let shown = location.hash;
+
+/** Shows the page the address names, and answers its view. A page with work not saved
+ * (`ctx.leaveGuard` answers a question) asks before it is left. */
 function route() {
   if (!client.session.access || !me.tenant) return null;
+  if (ctx.leaveGuard && location.hash !== shown) {
+    const question = ctx.leaveGuard();
+    if (question && !window.confirm(question)) {
+      history.replaceState(null, "", shown || "#/");
+      return null;
+    }
+  }
+  ctx.leaveGuard = null;
+  shown = location.hash;
   const { key, page, args, params } = where();
   const active = page && (!isStudent(me) || key === "me") ? key : "home";
   document.querySelectorAll("#nav a").forEach((a) => {

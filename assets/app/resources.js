@@ -9,6 +9,48 @@ export const ctx = { client: null, me: null, API: "" };
 export function setContext(values) { Object.assign(ctx, values); }
 export const api = (path) => `${ctx.API}${path}`;
 
+// ---- Messages a person understands -------------------------------------------------
+
+/** The live-unique indexes of school tables: the sentence a clash reads as, and its field. */
+const CLASHES = {
+  students_live_admission_number: ["admission_number", "Another student already has this admission number."],
+  academic_classes_live_name: ["name", "Another class already has this name."],
+  subjects_live_code: ["code", "Another subject already has this code."],
+  teacher_assignments_live_triple: [null, "This teacher is already assigned to teach this subject to this class."],
+  exams_live_session_subject_class: [null, "This class already has an exam in this subject in this exam session."],
+  marks_live_exam_student: [null, "This student already has a mark for this exam."],
+  attendance_live_student_date: [null, "This student already has an attendance record for that day."],
+  enrollments_live_student_session: [null, "This student is already enrolled in that school year."],
+  report_remarks_live: [null, "This student already has a remark for this exam session."],
+};
+
+/** A field's name as words: `start_date` → "start date". */
+const words = (name) => name.replace(/_/g, " ");
+
+/** One message as a sentence: capital first, field names as words ("the start date"), a full stop. */
+export function sentence(message) {
+  const text = String(message).trim()
+    .replace(/\b(before|after|than|at least|at most) ([a-z]+(?:_[a-z]+)+)\b/g, (_, word, name) => `${word} the ${words(name)}`)
+    .replace(/\b([a-z]+(?:_[a-z]+)+)\b/g, (name) => words(name));
+  if (!text) return text;
+  const capital = text[0].toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** Rewrites an API problem's messages for a person (apiClient's `humane`): a clash with an
+ * existing record names what clashed, on its field; other messages become sentences. */
+export function humaneProblem(problem) {
+  const clash = /^a record with these values already exists \((\w+)\)/.exec(problem.message || "");
+  if (clash) {
+    const [field, text] = CLASHES[clash[1]] || [null, "Another record already has these values."];
+    problem.message = text;
+    if (field) problem.errors = { ...problem.errors, [field]: [text] };
+    return;
+  }
+  for (const [name, messages] of Object.entries(problem.errors || {})) problem.errors[name] = messages.map(sentence);
+  if (problem.status >= 400 && problem.status < 500 && /^[a-z]/.test(problem.message || "")) problem.message = sentence(problem.message);
+}
+
 // ---- Names of referenced records ---------------------------------------------------
 
 /** What a reference field can point at: where the records are and how one is named. */
@@ -61,6 +103,12 @@ export function formFields(fields, record, lookups) {
         return h("fieldset", { "data-field": f.name }, h("legend", { text: f.label }),
           [...lookups[f.ref]].map(([id, text]) => checkbox(text, f.name, { value: id, checked: chosen.has(id) })),
           h("span", { class: "field-error", "data-error-for": f.name, hidden: true }));
+      }
+      case "choice": {
+        // A fixed list ([value, text] pairs); a value not in it (an older record's) is kept.
+        const options = [["", "Choose…"], ...f.options];
+        if (value && !f.options.some(([v]) => String(v) === String(value))) options.push([value, String(value)]);
+        return selectField(f.label, f.name, options, value, required);
       }
       case "bool":
         return h("div", {}, checkbox(f.label, f.name, { checked: !!value }),
@@ -130,14 +178,14 @@ export function crumbs(...items) {
  * The list of a resource with search and pages; create, edit and delete buttons only for
  * the permissions the user holds; with `bulkDelete`, a selection and "Delete selected".
  */
-export function resourcePage(desc) {
+export function resourcePage(desc, params = new URLSearchParams()) {
   const wrap = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
-  loadRefs(desc.refs).then((lookups) => wrap.replaceChildren(resourceList(desc, lookups)))
+  loadRefs(desc.refs).then((lookups) => wrap.replaceChildren(resourceList(desc, lookups, params)))
     .catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
   return wrap;
 }
 
-function resourceList(desc, lookups) {
+function resourceList(desc, lookups, params) {
   const { me } = ctx;
   const path = api(desc.path);
   const canAdd = me.can("add", desc.perm), canChange = me.can("change", desc.perm), canDelete = me.can("delete", desc.perm);
@@ -151,7 +199,7 @@ function resourceList(desc, lookups) {
   let list;
   if (canAdd) {
     toolbar.push(h("button", { type: "button", text: `New ${desc.singular}`, onclick: () =>
-      editDialog(desc, lookups, null, path, (made) => list.created(`${cap(desc.singular)} "${desc.label(made)}" created.`)) }));
+      editDialog(desc, lookups, null, path, (made) => list.created(desc.createdText ? desc.createdText(made, lookups) : `${cap(desc.singular)} "${desc.label(made, lookups)}" created.`, made)) }));
   }
   if (bulk) {
     const remove = h("button", { type: "button", class: "danger", text: "Delete selected", onclick: () => {
@@ -166,17 +214,22 @@ function resourceList(desc, lookups) {
     } });
     toolbar.push(remove);
   }
-  const row = (record, refresh) => h("tr", { "data-id": record.id, "data-name": desc.label(record) },
-    bulk ? h("td", {}, h("input", { type: "checkbox", "aria-label": `Select ${desc.label(record)}`, checked: selected.has(record.id),
+  const row = (record, refresh) => h("tr", { "data-id": record.id, "data-name": desc.label(record, lookups) },
+    bulk ? h("td", {}, h("input", { type: "checkbox", "aria-label": `Select ${desc.label(record, lookups)}`, checked: selected.has(record.id),
       onchange: (e) => (e.target.checked ? selected.add(record.id) : selected.delete(record.id)) })) : null,
-    desc.columns.map(([, value]) => h("td", { text: value(record, lookups) })),
-    actions ? h("td", {}, h("div", { class: "actions" },
-      withHistory ? historyButton(desc.label(record), desc.history(record)) : null,
+    // A column with a link (a class's name opens its students).
+    desc.columns.map(([, value, link]) => (link
+      ? h("td", {}, h("a", { href: link(record), text: value(record, lookups) }))
+      : h("td", { text: value(record, lookups) }))),
+    actions ? h("td", { class: "row-actions" }, h("div", { class: "actions" },
+      withHistory ? historyButton(desc.label(record, lookups), desc.history(record)) : null,
       canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(desc, lookups, record, path, refresh) }) : null,
       canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(desc, record, path, refresh) }) : null)) : null);
   // A filter by a referenced record lists from that record's own sub-list.
+  // The address may name the filter's record (`#/students?class=<id>`).
+  const chosen = desc.filter ? params.get(desc.filter.param) : null;
   const filter = desc.filter ? h("select", { name: desc.filter.ref, "data-label": desc.filter.label, "aria-label": `Filter by ${desc.filter.label.toLowerCase()}` },
-    h("option", { value: "", text: "All" }), [...lookups[desc.filter.ref]].map(([id, text]) => h("option", { value: id, text }))) : null;
+    h("option", { value: "", text: "All" }), [...lookups[desc.filter.ref]].map(([id, text]) => h("option", { value: id, text, selected: id === chosen }))) : null;
   list = listView({
     title: desc.title, columns, row, toolbar, filters: filter ? [filter] : [],
     load: (page, search) => {
@@ -212,13 +265,13 @@ export const RESOURCES = {
   classes: {
     nav: "Classes", title: "Classes", singular: "class", perm: "academicclass", path: "/classes/",
     refs: [], label: (c) => c.name,
-    columns: [["Name", (c) => c.name], ["Level", (c) => c.level ?? "—"]],
+    columns: [["Name", (c) => c.name, (c) => `#/students?class=${c.id}`], ["Level", (c) => c.level ?? "—"]],
     fields: [text("name", "Name", { required: true }), { name: "level", label: "Level (0-100)", type: "number" }],
   },
   students: {
     nav: "Students", title: "Students", singular: "student", perm: "student", path: "/students/",
     refs: ["classes"], label: (s) => `${s.first_name} ${s.last_name}`, history: (s) => ({ student: s.id }),
-    filter: { label: "Class", ref: "classes", path: (id) => `/classes/${id}/students/` },
+    filter: { label: "Class", ref: "classes", param: "class", path: (id) => `/classes/${id}/students/` },
     columns: [["Admission no.", (s) => s.admission_number], ["First name", (s) => s.first_name], ["Last name", (s) => s.last_name],
       ["Class", (s, L) => named(L.classes, s.academic_class)]],
     fields: [text("admission_number", "Admission number", { required: true }), text("first_name", "First name", { required: true }),
@@ -243,7 +296,9 @@ export const RESOURCES = {
   },
   assignments: {
     nav: "Assignments", title: "Teacher assignments", singular: "assignment", perm: "teacherassignment", path: "/teacher-assignments/",
-    refs: ["teachers", "classes", "subjects"], label: () => "this assignment",
+    refs: ["teachers", "classes", "subjects"],
+    label: (a, L) => (L ? `${named(L.teachers, a.teacher)} teaching ${named(L.subjects, a.subject)} to ${named(L.classes, a.academic_class)}` : "the assignment"),
+    createdText: (a, L) => `Assignment created: ${named(L.teachers, a.teacher)} teaches ${named(L.subjects, a.subject)} to ${named(L.classes, a.academic_class)}.`,
     columns: [["Teacher", (a, L) => named(L.teachers, a.teacher)], ["Class", (a, L) => named(L.classes, a.academic_class)], ["Subject", (a, L) => named(L.subjects, a.subject)]],
     fields: [{ name: "teacher", label: "Teacher", type: "ref", ref: "teachers", required: true },
       { name: "academic_class", label: "Class", type: "ref", ref: "classes", required: true },

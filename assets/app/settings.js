@@ -17,7 +17,7 @@ const REPORT = [
   { name: "show_position", label: "Show each student's position", type: "bool" },
   { name: "show_class_average", label: "Show the class average", type: "bool" },
   { name: "show_teacher_comments", label: "Show teachers' comments", type: "bool" },
-  { name: "principal_signature", label: "Principal's signature", type: "text" },
+  { name: "principal_signature", label: "Principal's name (printed on the report cards' signature line)", type: "text" },
   { name: "footer_text", label: "Footer text", type: "text" },
 ];
 
@@ -47,10 +47,11 @@ function card(title, perm, path, fields, collection, extra) {
     const more = extra ? extra(record) : null;
     const saved = h("p", { class: "notice", role: "status", hidden: true });
     const canSave = record || me.can("add", perm);
-    form.replaceChildren(h("h2", { text: `${title} settings` }), saved, h("div", { class: "grid" }, formFields(fields, record, {})),
+    // replaceChildren writes a null as the text "null": only nodes are passed.
+    form.replaceChildren(...[h("h2", { text: `${title} settings` }), saved, h("div", { class: "grid" }, formFields(fields, record, {})),
       more ? more.element : null,
       h("p", { class: "form-error", role: "alert", hidden: true }),
-      canSave ? h("button", { type: "submit", text: `Save ${title.toLowerCase()} settings` }) : null);
+      canSave ? h("button", { type: "submit", text: `Save ${title.toLowerCase()} settings` }) : null].filter(Boolean));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       clearErrors(form);

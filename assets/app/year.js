@@ -5,7 +5,7 @@
 // (a marks sheet; `?class=<id>` names the exam's class, see marks.js).
 import { h, listView, query, day, dialog } from "/app/shared.js";
 import { ctx, api, crumbs, editDialog, confirmDelete, loadRefs, named } from "/app/resources.js";
-import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref } from "/app/marks.js";
+import { marksSheet, prefetchSheet, canReadSheet, rememberExam, gradingScale, sheetHref, remarksPage } from "/app/marks.js";
 
 const SESSION = {
   singular: "session", perm: "academicsession", label: (s) => s.name,
@@ -14,11 +14,21 @@ const SESSION = {
   fields: [{ name: "name", label: "Name", type: "text", required: true },
     { name: "start_date", label: "Starts", type: "date", required: true }, { name: "end_date", label: "Ends", type: "date", required: true }],
 };
-const EXAM_SESSION = {
+/** An exam session's form, its term picked from the school's terms (academic settings'
+ * `terms_per_session`, 3 without settings): "1" to "N", shown as "Term 1"... */
+const examSession = (terms) => ({
   singular: "exam session", perm: "examsession", label: (e) => e.name,
-  fields: [{ name: "name", label: "Name", type: "text", required: true }, { name: "term", label: "Term", type: "text", required: true },
+  fields: [{ name: "name", label: "Name", type: "text", required: true },
+    { name: "term", label: "Term", type: "choice", required: true, options: Array.from({ length: terms }, (_, i) => [String(i + 1), `Term ${i + 1}`]) },
     { name: "start_date", label: "Starts", type: "date" }, { name: "end_date", label: "Ends", type: "date" }],
-};
+});
+
+/** The number of terms a school year has (academic settings; 3 when unreadable or unset). */
+async function termsPerSession() {
+  if (!ctx.me.can("view", "academicsettings")) return 3;
+  const answer = await ctx.client.request("GET", api("/academic-settings/?page_size=1")).catch(() => null);
+  return (answer && answer.results.length && answer.results[0].terms_per_session) || 3;
+}
 const EXAM = {
   singular: "exam", perm: "exam", label: (e) => e.name,
   fields: [{ name: "name", label: "Name", type: "text", required: true },
@@ -64,7 +74,8 @@ export function homePage() {
 
 /** #/sessions[/...]: the sessions list, or deeper pages by the path. */
 export function sessionsPage(args, params) {
-  const [sid, , esid, , eid] = args;
+  const [sid, , esid, kind, eid] = args;
+  if (eid && kind === "remarks") return remarksPage(sid, esid, eid);
   if (eid) return marksSheet(sid, esid, eid, params.get("class"));
   if (esid) return examsPage(sid, esid);
   if (sid) return sessionPage(sid);
@@ -74,8 +85,8 @@ export function sessionsPage(args, params) {
 /** Before `/auth/me/` answers: a marks sheet starts loading at once, when `known` (the
  *  tab's last permissions) let its user read it. */
 export function sessionsPrefetch(args, params, known) {
-  const [sid, , esid, , eid] = args;
-  if (eid && canReadSheet(known)) prefetchSheet(sid, esid, eid, params.get("class"));
+  const [sid, , esid, kind, eid] = args;
+  if (eid && kind === "exams" && canReadSheet(known)) prefetchSheet(sid, esid, eid, params.get("class"));
 }
 
 function sessionsList() {
@@ -89,7 +100,7 @@ function sessionsList() {
     h("td", {}, h("a", { href: `#/sessions/${s.id}`, text: s.name })),
     h("td", { text: day(s.start_date) }), h("td", { text: day(s.end_date) }),
     h("td", {}, h("span", { class: `badge ${s.is_active ? "ok" : ""}`, text: s.is_active ? "active" : "inactive" })),
-    canChange ? h("td", {}, h("div", { class: "actions" },
+    canChange ? h("td", { class: "row-actions" }, h("div", { class: "actions" },
       s.is_active ? null : h("button", { type: "button", class: "secondary small", text: "Activate", onclick: () =>
         dialog(`Activate ${s.name}`, [h("p", { text: `${s.name} becomes the school's active session; the session active now becomes inactive.` })],
           async () => { await client.request("PATCH", `${path}${s.id}/`, { is_active: true }); await refresh(); }, "Activate") }),
@@ -105,17 +116,17 @@ function sessionPage(sid) {
   const { me, client } = ctx;
   const wrap = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
   const path = examSessionsPath(sid);
-  client.request("GET", `${sessionsPath()}${sid}/`).then((session) => {
+  Promise.all([client.request("GET", `${sessionsPath()}${sid}/`), termsPerSession()]).then(([session, terms]) => {
     const canChange = me.can("change", "examsession"), canDelete = me.can("delete", "examsession");
     let list;
     const toolbar = me.can("add", "examsession") ? [h("button", { type: "button", text: "New exam session", onclick: () =>
-      editDialog(EXAM_SESSION, {}, null, path, (made) => list.created(`Exam session "${made.name}" created.`)) })] : [];
+      editDialog(examSession(terms), {}, null, path, (made) => list.created(`Exam session "${made.name}" created.`)) })] : [];
     const row = (e, refresh) => h("tr", { "data-name": e.name },
       h("td", {}, h("a", { href: `#/sessions/${sid}/exam-sessions/${e.id}`, text: e.name })),
-      h("td", { text: e.term }), h("td", { text: day(e.start_date) }), h("td", { text: day(e.end_date) }),
-      canChange || canDelete ? h("td", {}, h("div", { class: "actions" },
-        canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(EXAM_SESSION, {}, e, path, refresh) }) : null,
-        canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(EXAM_SESSION, e, path, refresh) }) : null)) : null);
+      h("td", { text: /^\d+$/.test(e.term) ? `Term ${e.term}` : e.term }), h("td", { text: day(e.start_date) }), h("td", { text: day(e.end_date) }),
+      canChange || canDelete ? h("td", { class: "row-actions" }, h("div", { class: "actions" },
+        canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(examSession(terms), {}, e, path, refresh) }) : null,
+        canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(examSession(terms), e, path, refresh) }) : null)) : null);
     list = listView({
       title: `Exam sessions of ${session.name}`, columns: ["Name", "Term", "Starts", "Ends", ...(canChange || canDelete ? [""] : [])], row, toolbar,
       load: (page, search) => client.request("GET", `${path}${query(page, search)}`),
@@ -140,6 +151,7 @@ function examsPage(sid, esid) {
     const mine = h("input", { type: "checkbox", checked: !!me.teacher, disabled: !me.teacher });
     const message = h("p", { class: "notice", role: "status", hidden: true });
     const body = h("tbody");
+    const remarks = h("p", { class: "remark-links" });
     const canChange = me.can("change", "exam"), canDelete = me.can("delete", "exam");
     async function load() {
       const exams = await client.all(path);
@@ -152,11 +164,16 @@ function examsPage(sid, esid) {
           h("td", { "data-label": "Class", text: named(lookups.classes, e.academic_class) }),
           h("td", { "data-label": "Teacher", text: named(lookups.teachers, e.teacher) }),
           h("td", { "data-label": "Max mark", text: e.max_mark }),
-          canChange || canDelete ? h("td", { "data-label": "" }, h("div", { class: "actions" },
+          canChange || canDelete ? h("td", { class: "row-actions", "data-label": "" }, h("div", { class: "actions" },
             canChange ? h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () => editDialog(EXAM, lookups, e, path, load) }) : null,
             canDelete ? h("button", { type: "button", class: "danger small", text: "Delete", onclick: () => confirmDelete(EXAM, e, path, load) }) : null)) : null);
       }));
       if (!shown.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted", text: mine.checked ? "You have no exams here yet." : "No exams yet." })));
+      // The class teacher's remarks of each class shown, for the report cards.
+      const classes = [...new Set(shown.map((e) => e.academic_class))];
+      const links = classes.flatMap((c, i) => [...(i ? [" · "] : []),
+        h("a", { href: `#/sessions/${sid}/exam-sessions/${esid}/remarks/${c}`, text: named(lookups.classes, c) })]);
+      remarks.replaceChildren(...(me.can("view", "mark") && classes.length ? ["Class teacher's remarks: ", ...links] : []));
     }
     mine.addEventListener("change", load);
     const actions = [];
@@ -182,7 +199,8 @@ function examsPage(sid, esid) {
         h("div", { class: "toolbar" }, me.teacher ? h("label", { class: "inline" }, mine, "Only my exams") : null, actions),
         message,
         h("div", { class: "table-wrap" }, h("table", {},
-          h("thead", {}, h("tr", {}, ["Exam", "Subject", "Class", "Teacher", "Max mark", ""].map((c) => h("th", { scope: "col", text: c })))), body))));
+          h("thead", {}, h("tr", {}, ["Exam", "Subject", "Class", "Teacher", "Max mark", ""].map((c) => h("th", { scope: "col", text: c })))), body)),
+        remarks));
     mine.addEventListener("change", () => { wrap.querySelector("h1").textContent = `${examSession.name}: ${mine.checked ? "my exams" : "exams"}`; });
     await load();
   })().catch(failed(wrap));

@@ -130,7 +130,8 @@ function schoolPicker(select, { none, fixed = [], onLoad = () => {} }) {
 function pickerField(name, search, select) {
   // Not wrapped by its label: a wrapped select's name would take in its chosen option.
   select.id = select.id || `picker-${name}`;
-  return h("div", { class: "picker", "data-field": name }, search, h("label", { for: select.id, text: "School" }), select,
+  // The caption first, then the search that narrows the list, then the list: read in order.
+  return h("div", { class: "picker", "data-field": name }, h("label", { for: select.id, text: "School" }), search, select,
     h("span", { class: "field-error", "data-error-for": name, hidden: true }));
 }
 

@@ -64,9 +64,10 @@ export class Problem extends Error {
 /**
  * An API client for one API (`base`: "/api/v1/system" or "/api/v1/school"). `session.access`
  * is the access token (memory only); the refresh token lives in sessionStorage under
- * `refreshKey`. `onSignedOut(message)` runs when a refresh fails.
+ * `refreshKey`. `onSignedOut(message)` runs when a refresh fails; `humane(problem)`, when
+ * given, rewrites an error's messages for the people who read them.
  */
-export function apiClient({ base, refreshKey, onSignedOut }) {
+export function apiClient({ base, refreshKey, onSignedOut, humane }) {
   const session = { access: null };
   const loginPath = `${base}/auth/login/`;
 
@@ -93,6 +94,7 @@ export function apiClient({ base, refreshKey, onSignedOut }) {
     if (!res.ok) {
       const problem = new Problem(res.status, data);
       problem.retryAfter = res.headers.get("Retry-After");
+      if (humane) humane(problem);
       if (res.status === 401 && path !== loginPath) onSignedOut("Your session has ended. Please sign in again.");
       throw problem;
     }
@@ -322,13 +324,23 @@ export function listView({ title, columns, row, load, filters = [], create, tool
       error.hidden = false;
     }
   }
-  async function created(text) {
+  /** After a create: the notice, the page that holds new records, and the new `record`
+   * itself at the top, marked, when the list's order puts it on another page. */
+  async function created(text, record) {
     notice.textContent = text;
     notice.hidden = false;
     search.value = "";
     page = 1;
     await refresh();
     if (last > 1) { page = last; await refresh(); }
+    if (record && record.id && !body.querySelector(`tr[data-id="${CSS.escape(String(record.id))}"]`)) {
+      const tr = labelled(row(record, refresh), columns);
+      tr.classList.add("just-created");
+      body.querySelectorAll("tr > td.muted[colspan]").forEach((td) => td.parentElement.remove());
+      body.prepend(tr);
+    }
+    const shown = record && record.id && body.querySelector(`tr[data-id="${CSS.escape(String(record.id))}"]`);
+    if (shown) { shown.classList.add("just-created"); shown.scrollIntoView({ block: "nearest" }); }
   }
   let timer = null;
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => { page = 1; refresh(); }, 250); });

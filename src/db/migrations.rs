@@ -32,6 +32,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-26-400002_webhooks"),
     sql_migration!("2026-11-26-500001_guardians"),
     sql_migration!("2026-11-26-500002_disclosures"),
+    sql_migration!("2026-11-27-400001_report_remarks"),
 ]);
 
 /// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
@@ -40,7 +41,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-26-500002_disclosures",
+    through: "2026-11-27-400001_report_remarks",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of

@@ -20,7 +20,11 @@ SELECT gen_random_uuid(), 50, 100, 3,
 FROM demo_clock;
 
 INSERT INTO report_settings (id, show_position, show_class_average, show_teacher_comments, principal_signature, footer_text, updated_at)
-VALUES (true, true, true, true, 'The Principal', '{{NAME}}: learning together since 1987.', now())
+SELECT true, true, true, true,
+       -- The principal's own name signs the report cards.
+       coalesce((SELECT nullif(trim(first_name || ' ' || last_name), '') FROM public.users
+                 WHERE email = 'principal@{{MAIL}}'), ''),
+       '{{NAME}}: learning together since 1987.', now()
 ON CONFLICT (id) DO NOTHING;
 
 -- Last year (inactive) and this year (active).
@@ -73,21 +77,29 @@ SELECT gen_random_uuid(), c.name, c.level, false,
        base + (60 + c.n) * interval '1 ms', base + (60 + c.n) * interval '1 ms'
 FROM demo_clock, (VALUES {{CLASSES}}) AS c(n, name, level, size);
 
--- Students: names drawn from two lists, admission numbers in class order.
+-- Students: names drawn from two lists by a hash of the admission number (no cycle a
+-- reader would notice), admission numbers in class order.
 CREATE TEMP TABLE demo_names ON COMMIT DROP AS
 SELECT ARRAY['Amara','Ben','Chloe','Daniel','Esi','Farah','George','Hana','Isaac','Jade',
              'Kofi','Lena','Mateo','Nia','Oscar','Priya','Quinn','Rosa','Sam','Tara',
              'Umar','Vera','Wei','Ximena','Yusuf','Zoe','Aiden','Bella','Caleb','Dina',
-             'Elias','Fatima','Gabriel','Ines','Jonah','Kira','Liam','Maya','Noah','Olga'] AS first,
+             'Elias','Fatima','Gabriel','Ines','Jonah','Kira','Liam','Maya','Noah','Olga',
+             'Aisha','Bruno','Carmen','Dev','Emeka','Freya','Hugo','Ivy','Jamal','Leila',
+             'Malik','Nora','Omar','Pablo','Rania','Sofia','Theo','Yara','Zainab','Luca'] AS first,
        ARRAY['Adams','Baker','Chen','Diallo','Evans','Fischer','Garcia','Hughes','Ibrahim',
              'Jensen','Kowalski','Lopez','Mensah','Nakamura','Owusu','Petrov','Quaye','Rossi',
-             'Singh','Taylor','Usman','Varga','Williams','Xu','Young','Zhang'] AS last;
+             'Singh','Taylor','Usman','Varga','Williams','Xu','Young','Zhang','Achebe','Bianchi',
+             'Campbell','Dubois','Eriksen','Fernandes','Gonzalez','Haddad','Ivanova','Johnson',
+             'Kim','Lindqvist','Moreau','Novak','O''Brien','Patel','Quintero','Reyes','Schmidt',
+             'Tanaka','Umeh','Vasquez','Wright','Yilmaz','Abara','Boateng','Costa','Dimitrov',
+             'Edwards','Fofana','Greene','Horvath','Ito','Juarez','Kaplan','Murphy','Nguyen',
+             'Okoro','Park','Silva','Thompson','Walsh'] AS last;
 
 INSERT INTO students (id, admission_number, first_name, last_name, academic_class_id, is_deleted, created_at, updated_at)
 SELECT gen_random_uuid(),
        '{{PREFIX}}' || lpad(k::text, 4, '0'),
-       first[1 + (k * 7) % array_length(first, 1)],
-       last[1 + (k * 11) % array_length(last, 1)],
+       first[1 + abs(hashtext('{{PREFIX}}first' || k)) % array_length(first, 1)],
+       last[1 + abs(hashtext('{{PREFIX}}last' || k)) % array_length(last, 1)],
        class_id, false,
        base + (1000 + k) * interval '1 ms', base + (1000 + k) * interval '1 ms'
 FROM demo_clock, demo_names, (
@@ -138,8 +150,11 @@ JOIN exam_sessions es ON es.term = '1'
 JOIN academic_sessions s ON s.id = es.academic_session_id AND s.is_active;
 
 -- Marks for every term-1 exam but those of the first teacher's in the second class: the
--- demo teacher has a sheet left to fill in. Marks spread from 25 to 99, symbols by the
--- grading scale above.
+-- demo teacher has a sheet left to fill in. A mark follows the student's ability (about
+-- ±9 points between students), the subject's difficulty (±4) and the day (±4 points of
+-- noise) around 62, so class averages land near 60-65 with a spread of about 10; from 12
+-- to 99; symbols by the grading scale above. Hashes stand in for random numbers, so the
+-- demo is the same every time.
 INSERT INTO marks (id, exam_id, studentadmissionnumber, mark, symbol, comment, is_deleted, created_by, created_at, updated_at)
 SELECT gen_random_uuid(), e.id, st.admission_number, m.mark,
        CASE WHEN m.mark >= 80 THEN 'A' WHEN m.mark >= 70 THEN 'B' WHEN m.mark >= 60 THEN 'C'
@@ -148,8 +163,20 @@ SELECT gen_random_uuid(), e.id, st.admission_number, m.mark,
 FROM exams e
 JOIN students st ON st.academic_class_id = e.academic_class_id
 JOIN academic_classes cl ON cl.id = e.academic_class_id
+JOIN subjects sub ON sub.id = e.subject_id
 CROSS JOIN LATERAL (
-    SELECT 25 + (abs(hashtext(st.admission_number || e.name)) % 75) AS mark
+    SELECT least(99, greatest(12, round(
+        62
+        -- ability: the mean of three uniforms in [-0.5, 0.5] (bell-shaped), times 55
+        + 55 * ((abs(hashtext(st.admission_number || ':a1')) % 1000
+                 + abs(hashtext(st.admission_number || ':a2')) % 1000
+                 + abs(hashtext(st.admission_number || ':a3')) % 1000) / 3000.0 - 0.5)
+        -- difficulty of the subject: uniform in [-0.5, 0.5], times 16
+        - 16 * (abs(hashtext(sub.code || ':difficulty')) % 1000 / 1000.0 - 0.5)
+        -- the day's noise: the sum of two uniforms in [-0.5, 0.5], times 10
+        + 10 * ((abs(hashtext(st.admission_number || e.name || ':n1')) % 1000
+                 + abs(hashtext(st.admission_number || e.name || ':n2')) % 1000) / 1000.0 - 1.0)
+    )))::int AS mark
 ) m
 WHERE NOT (e.teacher_id = (SELECT id FROM demo_teachers WHERE n = 1)
            AND cl.name = (SELECT name FROM (VALUES {{CLASSES}}) AS c(n, name, level, size) WHERE n = 2));
@@ -177,3 +204,48 @@ INSERT INTO enrollments (student_id, academic_class_id, academic_session_id, sta
 SELECT st.id, st.academic_class_id, a.id, 'active'
 FROM students st JOIN academic_sessions a ON a.is_active AND NOT a.is_deleted
 WHERE st.academic_class_id IS NOT NULL AND NOT st.is_deleted;
+
+-- A term of attendance, school days (Monday to Friday) from the first day of the active
+-- session up to yesterday (at most to the end of term 1): most students are away a day or
+-- two a term and late now and then; about one in twelve is often away (one day in six).
+INSERT INTO attendance (id, student_id, academic_class_id, date, status, note, is_deleted, created_at, updated_at)
+SELECT gen_random_uuid(), st.id, st.academic_class_id, d::date,
+       CASE WHEN u < p THEN 'absent' WHEN u < p + 0.03 THEN 'late' WHEN u < p + 0.04 THEN 'excused' ELSE 'present' END,
+       CASE WHEN u >= p + 0.03 AND u < p + 0.04 THEN 'Medical appointment' END,
+       false, d + interval '8 hours 30 minutes', d + interval '8 hours 30 minutes'
+FROM academic_sessions a
+JOIN students st ON st.academic_class_id IS NOT NULL AND NOT st.is_deleted
+CROSS JOIN LATERAL generate_series(a.start_date, least(current_date - 1, date '2026-12-18')::timestamptz, interval '1 day') d
+CROSS JOIN LATERAL (
+    SELECT abs(hashtext(st.admission_number || d::date::text)) % 1000 / 1000.0 AS u,
+           CASE WHEN abs(hashtext(st.admission_number || ':often away')) % 12 = 0 THEN 0.16 ELSE 0.02 END AS p
+) r
+WHERE a.is_active AND extract(isodow FROM d) < 6;
+
+-- The class teacher's remark on each term-1 report card, from the student's term: their
+-- average mark and how often they were away.
+INSERT INTO report_remarks (exam_session_id, student_id, remark, created_at, updated_at)
+SELECT es.id, st.id,
+       CASE
+           WHEN t.away > 0.1 THEN st.first_name || ' has missed too many days this term, and it shows in the marks. '
+                || 'Regular attendance next term will make the difference; please talk to me about any difficulty.'
+           WHEN t.average >= 72 THEN st.first_name || ' has had an excellent term: focused, curious and a help to others. '
+                || 'Keep reading widely and aim for the top grades next term.'
+           WHEN t.average >= 60 THEN st.first_name || ' works steadily and takes part well in class. '
+                || 'More care with homework deadlines would lift the marks further.'
+           WHEN t.average >= 50 THEN st.first_name || ' is making progress but is not yet working to full potential. '
+                || 'Short daily revision of the weaker subjects is the next step.'
+           ELSE st.first_name || ' has found this term hard. Extra support sessions are offered on Tuesdays; '
+                || 'I would like to meet at home-school evening to agree a plan.'
+       END,
+       es.end_date, es.end_date
+FROM exam_sessions es
+JOIN academic_sessions a ON a.id = es.academic_session_id AND a.is_active
+JOIN students st ON NOT st.is_deleted
+CROSS JOIN LATERAL (
+    SELECT (SELECT avg(m.mark) FROM marks m JOIN exams e ON e.id = m.exam_id
+            WHERE e.exam_session_id = es.id AND m.studentadmissionnumber = st.admission_number) AS average,
+           (SELECT count(*) FILTER (WHERE status = 'absent')::float8 / greatest(count(*), 1)
+            FROM attendance WHERE student_id = st.id) AS away
+) t
+WHERE es.term = '1' AND t.average IS NOT NULL;

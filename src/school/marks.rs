@@ -45,6 +45,10 @@ pub struct Mark {
     pub text_score: Option<String>,
 }
 
+/// The `text_score` of a mark recorded as "absent" (without a value): the marks sheet writes
+/// it with `score_status` "not submitted", and a report card prints "absent".
+pub const ABSENT: &str = "absent";
+
 /// The values of `score_status` (OneRoster 1.2's ScoreStatusEnum).
 pub const SCORE_STATUSES: &[&str] = &[
     "exempt",

@@ -42,6 +42,7 @@ pub mod list_filter;
 pub mod marks;
 pub mod oneroster;
 pub mod report_cards;
+pub mod report_remarks;
 pub mod report_settings;
 pub mod roles;
 pub mod rollover;

@@ -305,6 +305,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    report_remarks (id) {
+        id -> Uuid,
+        exam_session_id -> Uuid,
+        student_id -> Uuid,
+        remark -> Text,
+        is_deleted -> Bool,
+        created_by -> Nullable<Uuid>,
+        updated_by -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     report_settings (id) {
         id -> Bool,
         show_position -> Bool,
@@ -513,6 +527,8 @@ diesel::joinable!(line_items -> exams (exam_id));
 diesel::joinable!(line_items -> gradebook_categories (category_id));
 diesel::joinable!(marks -> exams (exam_id));
 diesel::joinable!(oauth_tokens -> oauth_clients (client_id));
+diesel::joinable!(report_remarks -> exam_sessions (exam_session_id));
+diesel::joinable!(report_remarks -> students (student_id));
 diesel::joinable!(result_ids -> marks (mark_id));
 diesel::joinable!(session_setups -> academic_sessions (academic_session_id));
 diesel::joinable!(session_setups -> exam_sessions (exam_session_id));
@@ -548,6 +564,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     marks,
     oauth_clients,
     oauth_tokens,
+    report_remarks,
     report_settings,
     result_ids,
     rollovers,

@@ -51,6 +51,91 @@ fn counts(url: &str) -> Vec<(String, i64)> {
     all
 }
 
+#[derive(diesel::QueryableByName, Debug)]
+struct Figures {
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    low: f64,
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    high: f64,
+    #[diesel(sql_type = diesel::sql_types::Double)]
+    spread: f64,
+}
+
+/// One figure per group of `sql`'s rows: the lowest and highest `x`, and the mean `s`.
+fn figures(conn: &mut PgConnection, sql: &str) -> Figures {
+    diesel::sql_query(format!(
+        "SELECT min(x)::float8 AS low, max(x)::float8 AS high, avg(s)::float8 AS spread FROM ({sql}) f"
+    ))
+    .get_result(conn)
+    .expect(sql)
+}
+
+/// Greenwood reads like a real school (issue 39): class averages and spreads of a school's,
+/// marks that follow the student (a strong student is strong in most subjects), a term of
+/// attendance with a few frequent absentees, surnames that do not repeat in a cycle, and the
+/// principal's name on the report cards.
+fn realistic(url: &str) {
+    let mut conn = PgConnection::establish(url).expect("connect");
+    let classes = figures(
+        &mut conn,
+        "SELECT avg(m.mark) AS x, stddev_pop(m.mark) AS s FROM greenwood.marks m \
+         JOIN greenwood.exams e ON e.id = m.exam_id GROUP BY e.academic_class_id",
+    );
+    assert!(
+        classes.low > 50.0 && classes.high < 75.0 && classes.high - classes.low < 15.0,
+        "class averages {classes:?}"
+    );
+    assert!(
+        classes.spread > 7.0 && classes.spread < 18.0,
+        "spread {classes:?}"
+    );
+    // Between students, averages differ much more than one student's marks do.
+    let students = figures(
+        &mut conn,
+        "SELECT avg(m.mark) AS x, stddev_pop(m.mark) AS s FROM greenwood.marks m \
+         GROUP BY m.studentadmissionnumber",
+    );
+    assert!(students.high - students.low > 25.0, "{students:?}");
+    assert!(students.spread < 8.0, "within one student {students:?}");
+    // Attendance: every class has a term of it; most students are rarely away, a few often.
+    let away = figures(
+        &mut conn,
+        "SELECT count(*) FILTER (WHERE status = 'absent')::float8 / count(*) AS x, \
+         count(*)::float8 AS s FROM greenwood.attendance GROUP BY student_id",
+    );
+    assert!(away.spread >= 20.0, "school days recorded {away:?}");
+    assert!(away.low < 0.05 && away.high > 0.1, "{away:?}");
+    let often = count(
+        &mut conn,
+        "(SELECT student_id FROM greenwood.attendance GROUP BY student_id \
+          HAVING count(*) FILTER (WHERE status = 'absent') > 0.1 * count(*)) o",
+    );
+    assert!(
+        (2..=25).contains(&often),
+        "{often} frequent absentees of 120"
+    );
+    let surnames = count(
+        &mut conn,
+        "(SELECT DISTINCT last_name FROM greenwood.students) s",
+    );
+    assert!(surnames >= 40, "{surnames} surnames");
+    // Every student with term-1 marks has a class teacher's remark on the card.
+    let remarks = count(&mut conn, "greenwood.report_remarks");
+    assert_eq!(remarks, 120, "a remark per student");
+    let signed = count(
+        &mut conn,
+        "greenwood.report_settings WHERE principal_signature = 'Patricia Okafor'",
+    );
+    assert_eq!(signed, 1);
+}
+
+fn count(conn: &mut PgConnection, sql: &str) -> i64 {
+    diesel::sql_query(format!("SELECT count(*) AS n FROM {sql}"))
+        .get_result::<Count>(conn)
+        .expect(sql)
+        .n
+}
+
 #[tokio::test]
 async fn the_demo_fills_a_school_year_once() {
     tokio::task::spawn_blocking(|| {
@@ -85,6 +170,8 @@ async fn the_demo_fills_a_school_year_once() {
         assert_eq!(of("greenwood users"), 10);
         assert!(of("riverside.students") > 0 && of("riverside.students") < 120);
         assert!(of("riverside.marks") > 0);
+
+        realistic(url);
 
         let (ok, out, err) = cli(url, "demo", &[]);
         assert!(ok, "{out}{err}");

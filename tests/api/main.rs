@@ -37,6 +37,7 @@ mod placement;
 mod pool_affinity;
 mod proxy;
 mod report_card_costs;
+mod report_card_print;
 mod report_cards;
 mod resilience;
 mod resources;

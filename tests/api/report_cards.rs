@@ -9,7 +9,7 @@ use crate::helpers::{As, TestApp, spawn_app};
 /// A class of four in an exam session, with maths (out of 100) and art (out of 50):
 /// Zoë Ağaoğlu 90 + 40, Łukasz Nowak 50 + 25, Jürgen Straße 80 + 10, René Dupré 50 and no
 /// art mark. Answers (cards path, class id, student ids in that order).
-async fn class_with_marks(app: &TestApp, admin: &As) -> (String, String, Vec<String>) {
+pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, String, Vec<String>) {
     let id = |reply: &crate::helpers::Reply, pointer: &str| -> String {
         reply
             .body
@@ -267,7 +267,7 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
 }
 
 /// The body of a GET with `Accept: application/pdf`, checked to be a PDF.
-async fn pdf(app: &TestApp, path: &str, who: &As) -> Vec<u8> {
+pub(crate) async fn pdf(app: &TestApp, path: &str, who: &As) -> Vec<u8> {
     let res = app
         .client
         .get(format!("{}{path}", app.address))

@@ -113,6 +113,39 @@ def measure(browser, runs):
     report("loaded by its address (from navigation)", loaded)
 
 
+def report_card_picture(out):
+    """The first student's printed report card of term 1, page 1 as a PNG (pdftoppm)."""
+    import json
+    import subprocess
+    import urllib.request
+
+    from conftest import MAIN
+
+    def call(path, token=None, body=None, accept="application/json"):
+        req = urllib.request.Request(MAIN + path, data=json.dumps(body).encode() if body else None,
+                                     method="POST" if body else "GET")
+        req.add_header("Host", "greenwood.localhost")
+        req.add_header("Accept", accept)
+        if body:
+            req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(req) as res:
+            raw = res.read()
+            return json.loads(raw) if accept == "application/json" else raw
+
+    token = call("/api/v1/school/auth/login/", body={"identifier": "admin@greenwood.test", "password": PASSWORD})["access"]
+    session = next(s for s in call("/api/v1/school/sessions/", token)["results"] if s["is_active"])
+    base = f"/api/v1/school/sessions/{session['id']}/exam-sessions/"
+    term = next(e for e in call(base, token)["results"] if e["term"] == "1")
+    classes = call("/api/v1/school/classes/", token)["results"]
+    cards = f"{base}{term['id']}/report-cards/?academic_class={classes[0]['id']}"
+    pdf = call(cards, token, accept="application/pdf")
+    (out / "report-cards.pdf").write_bytes(pdf)
+    subprocess.run(["pdftoppm", "-png", "-r", "80", "-f", "1", "-l", "1", "-singlefile",
+                    str(out / "report-cards.pdf"), str(out / "report-card")], check=True)
+
+
 with sync_playwright() as p:
     browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
     widths = [("laptop", {"width": 1366, "height": 900}), ("phone", {"width": 390, "height": 844})]
@@ -135,18 +168,47 @@ with sync_playwright() as p:
         expect(rows.nth(2).locator(".cell-error").first).to_be_visible()
         page.keyboard.type("58")
         page.screenshot(path=out / f"{name}-marks-sheet.png")
+        # The class teacher's remarks of a class, from the exam session's page (leaving the
+        # sheet's unsaved marks behind: the sheet asks, and is answered yes).
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_role("link", name="Exam session").click()
+        page.locator(".remark-links").get_by_role("link", name="Form 1 Blue").click()
+        expect(page.locator("textarea[name=remark]").first).to_be_visible()
+        page.screenshot(path=out / f"{name}-remarks.png")
         page.close()
         page = browser.new_page(viewport=viewport)
         sign_in(page, "admin@greenwood.test")
-        for section, ready in [("Sessions", "2026/2027"), ("Subjects", "Mathematics"), ("Settings", None)]:
+        page.screenshot(path=out / f"{name}-admin-menu.png")
+        # What each page shows when it is ready: a row by name, or a selector.
+        for section, ready in [("Sessions", 'tr[data-name="2026/2027"]'), ("Subjects", 'tr[data-name="Mathematics"]'),
+                               ("Settings", "[data-band]"), ("Assignments", "tbody tr"), ("Users", "tbody tr"),
+                               ("Import", "#view form, #view h1, #view h2"), ("New school year", "#view form, #view h1, #view h2")]:
             page.locator("#nav").get_by_role("link", name=section, exact=True).click()
-            if ready:
-                expect(page.locator(f'tr[data-name="{ready}"]')).to_be_visible()
-            else:
-                expect(page.locator("[data-band]").first).to_be_visible()
-            page.screenshot(path=out / f"{name}-{section.lower()}.png", full_page=True)
+            expect(page.locator(ready).first).to_be_visible()
+            page.screenshot(path=out / f"{name}-{section.lower().replace(' ', '-')}.png", full_page=True)
+        # A class opened to its students.
+        page.locator("#nav").get_by_role("link", name="Classes", exact=True).click()
+        page.get_by_role("link", name="Form 1 Green", exact=True).click()
+        expect(page.locator("tbody tr").first).to_be_visible()
+        page.screenshot(path=out / f"{name}-class-students.png", full_page=True)
+        # A new exam session: the term is picked from the school's terms.
+        page.locator("#nav").get_by_role("link", name="Sessions", exact=True).click()
+        page.locator('tr[data-name="2026/2027"]').get_by_role("link").first.click()
+        page.get_by_role("button", name="New exam session").click()
+        expect(page.locator("dialog").get_by_label("Term")).to_be_visible()
+        page.screenshot(path=out / f"{name}-new-exam-session.png")
+        page.close()
+        # A guardian's page ("My children"), for a guardian made as tests/app/test_family.py does.
+        from test_family import guardian_of_a_demo_student
+
+        page = browser.new_page(viewport=viewport)
+        sign_in(page, guardian_of_a_demo_student()[0])
+        expect(page.get_by_role("heading", name="My children")).to_be_visible()
+        expect(page.locator("article.child .attendance")).not_to_contain_text("loading")
+        page.screenshot(path=out / f"{name}-my-children.png", full_page=True)
         page.close()
     if not os.environ.get("MEASURE_ONLY"):
+        report_card_picture(out)
         day_shots(browser, out)
     measure(browser, int(os.environ.get("MEASURE_RUNS", "7")))
     browser.close()

@@ -25,6 +25,7 @@ pub mod marks;
 pub mod oauth_clients;
 pub mod oauth_token;
 pub mod report_cards;
+pub mod report_remarks;
 pub mod report_settings;
 pub mod roles;
 pub mod rollover;
@@ -74,6 +75,7 @@ pub fn mount(m: &mut Mount) {
     academic_settings::mount(m);
     report_settings::mount(m);
     report_cards::mount(m);
+    report_remarks::mount(m);
     roles::mount(m);
     guardians::mount(m);
     disclosures::mount(m);

@@ -77,7 +77,11 @@ pub struct ClassSheet {
     pub subjects: Vec<SubjectColumn>,
     /// (exam, admission number) → the mark's value (`None`: recorded without one).
     pub marks: HashMap<(Uuid, String), Option<i32>>,
+    /// The (exam, admission number) pairs marked absent.
+    pub absent: std::collections::HashSet<(Uuid, String)>,
     pub attendance: HashMap<Uuid, AttendanceSummary>,
+    /// The class teacher's remarks, by student.
+    pub remarks: HashMap<Uuid, String>,
     pub rules: Rules,
 }
 
@@ -190,6 +194,7 @@ fn card(sheet: &ClassSheet, header: &super::CardHeader, student: &StudentRow) ->
     ReportCard {
         student: student.into(),
         academic_class: header.academic_class.clone(),
+        academic_session: header.academic_session.clone(),
         exam_session: header.exam_session.clone(),
         complete: marked.len() == subjects.len(),
         total_mark: (!marked.is_empty()).then_some(total),
@@ -206,6 +211,7 @@ fn card(sheet: &ClassSheet, header: &super::CardHeader, student: &StudentRow) ->
             .unwrap_or_else(|| {
                 AttendanceSummary::of_counts(student.id, None, None, &HashMap::new())
             }),
+        class_teacher_remark: sheet.remarks.get(&student.id).cloned(),
         subjects,
         ratio,
     }
@@ -216,15 +222,16 @@ fn subject_result(sheet: &ClassSheet, subject: &SubjectColumn, number: &str) -> 
     let exams: Vec<CardExam> = subject
         .exams
         .iter()
-        .map(|exam| CardExam {
-            exam: exam.id,
-            name: exam.name.clone(),
-            max_mark: exam.max_mark,
-            mark: sheet
-                .marks
-                .get(&(exam.id, number.to_owned()))
-                .copied()
-                .flatten(),
+        .map(|exam| {
+            let key = (exam.id, number.to_owned());
+            let mark = sheet.marks.get(&key).copied().flatten();
+            CardExam {
+                exam: exam.id,
+                name: exam.name.clone(),
+                max_mark: exam.max_mark,
+                mark,
+                absent: mark.is_none() && sheet.absent.contains(&key),
+            }
         })
         .collect();
     let max: i64 = exams.iter().map(|e| i64::from(e.max_mark)).sum();
@@ -242,6 +249,7 @@ fn subject_result(sheet: &ClassSheet, subject: &SubjectColumn, number: &str) -> 
         subject: subject.id,
         name: subject.name.clone(),
         code: subject.code.clone(),
+        absent: mark.is_none() && exams.iter().any(|e| e.absent),
         exams,
         mark,
         max_mark: max,

@@ -2,14 +2,14 @@
 //! whatever the class's size: students, exams with their subjects, marks, settings,
 //! comments and attendance.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::NaiveDate;
 use diesel::prelude::*;
 use uuid::Uuid;
 
 use super::{
-    CardClass, CardExamSession, CardHeader,
+    CardClass, CardExamSession, CardHeader, CardSession,
     compute::{ClassSheet, CommentRange, ExamColumn, Rules, StudentRow, SubjectColumn},
 };
 use crate::{
@@ -21,10 +21,12 @@ use crate::{
         enrollments::Enrollments,
         exam_sessions::ExamSession,
         general_settings::GeneralSettings,
+        marks::ABSENT,
+        report_remarks::ReportRemarks,
         report_settings::ReportSettings,
         schema::{
-            academic_settings, exams, general_settings, marks, students, subjects,
-            teacher_grade_comments as comments,
+            academic_sessions, academic_settings, exams, general_settings, marks, students,
+            subjects, teacher_grade_comments as comments,
         },
         sessions::Sessions,
     },
@@ -128,20 +130,34 @@ fn subjects_of(conn: &mut TenantConn, session: Uuid, class: Uuid) -> ApiResult<V
     Ok(columns)
 }
 
-/// The live marks of `exam_ids`, by (exam, admission number).
-fn marks_of(
-    conn: &mut TenantConn,
-    exam_ids: &[Uuid],
-) -> ApiResult<HashMap<(Uuid, String), Option<i32>>> {
-    let rows: Vec<(Uuid, String, Option<i32>)> = marks::table
+/// What `marks_of` reads: marks by (exam, admission number), and the pairs marked absent.
+type MarksRead = (
+    HashMap<(Uuid, String), Option<i32>>,
+    HashSet<(Uuid, String)>,
+);
+
+/// The live marks of `exam_ids`, by (exam, admission number), and those recorded as
+/// absent (no value, `text_score` "absent").
+fn marks_of(conn: &mut TenantConn, exam_ids: &[Uuid]) -> ApiResult<MarksRead> {
+    let rows: Vec<(Uuid, String, Option<i32>, Option<String>)> = marks::table
         .filter(marks::exam_id.eq_any(exam_ids))
         .filter(marks::is_deleted.eq(false))
-        .select((marks::exam_id, marks::studentadmissionnumber, marks::mark))
+        .select((
+            marks::exam_id,
+            marks::studentadmissionnumber,
+            marks::mark,
+            marks::text_score,
+        ))
         .load(conn.pg())?;
-    Ok(rows
-        .into_iter()
-        .map(|(exam, number, mark)| ((exam, number), mark))
-        .collect())
+    let mut absent = HashSet::new();
+    let mut marks = HashMap::with_capacity(rows.len());
+    for (exam, number, mark, text) in rows {
+        if mark.is_none() && text.is_some_and(|t| t.eq_ignore_ascii_case(ABSENT)) {
+            absent.insert((exam, number.clone()));
+        }
+        marks.insert((exam, number), mark);
+    }
+    Ok((marks, absent))
 }
 
 /// The rules from academic settings (the oldest record; the contract's defaults without
@@ -195,15 +211,27 @@ fn dates_of(exam_session: &ExamSession) -> (Option<NaiveDate>, Option<NaiveDate>
     )
 }
 
-fn header_of(exam_session: &ExamSession, academic_class: Option<CardClass>) -> CardHeader {
-    CardHeader {
+fn header_of(
+    conn: &mut TenantConn,
+    exam_session: &ExamSession,
+    academic_class: Option<CardClass>,
+) -> ApiResult<CardHeader> {
+    let name: String = academic_sessions::table
+        .find(exam_session.academic_session_id)
+        .select(academic_sessions::name)
+        .first(conn.pg())?;
+    Ok(CardHeader {
+        academic_session: CardSession {
+            id: exam_session.academic_session_id,
+            name,
+        },
         exam_session: CardExamSession {
             id: exam_session.id,
             name: exam_session.name.clone(),
             term: exam_session.term.clone(),
         },
         academic_class,
-    }
+    })
 }
 
 /// Everything the cards of `class` for `exam_session` are computed from, with the
@@ -220,21 +248,23 @@ pub fn class_sheet(
         .iter()
         .flat_map(|s| s.exams.iter().map(|e| e.id))
         .collect();
-    let marks = marks_of(conn, &exam_ids)?;
+    let (marks, absent) = marks_of(conn, &exam_ids)?;
     let (from, to) = dates_of(exam_session);
     let ids: Vec<Uuid> = students.iter().map(|s| s.id).collect();
     let sheet = ClassSheet {
         attendance: summaries(conn, &ids, from, to)?,
+        remarks: ReportRemarks::of_students(conn, exam_session.id, &ids)?,
         students,
         subjects,
         marks,
+        absent,
         rules,
     };
     let class = CardClass {
         id: class.id,
         name: class.name.clone(),
     };
-    Ok((sheet, header_of(exam_session, Some(class))))
+    Ok((sheet, header_of(conn, exam_session, Some(class))?))
 }
 
 /// Every live class, by name (the cards of a whole exam session of academic session
@@ -298,12 +328,14 @@ pub fn classless_sheet(
     let (from, to) = dates_of(exam_session);
     let sheet = ClassSheet {
         attendance: summaries(conn, &[student.id], from, to)?,
+        remarks: ReportRemarks::of_students(conn, exam_session.id, &[student.id])?,
         students: vec![student],
         subjects: Vec::new(),
         marks: HashMap::new(),
+        absent: HashSet::new(),
         rules,
     };
-    Ok((sheet, header_of(exam_session, None)))
+    Ok((sheet, header_of(conn, exam_session, None)?))
 }
 
 /// What a printed card shows beyond the card: the school (oldest general settings record,

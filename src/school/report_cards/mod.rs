@@ -14,8 +14,16 @@ use super::attendance_ops::AttendanceSummary;
 /// The exam session and class every card of a class shares.
 #[derive(Debug, Clone)]
 pub struct CardHeader {
+    pub academic_session: CardSession,
     pub exam_session: CardExamSession,
     pub academic_class: Option<CardClass>,
+}
+
+/// The academic session (school year) of the exam session.
+#[derive(Serialize, Debug, Clone, PartialEq, utoipa::ToSchema)]
+pub struct CardSession {
+    pub id: Uuid,
+    pub name: String,
 }
 
 #[derive(Serialize, Debug, Clone, PartialEq, utoipa::ToSchema)]
@@ -58,6 +66,9 @@ pub struct CardExam {
     pub max_mark: i32,
     /// `null`: missing (no mark recorded, or recorded without a value).
     pub mark: Option<i32>,
+    /// The student was absent: the mark is recorded without a value and with
+    /// `text_score` "absent" (the marks sheet's "absent").
+    pub absent: bool,
 }
 
 /// One subject's line on a card.
@@ -70,6 +81,8 @@ pub struct CardSubject {
     pub exams: Vec<CardExam>,
     /// The sum of the exams' marks; `null` when any is missing.
     pub mark: Option<i64>,
+    /// Without a mark because the student was absent from an exam of the subject.
+    pub absent: bool,
     /// The sum of the exams' `max_mark`s.
     pub max_mark: i64,
     /// Of `max_mark`, two decimals.
@@ -94,6 +107,8 @@ pub struct ReportCard {
     pub student: CardStudent,
     /// The student's class (`null` for a student without one).
     pub academic_class: Option<CardClass>,
+    /// The school year the exam session belongs to.
+    pub academic_session: CardSession,
     pub exam_session: CardExamSession,
     pub subjects: Vec<CardSubject>,
     /// Of the subjects with a mark; `null` when none has one.
@@ -112,6 +127,9 @@ pub struct ReportCard {
     pub class_size: usize,
     /// Days recorded between the exam session's dates.
     pub attendance: AttendanceSummary,
+    /// The class teacher's remark for the exam session (`report-remarks/`); `null` without one.
+    #[schema(max_length = 2000)]
+    pub class_teacher_remark: Option<String>,
     #[serde(skip)]
     pub ratio: Option<f64>,
 }

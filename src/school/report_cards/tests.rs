@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use uuid::Uuid;
 
 use super::{
-    CardClass, CardExamSession, CardHeader,
+    CardClass, CardExamSession, CardHeader, CardSession,
     compute::{
         ClassSheet, CommentRange, ExamColumn, Rules, StudentRow, SubjectColumn, cards,
         competition_rank,
@@ -52,6 +52,10 @@ fn rules() -> Rules {
 
 fn header() -> CardHeader {
     CardHeader {
+        academic_session: CardSession {
+            id: Uuid::nil(),
+            name: "2026/2027".into(),
+        },
         exam_session: CardExamSession {
             id: Uuid::nil(),
             name: "Term 1".into(),
@@ -110,7 +114,9 @@ fn sheet() -> ClassSheet {
         students,
         subjects: vec![maths, art],
         marks,
+        absent: std::collections::HashSet::new(),
         attendance: HashMap::new(),
+        remarks: HashMap::new(),
         rules: rules(),
     }
 }
@@ -138,6 +144,29 @@ fn a_missing_mark_stays_missing_and_totals_count_the_marked_subjects() {
         (Some(130), 150)
     );
     assert_eq!(cards[0].percentage, Some(86.67));
+}
+
+#[test]
+fn an_absent_mark_is_missing_and_says_absent_and_the_remark_is_the_students() {
+    let mut sheet = sheet();
+    let art = sheet.subjects[1].exams[0].id;
+    sheet.marks.insert((art, "D".into()), None);
+    sheet.absent.insert((art, "D".into()));
+    sheet
+        .remarks
+        .insert(sheet.students[0].id, "A fine term.".into());
+    let cards = cards(&sheet, &header());
+    let d = &cards[3];
+    assert!(d.subjects[1].absent && d.subjects[1].exams[0].absent);
+    assert_eq!(d.subjects[1].mark, None);
+    assert_eq!((d.total_mark, d.complete), (Some(50), false));
+    assert!(!d.subjects[0].absent && !cards[0].subjects[1].absent);
+    assert_eq!(
+        cards[0].class_teacher_remark.as_deref(),
+        Some("A fine term.")
+    );
+    assert_eq!(cards[1].class_teacher_remark, None);
+    assert_eq!(d.academic_session.name, "2026/2027");
 }
 
 #[test]

@@ -82,6 +82,59 @@ impl Font {
         text.to_owned()
     }
 
+    /// `text` broken at white space into lines at most `max` points wide at `size` (a word
+    /// wider than a line is broken between characters, with a hyphen). At most `max_lines`
+    /// lines: text beyond them ends the last line with an ellipsis. Reads the text once and
+    /// stops past the last line, so a long text costs what it shows.
+    pub fn wrap(&self, text: &str, size: f32, max: f32, max_lines: usize) -> Vec<String> {
+        let space = self.width(" ", size);
+        let mut lines: Vec<String> = Vec::new();
+        let (mut line, mut width) = (String::new(), 0.0_f32);
+        for word in text.split_whitespace() {
+            let word_width = self.width(word, size);
+            if line.is_empty() && word_width <= max {
+                (line, width) = (word.to_owned(), word_width);
+                continue;
+            }
+            if !line.is_empty() && width + space + word_width <= max {
+                line.push(' ');
+                line.push_str(word);
+                width += space + word_width;
+                continue;
+            }
+            // `line` is full: the last line allowed takes what fits, and an ellipsis.
+            if lines.len() + 1 >= max_lines.max(1) {
+                lines.push(self.fit(&format!("{line} {word}…"), size, max));
+                return lines;
+            }
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            // A word wider than a line: as much as fits with a hyphen, the rest below.
+            let mut rest = word;
+            while self.width(rest, size) > max && lines.len() + 1 < max_lines {
+                let fitted = self.fit(rest, size, max);
+                let kept = fitted.trim_end_matches('…');
+                let kept = match kept.is_empty() {
+                    true => rest.chars().next().map_or("", |c| &rest[..c.len_utf8()]),
+                    false => kept,
+                };
+                lines.push(format!("{kept}-"));
+                rest = &rest[kept.len()..];
+            }
+            width = self.width(rest, size);
+            if width > max {
+                lines.push(self.fit(rest, size, max));
+                return lines;
+            }
+            line = rest.to_owned();
+        }
+        if !line.is_empty() {
+            lines.push(line);
+        }
+        lines
+    }
+
     /// `text` as 2-byte glyph ids (Identity-H), recording the glyphs used.
     pub fn encode(&mut self, text: &str) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(text.len() * 2);
@@ -331,6 +384,29 @@ mod tests {
         let fitted = font.fit(&long, 9.0, 200.0);
         assert!(fitted.ends_with('…') && fitted.len() < 100, "{fitted}");
         assert!(font.width(&fitted, 9.0) <= 200.0);
+    }
+
+    #[test]
+    fn wrapping_keeps_every_word_within_the_width() {
+        let font = dejavu();
+        let text = "Very good; a little more practice will make it excellent.";
+        let lines = font.wrap(text, 8.0, 100.0, 10);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert_eq!(lines.join(" "), text);
+        assert!(
+            lines.iter().all(|l| font.width(l, 8.0) <= 100.0),
+            "{lines:?}"
+        );
+        let long = font.wrap(&"Keep going. ".repeat(900), 8.0, 100.0, 4);
+        assert_eq!(long.len(), 4);
+        assert!(long[3].ends_with('…') && font.width(&long[3], 8.0) <= 100.0);
+        let word = font.wrap("Antidisestablishmentarianism", 9.0, 40.0, 10);
+        assert!(word.len() > 2 && word[0].ends_with('-'), "{word:?}");
+        assert_eq!(
+            word.concat().replace('-', ""),
+            "Antidisestablishmentarianism"
+        );
+        assert!(font.wrap("", 9.0, 40.0, 3).is_empty());
     }
 
     struct NoPath;

@@ -5,6 +5,7 @@
 //! `crate::school::report_cards`; here are HTTP, access and the choice of format.
 
 mod font;
+mod layout;
 mod pdf;
 
 use actix_web::{HttpRequest, HttpResponse, http::header, web};
@@ -54,9 +55,12 @@ pub const MAX_PDF_CARDS: usize = 500;
 const ACCESS: &str = "Needs `view_report_card`, or an assignment to teach the class; a \
     student (the `user` of a student record) reads only their own card. With `Accept: \
     application/pdf` the answer is a PDF: one A4 page per card, with the school's name, \
-    address and contact from general settings, the principal's signature line and the \
-    footer text from report settings. One PDF holds at most 500 cards: a request for more \
-    (every class at once) answers 400 `invalid_query`; ask class by class.";
+    address and contact from general settings, the school year and exam session in the \
+    title, the marks as entered, teacher comments wrapped over lines, the class teacher's \
+    remark (`report-remarks/`), the issue date, the class teacher's and the principal's \
+    signature lines (the principal's name from report settings) and the footer text. One \
+    PDF holds at most 500 cards: a request for more (every class at once) answers 400 \
+    `invalid_query`; ask class by class.";
 
 pub fn mount(m: &mut Mount) {
     m.endpoint(PATH).get(class_cards, |doc: &mut ApiDoc| {
@@ -175,6 +179,7 @@ async fn respond(answer: Answer) -> ApiResult<HttpResponse> {
                     &printable.cards,
                     printable.school.as_ref(),
                     &printable.report,
+                    chrono::Utc::now().date_naive(),
                 )
             })
             .await
