@@ -8,6 +8,7 @@
 #   scripts/app-test.sh shots              the screenshots and measurements
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
+#   scripts/app-test.sh -- ARGS            the browser tests with pytest's ARGS (a file, -k)
 # In `shots`: MEASURE_RUNS (default 7) openings of the marks sheet per path; MEASURE_ONLY=1
 # skips the screenshots; APP_TEST_BIN=path serves that binary instead of building one.
 set -euo pipefail
@@ -15,11 +16,14 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 mode=test
 profile=debug
-for arg in "$@"; do
+pytest_args=()
+while [ $# -gt 0 ]; do
+  arg="$1"; shift
   case "$arg" in
+    --) pytest_args=("$@"); break ;;
     shots | test) mode="$arg" ;;
     --release) profile=release ;;
-    *) echo "usage: scripts/app-test.sh [shots] [--release]" >&2; exit 2 ;;
+    *) echo "usage: scripts/app-test.sh [shots] [--release] [-- PYTEST_ARGS]" >&2; exit 2 ;;
   esac
 done
 pg_ensure
@@ -55,5 +59,5 @@ serve_in_background "$bin"
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/app/shots.py target/app-shots
 else
-  .venv/bin/python -m pytest -q -p no:cacheprovider tests/app
+  .venv/bin/python -m pytest -q -p no:cacheprovider "${pytest_args[@]:-tests/app}"
 fi

@@ -1,7 +1,7 @@
 // The school app: sign-in, the header, navigation and routing. What a user sees follows
 // the permissions `/auth/me/` answers (the server stays the authority). The academic
 // year: year.js; the marks sheet: marks.js; the other resources: resources.js;
-// settings.js; what the console shares with it: /app/shared.js.
+// settings.js; OneRoster clients: integrations.js; what the console shares with it: /app/shared.js.
 import { $, h, apiClient, whenRecovered, signInForm, showSignIn } from "/app/shared.js";
 import { RESOURCES, resourcePage, setContext } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
@@ -10,6 +10,7 @@ import { settingsPage, canSeeSettings } from "/app/settings.js";
 import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
 import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
 import { USERS } from "/app/users.js";
+import { integrationsPage, canSeeIntegrations } from "/app/integrations.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -35,6 +36,7 @@ const PAGES = {
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: () => resourcePage(desc) }])),
   users: { nav: USERS.nav, visible: (m) => m.can("view", USERS.perm), render: () => resourcePage(USERS) },
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
+  integrations: { nav: "Integrations", visible: canSeeIntegrations, render: integrationsPage },
   children: { nav: "My children", visible: isGuardian, render: familyPage },
   import: { nav: "Import", visible: canImport, render: importPage },
   "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },

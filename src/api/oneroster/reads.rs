@@ -13,8 +13,9 @@ use super::{
 };
 use crate::{
     school::oneroster::{
-        gradebook,
+        gradebook, people,
         roster::{self, Entity, Provider},
+        sessions,
     },
     tenancy::TenantConn,
 };
@@ -88,21 +89,21 @@ pub static SESSIONS: Collection = rostering(
     "academicSessions",
     "academicSessions",
     "academicSession",
-    roster::academic_sessions,
+    sessions::academic_sessions,
     None,
 );
 pub static TERMS: Collection = rostering(
     "terms",
     "academicSessions",
     "academicSession",
-    roster::academic_sessions,
+    sessions::academic_sessions,
     Some(("type", "term")),
 );
 pub static PERIODS: Collection = rostering(
     "gradingPeriods",
     "academicSessions",
     "academicSession",
-    roster::academic_sessions,
+    sessions::academic_sessions,
     Some(("type", "gradingPeriod")),
 );
 pub static COURSES: Collection = rostering("courses", "courses", "course", roster::courses, None);
@@ -111,22 +112,22 @@ pub static ENROLLMENTS: Collection = rostering(
     "enrollments",
     "enrollments",
     "enrollment",
-    roster::enrollments,
+    people::enrollments,
     None,
 );
-pub static USERS: Collection = rostering("users", "users", "user", roster::users, None);
+pub static USERS: Collection = rostering("users", "users", "user", people::users, None);
 pub static STUDENTS: Collection = rostering(
     "students",
     "users",
     "user",
-    roster::users,
+    people::users,
     Some(("role", "student")),
 );
 pub static TEACHERS: Collection = rostering(
     "teachers",
     "users",
     "user",
-    roster::users,
+    people::users,
     Some(("role", "teacher")),
 );
 pub static DEMOGRAPHICS: Collection = Collection {

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::school::{
     marks::{SCORE_STATUSES, canonical_decimal},
-    oneroster::gradebook::{self, LineItemInput, ResultInput},
+    oneroster::gradebook_writes::{self as gradebook, LineItemInput, ResultInput},
 };
 
 /// The largest body a PUT reads.

@@ -5,4 +5,7 @@
 pub mod clients;
 pub mod csv;
 pub mod gradebook;
+pub mod gradebook_writes;
+pub mod people;
 pub mod roster;
+pub mod sessions;
