@@ -15,19 +15,11 @@ use super::{
         exam_sessions, exams, gradebook_categories as categories, line_items, marks, result_ids,
         students,
     },
-    roster::{
-        Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, parse_class_sourced_id,
-        timestamp,
-    },
+    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, timestamp},
 };
 use crate::{
-    error::{ApiError, ApiResult},
-    school::{
-        Store, Target,
-        academic_settings::Academic,
-        exams::{ExamChanges, Exams, NewExam},
-        marks::{MarkChanges, Marks, whole_mark},
-    },
+    error::ApiResult,
+    school::{Store, academic_settings::Academic},
     tenancy::TenantConn,
 };
 

@@ -18,7 +18,7 @@ use super::{
 use crate::{
     error::{ApiError, ApiResult},
     school::{
-        Actor, Target,
+        Actor, Store, Target,
         exams::{ExamChanges, Exams, NewExam},
         marks::{MarkChanges, Marks, whole_mark},
     },

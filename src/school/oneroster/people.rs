@@ -1,19 +1,16 @@
 //! OneRoster 1.2 users (students and teachers) and enrollments (a teacher assignment; a
 //! student of a class, in each subject the class is taught).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::{
-    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, date, head, sections},
-    super::schema::{
-        academic_classes, academic_sessions, exam_sessions, exams, students, subjects,
-        teacher_assignments, teacher_profiles,
-    },
+    super::schema::{students, teacher_profiles},
+    roster::{Entity, Provider, class_sourced_id, head, sections},
 };
 use crate::{db::schema_public::users, error::ApiResult, tenancy::TenantConn};
 

@@ -8,17 +8,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use super::super::schema::{
-    academic_classes, academic_sessions, exam_sessions, exams, students, subjects,
-    teacher_assignments, teacher_profiles,
+    academic_classes, academic_sessions, exams, subjects, teacher_assignments,
 };
 use super::sessions::current_terms;
-use crate::{db::schema_public::users, error::ApiResult, tenancy::TenantConn};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 /// One OneRoster record: its JSON object, sourcedId, status and dateLastModified included.
 pub type Entity = Map<String, Value>;

@@ -1,21 +1,18 @@
 //! OneRoster 1.2 academic sessions: the school's years (`schoolYear`), its exam sessions
 //! (`term`) and one grading period per term (`<term id>.gp`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Datelike, Utc};
 use diesel::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::{
-    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, date, head, sections},
-    super::schema::{
-        academic_classes, academic_sessions, exam_sessions, exams, students, subjects,
-        teacher_assignments, teacher_profiles,
-    },
+    super::schema::{academic_sessions, exam_sessions},
+    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, date, head},
 };
-use crate::{db::schema_public::users, error::ApiResult, tenancy::TenantConn};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 type SessionRow = (
     Uuid,

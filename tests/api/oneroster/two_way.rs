@@ -56,7 +56,10 @@ async fn a_result_put_by_the_lms_shows_in_the_report_cards_figures() {
     assert_eq!(bob["subjects"][0]["mark"], Value::Null, "{bob}");
     assert_eq!(bob["complete"], false);
     assert_eq!(ada["subjects"][0]["class_average"], 65.0, "(88 + 42) / 2");
-    assert_eq!((ada["position"].clone(), cy["position"].clone()), (json!(1), json!(2)));
+    assert_eq!(
+        (ada["position"].clone(), cy["position"].clone()),
+        (json!(1), json!(2))
+    );
 
     // The LMS edits a result: the card follows at once.
     let reply = put("lms-r3", &r.students[2], "fully graded", json!(95)).await;
@@ -66,7 +69,15 @@ async fn a_result_put_by_the_lms_shows_in_the_report_cards_figures() {
     assert_eq!(cy["subjects"][0]["mark"], 95, "{cy}");
     assert_eq!(cy["position"], 1);
     // And a deleted result leaves the card.
-    let gone = or_request(&app, Method::DELETE, "alpha", &token, &format!("{GRADEBOOK}results/lms-r1"), None).await;
+    let gone = or_request(
+        &app,
+        Method::DELETE,
+        "alpha",
+        &token,
+        &format!("{GRADEBOOK}results/lms-r1"),
+        None,
+    )
+    .await;
     assert_eq!(gone.status, 204);
     let cards = app.get(&cards_path, &r.admin).await;
     let ada = card_of(&cards.body, &r.students[0]);
