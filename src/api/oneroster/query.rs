@@ -189,9 +189,35 @@ fn compare(a: &str, b: &str) -> Ordering {
     a.cmp(b)
 }
 
+/// The values a field path names: `class` the field itself, `class.sourcedId` or
+/// `roles.role` a field inside it (in each item of a list), as clients write them.
+fn at_path<'a>(e: &'a Entity, path: &str) -> Vec<&'a Value> {
+    let mut parts = path.split('.');
+    let Some(first) = parts.next().and_then(|name| e.get(name)) else {
+        return Vec::new();
+    };
+    let mut values = vec![first];
+    for part in parts {
+        values = values
+            .into_iter()
+            .flat_map(|v| match v {
+                Value::Array(items) => items.iter().collect(),
+                other => vec![other],
+            })
+            .filter_map(|v| v.get(part))
+            .collect();
+    }
+    values
+}
+
+/// The record has the field a path starts with.
+fn has_field(e: &Entity, path: &str) -> bool {
+    e.contains_key(path.split('.').next().unwrap_or(path))
+}
+
 impl Predicate {
     fn matches(&self, e: &Entity) -> bool {
-        let values = e.get(&self.field).map(texts).unwrap_or_default();
+        let values: Vec<String> = at_path(e, &self.field).into_iter().flat_map(texts).collect();
         let holds = |v: &String| match self.op {
             Op::Eq => compare(v, &self.value) == Ordering::Equal,
             Op::Ne => compare(v, &self.value) != Ordering::Equal,
@@ -284,7 +310,7 @@ impl ReadQuery {
             if let Some(p) = filter
                 .predicates()
                 .into_iter()
-                .find(|p| !sample.contains_key(&p.field))
+                .find(|p| !has_field(sample, &p.field))
             {
                 return Err(OrError::bad(
                     "invalid_filter_field",
@@ -439,5 +465,9 @@ mod tests {
         assert!(holds("score>='7.25'") && holds("score<'10'"));
         assert!(holds("class='c1'") && holds("roles='r1'"));
         assert!(holds("givenName~'ad'") && holds("givenName!='Bob'"));
+        // Dotted paths reach inside a reference and into each item of a list.
+        assert!(holds("class.sourcedId='c1'") && !holds("class.sourcedId='c2'"));
+        assert!(holds("roles.sourcedId='r1'"));
+        assert!(!holds("class.title='c1'"));
     }
 }
