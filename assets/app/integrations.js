@@ -34,10 +34,10 @@ async function copy(value, input, status) {
 
 /** A read-only value with a copy button: `label` names both. */
 function copyable(label, value, name) {
-  const input = h("input", { readonly: true, value, name, "aria-label": label, class: "copy-value" });
+  const input = h("input", { readonly: true, value, name, id: `copy-${name}`, class: "copy-value" });
   const status = h("span", { class: "muted", role: "status" });
   return h("div", { class: "copy-row", "data-copy": name },
-    h("span", { class: "copy-label", text: label }),
+    h("label", { class: "copy-label", for: `copy-${name}`, text: label }),
     h("div", { class: "copy-line" }, input,
       h("button", { type: "button", class: "secondary small", text: "Copy", "aria-label": `Copy ${label.toLowerCase()}`, onclick: () => copy(value, input, status) }),
       status));
@@ -77,7 +77,7 @@ function connectCard() {
 
 /** The secret of a new client, shown this once. */
 function secretCard(created) {
-  return h("section", { class: "card secret", "data-client": created.client_id },
+  return h("section", { class: "card once", "data-client": created.client_id },
     h("h2", { text: `Client "${created.name}" created` }),
     h("p", { class: "notice", role: "note", text: "Copy the secret now: it is shown only this once. If it is lost, revoke the client and create another." }),
     copyable("Client ID", created.client_id, "client_id"),
