@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use super::{
     call::{self, GRADEBOOK_DELETE, GRADEBOOK_PUT, OrError},
+    collections::{CATEGORIES, Collection, LINE_ITEMS, RESULTS},
     query::single,
-    reads::{CATEGORIES, Collection, LINE_ITEMS, RESULTS},
 };
 use crate::school::{
     marks::{SCORE_STATUSES, canonical_decimal},

@@ -10,7 +10,7 @@ use serde_json::Value;
 use zip::{CompressionMethod, ZipWriter, write::SimpleFileOptions};
 
 use super::{
-    gradebook, people,
+    categories, gradebook, people,
     roster::{self, Entity, Provider},
     sessions,
 };
@@ -279,7 +279,7 @@ pub fn export(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<u8>> {
         live(people::enrollments(p, conn)?),
         users.clone(),
         roles_of(&users),
-        live(gradebook::categories(p, conn)?),
+        live(categories::categories(p, conn)?),
         live(gradebook::line_items(p, conn)?),
         live(gradebook::results(p, conn)?),
     ];

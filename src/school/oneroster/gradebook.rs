@@ -1,7 +1,7 @@
 //! The gradebook as OneRoster 1.2 reads it: a line item is an exam, a result is a mark
 //! (one gradebook, not two). Reads join what OneRoster adds (`line_items`, `result_ids`,
-//! `gradebook_categories`) to the school's exams and marks; the writes are in
-//! `gradebook_writes.rs`.
+//! `gradebook_categories`) to the school's exams and marks; categories and score scales
+//! are in `categories.rs`, the writes in `gradebook_writes.rs`.
 
 use std::collections::HashMap;
 
@@ -17,48 +17,18 @@ use super::{
     },
     roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, timestamp},
 };
-use crate::{
-    error::ApiResult,
-    school::{Store, academic_settings::Academic},
-    tenancy::TenantConn,
-};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 fn gradebook_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
     p.reference("gradebook", collection, id, kind)
 }
 
-fn roster_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
+pub(super) fn roster_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
     p.reference("rostering", collection, id, kind)
 }
 
-/// The columns the query below selects, in order.
-type CategoryRow = (String, String, Option<String>, bool, DateTime<Utc>);
-
-/// Categories (school-wide).
-pub fn categories(_: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<CategoryRow> = categories::table
-        .order((categories::created_at, categories::id))
-        .select((
-            categories::sourced_id,
-            categories::title,
-            categories::weight,
-            categories::is_deleted,
-            categories::updated_at,
-        ))
-        .load(conn.pg())?;
-    Ok(rows
-        .into_iter()
-        .map(|(sid, title, weight, deleted, at)| {
-            let mut e = head(&sid, deleted, at);
-            e.insert("title".into(), json!(title));
-            e.insert("weight".into(), number(weight.as_deref()));
-            e
-        })
-        .collect())
-}
-
 /// A decimal kept as text, as a JSON number (`null` when absent).
-fn number(text: Option<&str>) -> Value {
+pub(super) fn number(text: Option<&str>) -> Value {
     text.and_then(|t| t.parse::<serde_json::Number>().ok())
         .map_or(Value::Null, Value::Number)
 }
@@ -87,11 +57,54 @@ type LineItemRow = (
     (bool, Option<DateTime<Utc>>),
 );
 
+/// Which records a read needs: all of them, or those of one exam (its line item, its
+/// results) or of one mark (its result). A single read or a class's results for one line
+/// item then reads a few rows, not the school's gradebook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    All,
+    Exam(Uuid),
+    Mark(Uuid),
+}
+
+/// The exam a line item sourcedId names (the client's sourcedId, else the exam id),
+/// live or not; the record read must still carry that sourcedId.
+pub fn exam_named(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<Uuid>> {
+    let by_sid: Option<Uuid> = line_items::table
+        .filter(line_items::sourced_id.eq(sid))
+        .select(line_items::exam_id)
+        .first(conn.pg())
+        .optional()?;
+    Ok(by_sid.or_else(|| Uuid::parse_str(sid).ok()))
+}
+
+/// The mark a result sourcedId names (the client's sourcedId, else the mark id).
+pub fn mark_named(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<Uuid>> {
+    let by_sid: Option<Uuid> = result_ids::table
+        .filter(result_ids::sourced_id.eq(sid))
+        .select(result_ids::mark_id)
+        .first(conn.pg())
+        .optional()?;
+    Ok(by_sid.or_else(|| Uuid::parse_str(sid).ok()))
+}
+
 /// Line items: the school's exams.
 pub fn line_items(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<LineItemRow> = exams::table
+    line_items_of(p, conn, Only::All)
+}
+
+/// The line items `only` names (an exam's; a mark names none).
+pub fn line_items_of(p: &Provider, conn: &mut TenantConn, only: Only) -> ApiResult<Vec<Entity>> {
+    let mut query = exams::table
         .inner_join(exam_sessions::table)
         .left_join(line_items::table)
+        .into_boxed();
+    match only {
+        Only::All => {}
+        Only::Exam(id) => query = query.filter(exams::id.eq(id)),
+        Only::Mark(_) => return Ok(Vec::new()),
+    }
+    let rows: Vec<LineItemRow> = query
         .order((exams::created_at, exams::id))
         .select((
             (
@@ -213,10 +226,22 @@ type ResultRow = (
 
 /// Results: the marks of the school's exams.
 pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<ResultRow> = marks::table
+    results_of(p, conn, Only::All)
+}
+
+/// The results `only` names: every mark, an exam's marks, or one mark.
+pub fn results_of(p: &Provider, conn: &mut TenantConn, only: Only) -> ApiResult<Vec<Entity>> {
+    let mut query = marks::table
         .inner_join(exams::table)
         .left_join(result_ids::table)
         .left_join(line_items::table.on(line_items::exam_id.eq(marks::exam_id)))
+        .into_boxed();
+    match only {
+        Only::All => {}
+        Only::Exam(id) => query = query.filter(marks::exam_id.eq(id)),
+        Only::Mark(id) => query = query.filter(marks::id.eq(id)),
+    }
+    let rows: Vec<ResultRow> = query
         .order((marks::created_at, marks::id))
         .select((
             (
@@ -246,7 +271,12 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         .load(conn.pg())?;
     // A mark names its student by admission number: the live student's, else the latest.
     let mut student_of: HashMap<String, (Uuid, bool)> = HashMap::new();
-    for (id, number, deleted) in students::table
+    let mut students = students::table.into_boxed();
+    if only != Only::All {
+        let numbers: Vec<&String> = rows.iter().map(|row| &row.0.2).collect();
+        students = students.filter(students::admission_number.eq_any(numbers));
+    }
+    for (id, number, deleted) in students
         .order(students::created_at)
         .select((
             students::id,
@@ -307,46 +337,5 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
                 Some(e)
             },
         )
-        .collect())
-}
-
-/// Score scales: one per class, from the school's grading scale (academic settings).
-pub fn score_scales(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let oldest = crate::school::ListQuery {
-        page: 1,
-        page_size: 1,
-        include_deleted: false,
-        search: None,
-        params: HashMap::new(),
-    };
-    let settings = Academic::list(conn, (), &oldest)?.1;
-    let Some(settings) = settings.into_iter().next() else {
-        return Ok(Vec::new());
-    };
-    let values: Vec<Value> = settings
-        .grading_scale
-        .0
-        .iter()
-        .map(|band| json!({"itemValueLHS": band.symbol, "itemValueRHS": format!("{}-{}", band.min, band.max)}))
-        .collect();
-    Ok(super::roster::sections(conn)?
-        .into_iter()
-        .map(|s| {
-            let class = class_sourced_id(s.class, s.subject);
-            let mut e = head(
-                &format!("{class}.scale"),
-                !s.live,
-                s.modified.max(settings.updated_at),
-            );
-            e.insert("title".into(), json!("Grading scale"));
-            e.insert("type".into(), json!("grading scale"));
-            e.insert("class".into(), roster_ref(p, "classes", &class, "class"));
-            e.insert(
-                "course".into(),
-                roster_ref(p, "courses", &s.subject.to_string(), "course"),
-            );
-            e.insert("scoreScaleValue".into(), json!(values));
-            e
-        })
         .collect())
 }

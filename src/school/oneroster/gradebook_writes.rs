@@ -13,6 +13,7 @@ use super::{
         exam_sessions, exams, gradebook_categories as categories, line_items, marks, result_ids,
         students,
     },
+    gradebook::{exam_named, mark_named},
     roster::{GRADING_PERIOD_SUFFIX, parse_class_sourced_id},
 };
 use crate::{
@@ -86,12 +87,7 @@ pub struct LineItemInput {
 
 /// The live exam line item `sid` names: its id and exam session.
 fn exam_of(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<(Uuid, Uuid)>> {
-    let by_sid: Option<Uuid> = line_items::table
-        .filter(line_items::sourced_id.eq(sid))
-        .select(line_items::exam_id)
-        .first(conn.pg())
-        .optional()?;
-    let Some(id) = by_sid.or_else(|| Uuid::parse_str(sid).ok()) else {
+    let Some(id) = exam_named(conn, sid)? else {
         return Ok(None);
     };
     Ok(exams::table
@@ -235,12 +231,7 @@ pub struct ResultInput {
 
 /// The live mark result `sid` names: (mark, exam).
 fn mark_of(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<(Uuid, Uuid)>> {
-    let by_sid: Option<Uuid> = result_ids::table
-        .filter(result_ids::sourced_id.eq(sid))
-        .select(result_ids::mark_id)
-        .first(conn.pg())
-        .optional()?;
-    let Some(id) = by_sid.or_else(|| Uuid::parse_str(sid).ok()) else {
+    let Some(id) = mark_named(conn, sid)? else {
         return Ok(None);
     };
     Ok(marks::table
