@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{GRADEBOOK, oneroster_token, or_request, roster};
+use super::{GRADEBOOK, oneroster_token, or_get, or_request, roster};
 use crate::helpers::spawn_app;
 
 #[tokio::test]
@@ -68,6 +68,40 @@ async fn a_result_put_by_the_lms_shows_in_the_report_cards_figures() {
     let cy = card_of(&cards.body, &r.students[2]);
     assert_eq!(cy["subjects"][0]["mark"], 95, "{cy}");
     assert_eq!(cy["position"], 1);
+    // A line item's results, as the class reads them: the three, by their sourcedIds; a
+    // result named by the client answers only to its own sourcedId.
+    let nested = or_get(
+        &app,
+        "alpha",
+        &token,
+        &format!(
+            "{GRADEBOOK}classes/{}/lineItems/{}/results",
+            r.class_sid(),
+            r.fixture.exam
+        ),
+    )
+    .await;
+    let mut sids: Vec<&str> = nested.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .filter_map(|x| x["sourcedId"].as_str())
+        .collect();
+    sids.sort_unstable();
+    assert_eq!(sids, ["lms-r1", "lms-r2", "lms-r3"], "{}", nested.body);
+    let sheet = app.get(&r.fixture.marks(), &r.admin).await;
+    let mark_id = sheet.body["results"][0]["id"]
+        .as_str()
+        .expect("mark id")
+        .to_owned();
+    let by_mark_id = or_get(
+        &app,
+        "alpha",
+        &token,
+        &format!("{GRADEBOOK}results/{mark_id}"),
+    )
+    .await;
+    assert_eq!(by_mark_id.status, 404, "{}", by_mark_id.body);
     // And a deleted result leaves the card.
     let gone = or_request(
         &app,
