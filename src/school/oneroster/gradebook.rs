@@ -273,8 +273,12 @@ pub fn results_of(p: &Provider, conn: &mut TenantConn, only: Only) -> ApiResult<
     let mut student_of: HashMap<String, (Uuid, bool)> = HashMap::new();
     let mut students = students::table.into_boxed();
     if only != Only::All {
+        // The marks' students only; compared as plain text, since `=`/`IN` on the column
+        // lets the planner pick its trigram index (`students_search`), costly here.
         let numbers: Vec<&String> = rows.iter().map(|row| &row.0.2).collect();
-        students = students.filter(students::admission_number.eq_any(numbers));
+        students = students.filter(
+            diesel::dsl::sql::<diesel::sql_types::Text>("admission_number || ''").eq_any(numbers),
+        );
     }
     for (id, number, deleted) in students
         .order(students::created_at)
