@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench-provision  provisioning against PostgreSQL's floor, fleet migrate timings"
 	@echo "make bench-fairness  49 quiet schools beside one searching (64 connections) or reading at 20x; FAIRNESS_MODES, FAIRNESS_RUNS"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
+	@echo "make bench-oneroster  OneRoster: 2,000 students, 80 classes: roster pull, delta sync, class results, PUT result, CSV zip"
 	@echo "make bench-report-cards  report card PDFs: a class of 40 and 502 students over 12 classes: time, peak RSS"
 	@echo "make bench-families  guardian vs teacher reads, mark writes with history on/off, API-key vs staff reads (in make bench)"
 	@echo "make bench-year  a 5,000-row students file (CSV, XLSX), a 2,000-student rollover, last year's report cards before/after (in make bench)"
@@ -84,6 +85,9 @@ bench-fairness:
 
 bench-archive:
 	@scripts/bench/archive.sh
+
+bench-oneroster:
+	@scripts/bench/oneroster.sh
 
 bench-report-cards:
 	@scripts/bench/report_cards.sh

@@ -166,6 +166,11 @@ if [ "${BENCH_ARCHIVE:-1}" = 1 ]; then
   scripts/bench/archive.sh
 fi
 
+# The OneRoster provider (make bench-oneroster); BENCH_ONEROSTER=0 skips.
+if [ "${BENCH_ONEROSTER:-1}" = 1 ]; then
+  BENCH_BIN="$bin" scripts/bench/oneroster.sh
+fi
+
 # Report card PDFs (make bench-report-cards); BENCH_REPORT_CARDS=0 skips.
 if [ "${BENCH_REPORT_CARDS:-1}" = 1 ]; then
   scripts/bench/report_cards.sh

@@ -6,13 +6,16 @@
 # tests/client/package-lock.json) are type-checked with `tsc --noEmit` against
 # tests/client/usage.ts. Generated code goes to target/client-check/ (Python) and
 # tests/client/generated/ (git-ignored).
+# Then a OneRoster client this team did not write syncs a demo school (issue 37):
+# tests/client/oneroster_sync.py with strongmind-oneroster-client and requests-oauthlib
+# (PyPI, pinned in tests/client/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
 pg_ensure
 
-if ! .venv/bin/python -c "import openapi_python_client" >/dev/null 2>&1; then
-  echo "installing openapi-python-client into .venv (PyPI)" >&2
+if ! .venv/bin/python -c "import openapi_python_client, oneroster_client, requests_oauthlib" >/dev/null 2>&1; then
+  echo "installing openapi-python-client, strongmind-oneroster-client, requests-oauthlib into .venv (PyPI)" >&2
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q -r tests/client/requirements.txt
 fi
@@ -55,3 +58,9 @@ serve_in_background "$bin"
 CLIENT_CHECK_URL="http://127.0.0.1:$port" CLIENT_CHECK_SCHOOL=clientcheck \
   CLIENT_CHECK_USER=admin@clientcheck.test CLIENT_CHECK_PASSWORD=client-pass-123 \
   PYTHONPATH="$out/python" .venv/bin/python tests/client/smoke.py
+
+# OneRoster: a demo school synced by published clients (token, rostering, gradebook writes).
+"$bin" demo >/dev/null
+or_client="$("$bin" tenant oauth-client create --schema greenwood --name "Published client check")"
+read -r or_id or_secret < <(python3 -c 'import json, sys; c = json.load(sys.stdin); print(c["client_id"], c["client_secret"])' <<<"$or_client")
+.venv/bin/python tests/client/oneroster_sync.py "http://127.0.0.1:$port" greenwood.localhost "$or_id" "$or_secret"

@@ -2,7 +2,8 @@
 // the permissions `/auth/me/` answers (the server stays the authority). The academic
 // year: year.js; the marks sheet: marks.js; the other resources: resources.js;
 // settings.js; registers, report cards and a student's own page: registers.js,
-// report_cards.js, student.js; what the console shares with it: /app/shared.js.
+// report_cards.js, student.js; OneRoster clients: integrations.js; what the console
+// shares with it: /app/shared.js.
 import { $, h, apiClient, whenRecovered, signInForm, showSignIn } from "/app/shared.js";
 import { RESOURCES, resourcePage, setContext, ctx, humaneProblem } from "/app/resources.js";
 import { homePage, sessionsPage, sessionsPrefetch } from "/app/year.js";
@@ -14,6 +15,7 @@ import { USERS } from "/app/users.js";
 import { registersPage, canSeeRegisters } from "/app/registers.js";
 import { reportCardsPage, canSeeReportCards } from "/app/report_cards.js";
 import { studentPage, isStudent } from "/app/student.js";
+import { integrationsPage, canSeeIntegrations } from "/app/integrations.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -42,6 +44,7 @@ const PAGES = {
     [key, { nav: desc.nav, visible: (m) => m.can("view", desc.perm), render: (args, params) => resourcePage(desc, params) }])),
   users: { nav: USERS.nav, visible: (m) => m.can("view", USERS.perm), render: () => resourcePage(USERS) },
   settings: { nav: "Settings", visible: canSeeSettings, render: settingsPage },
+  integrations: { nav: "Integrations", visible: canSeeIntegrations, render: integrationsPage },
   children: { nav: "My children", visible: isGuardian, render: familyPage },
   import: { nav: "Import", visible: canImport, render: importPage },
   "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },

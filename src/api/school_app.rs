@@ -64,6 +64,10 @@ static DAY_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/day.css"),
 );
+static INTEGRATIONS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/integrations.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -86,6 +90,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/registers.js/", &REGISTERS_JS);
     serve(cfg, "/app/report_cards.js/", &REPORT_CARDS_JS);
     serve(cfg, "/app/student.js/", &STUDENT_JS);
+    serve(cfg, "/app/integrations.js/", &INTEGRATIONS_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/day.css/", &DAY_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);

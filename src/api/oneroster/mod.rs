@@ -4,6 +4,8 @@
 //! the entities themselves in `crate::school::oneroster`.
 
 mod call;
+pub mod collections;
+mod filter;
 pub mod query;
 pub mod reads;
 mod writes;
@@ -17,10 +19,11 @@ use crate::api::{
     },
     routes::Mount,
 };
-use reads::{
-    CATEGORIES, CLASSES, COURSES, Collection, ENROLLMENTS, LINE_ITEMS, Nested, PERIODS, RESULTS,
-    Relation, SCHOOLS, SCORE_SCALES, STUDENTS, TEACHERS, TERMS,
+use collections::{
+    CATEGORIES, CLASSES, COURSES, Collection, ENROLLMENTS, LINE_ITEMS, PERIODS, RESULTS, SCHOOLS,
+    SCORE_SCALES, STUDENTS, TEACHERS, TERMS,
 };
+use reads::{Nested, Relation};
 
 const TAG: &str = "oneroster";
 
@@ -157,7 +160,7 @@ static NESTED: [(&str, &str, Nested); 19] = [
 ];
 
 pub fn mount(m: &mut Mount) {
-    for collection in reads::ALL {
+    for collection in collections::ALL {
         let c: &'static Collection = collection;
         let path = format!("{}{}/", base(c.service), c.path);
         m.endpoint(&path).get(

@@ -1,6 +1,6 @@
-//! The binding's reads: every collection, its single-record form and the nested reads.
-//! A collection is read whole from the data layer, narrowed by what the path names, then
-//! filtered, sorted and paged by `query`.
+//! The binding's reads: every collection (`collections.rs`), its single-record form and
+//! the nested reads. A collection is read from the data layer, narrowed by what the path
+//! names, then filtered, sorted and paged by `query`.
 
 use std::collections::HashSet;
 
@@ -8,199 +8,14 @@ use actix_web::{HttpRequest, HttpResponse};
 use serde_json::{Map, Value};
 
 use super::{
-    call::{self, DEMOGRAPHICS_READ, GRADEBOOK_READ, OrError, ROSTER_READ, Scopes},
+    call::{self, OrError},
+    collections::{Collection, ENROLLMENTS},
     query::{ReadQuery, single},
 };
 use crate::{
-    school::oneroster::{
-        gradebook,
-        roster::{self, Entity, Provider},
-    },
+    school::oneroster::roster::{Entity, Provider},
     tenancy::TenantConn,
 };
-
-type Load = fn(&Provider, &mut TenantConn) -> crate::error::ApiResult<Vec<Entity>>;
-
-/// A collection of the binding.
-pub struct Collection {
-    /// The path segment (`users`, `terms`).
-    pub path: &'static str,
-    /// `rostering` or `gradebook`.
-    pub service: &'static str,
-    /// The answer's keys: `{users: [...]}`, `{user: {...}}`.
-    pub plural: &'static str,
-    pub singular: &'static str,
-    pub load: Load,
-    /// A narrower view of the loaded collection (`students` of `users`): field and value.
-    pub only: Option<(&'static str, &'static str)>,
-    pub scopes: Scopes,
-}
-
-fn no_demographics(_: &Provider, _: &mut TenantConn) -> crate::error::ApiResult<Vec<Entity>> {
-    // The school keeps no demographic data (birth dates, sex, ethnicity).
-    Ok(Vec::new())
-}
-
-const fn rostering(
-    path: &'static str,
-    plural: &'static str,
-    singular: &'static str,
-    load: Load,
-    only: Option<(&'static str, &'static str)>,
-) -> Collection {
-    Collection {
-        path,
-        service: "rostering",
-        plural,
-        singular,
-        load,
-        only,
-        scopes: ROSTER_READ,
-    }
-}
-
-const fn gradebook_of(
-    path: &'static str,
-    plural: &'static str,
-    singular: &'static str,
-    load: Load,
-) -> Collection {
-    Collection {
-        path,
-        service: "gradebook",
-        plural,
-        singular,
-        load,
-        only: None,
-        scopes: GRADEBOOK_READ,
-    }
-}
-
-pub static ORGS: Collection = rostering("orgs", "orgs", "org", roster::orgs, None);
-pub static SCHOOLS: Collection = rostering(
-    "schools",
-    "orgs",
-    "org",
-    roster::orgs,
-    Some(("type", "school")),
-);
-pub static SESSIONS: Collection = rostering(
-    "academicSessions",
-    "academicSessions",
-    "academicSession",
-    roster::academic_sessions,
-    None,
-);
-pub static TERMS: Collection = rostering(
-    "terms",
-    "academicSessions",
-    "academicSession",
-    roster::academic_sessions,
-    Some(("type", "term")),
-);
-pub static PERIODS: Collection = rostering(
-    "gradingPeriods",
-    "academicSessions",
-    "academicSession",
-    roster::academic_sessions,
-    Some(("type", "gradingPeriod")),
-);
-pub static COURSES: Collection = rostering("courses", "courses", "course", roster::courses, None);
-pub static CLASSES: Collection = rostering("classes", "classes", "class", roster::classes, None);
-pub static ENROLLMENTS: Collection = rostering(
-    "enrollments",
-    "enrollments",
-    "enrollment",
-    roster::enrollments,
-    None,
-);
-pub static USERS: Collection = rostering("users", "users", "user", roster::users, None);
-pub static STUDENTS: Collection = rostering(
-    "students",
-    "users",
-    "user",
-    roster::users,
-    Some(("role", "student")),
-);
-pub static TEACHERS: Collection = rostering(
-    "teachers",
-    "users",
-    "user",
-    roster::users,
-    Some(("role", "teacher")),
-);
-pub static DEMOGRAPHICS: Collection = Collection {
-    scopes: DEMOGRAPHICS_READ,
-    ..rostering(
-        "demographics",
-        "demographics",
-        "demographics",
-        no_demographics,
-        None,
-    )
-};
-pub static CATEGORIES: Collection = gradebook_of(
-    "categories",
-    "categories",
-    "category",
-    gradebook::categories,
-);
-pub static LINE_ITEMS: Collection =
-    gradebook_of("lineItems", "lineItems", "lineItem", gradebook::line_items);
-pub static RESULTS: Collection = gradebook_of("results", "results", "result", gradebook::results);
-pub static SCORE_SCALES: Collection = gradebook_of(
-    "scoreScales",
-    "scoreScales",
-    "scoreScale",
-    gradebook::score_scales,
-);
-
-pub static ALL: [&Collection; 16] = [
-    &ORGS,
-    &SCHOOLS,
-    &SESSIONS,
-    &TERMS,
-    &PERIODS,
-    &COURSES,
-    &CLASSES,
-    &ENROLLMENTS,
-    &USERS,
-    &STUDENTS,
-    &TEACHERS,
-    &DEMOGRAPHICS,
-    &CATEGORIES,
-    &LINE_ITEMS,
-    &RESULTS,
-    &SCORE_SCALES,
-];
-
-/// Whether a user record has `role` among its roles.
-fn has_role(e: &Entity, role: &str) -> bool {
-    e.get("roles")
-        .and_then(Value::as_array)
-        .is_some_and(|roles| roles.iter().any(|r| r["role"] == role))
-}
-
-impl Collection {
-    pub fn records(&self, p: &Provider, conn: &mut TenantConn) -> Result<Vec<Entity>, OrError> {
-        let mut records = (self.load)(p, conn)?;
-        if let Some((field, value)) = self.only {
-            records.retain(|e| match field {
-                "role" => has_role(e, value),
-                _ => e.get(field).and_then(Value::as_str) == Some(value),
-            });
-        }
-        Ok(records)
-    }
-
-    /// The live record `id`, or 404.
-    pub fn find(&self, p: &Provider, conn: &mut TenantConn, id: &str) -> Result<Entity, OrError> {
-        self.records(p, conn)?
-            .into_iter()
-            .find(|e| e["sourcedId"] == id && e["status"] != "tobedeleted")
-            .ok_or_else(|| OrError::unknown(self.singular))
-    }
-}
 
 /// How the records of a nested read relate to the record(s) its path names.
 #[derive(Clone, Copy)]
@@ -261,7 +76,12 @@ impl Nested {
         if let (Some(second), Some(other)) = (self.second, ids.get(1)) {
             second.find(p, conn, other)?;
         }
-        let records = self.child.records(p, conn)?;
+        let records = match (self.relation, ids.get(1)) {
+            (Relation::AlsoField(field), Some(other)) => {
+                self.child.records_naming(p, conn, field, other)?
+            }
+            _ => self.child.records(p, conn)?,
+        };
         let keep: Box<dyn Fn(&Entity) -> bool> = match self.relation {
             Relation::Every => Box::new(|_| true),
             Relation::Field(field) => Box::new(move |e| names(e, field, id)),

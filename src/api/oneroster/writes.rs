@@ -10,12 +10,12 @@ use uuid::Uuid;
 
 use super::{
     call::{self, GRADEBOOK_DELETE, GRADEBOOK_PUT, OrError},
+    collections::{CATEGORIES, Collection, LINE_ITEMS, RESULTS},
     query::single,
-    reads::{CATEGORIES, Collection, LINE_ITEMS, RESULTS},
 };
 use crate::school::{
     marks::{SCORE_STATUSES, canonical_decimal},
-    oneroster::gradebook::{self, LineItemInput, ResultInput},
+    oneroster::gradebook_writes::{self as gradebook, LineItemInput, ResultInput},
 };
 
 /// The largest body a PUT reads.

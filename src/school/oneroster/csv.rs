@@ -10,8 +10,9 @@ use serde_json::Value;
 use zip::{CompressionMethod, ZipWriter, write::SimpleFileOptions};
 
 use super::{
-    gradebook,
+    categories, gradebook, people,
     roster::{self, Entity, Provider},
+    sessions,
 };
 use crate::{
     error::{ApiError, ApiResult},
@@ -269,16 +270,16 @@ pub fn export(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<u8>> {
             .filter(|e| e["status"] != "tobedeleted")
             .collect()
     };
-    let users = live(roster::users(p, conn)?);
+    let users = live(people::users(p, conn)?);
     let contents = [
-        live(roster::academic_sessions(p, conn)?),
+        live(sessions::academic_sessions(p, conn)?),
         live(roster::orgs(p, conn)?),
         live(roster::courses(p, conn)?),
         live(roster::classes(p, conn)?),
-        live(roster::enrollments(p, conn)?),
+        live(people::enrollments(p, conn)?),
         users.clone(),
         roles_of(&users),
-        live(gradebook::categories(p, conn)?),
+        live(categories::categories(p, conn)?),
         live(gradebook::line_items(p, conn)?),
         live(gradebook::results(p, conn)?),
     ];

@@ -1,10 +1,8 @@
-//! The gradebook as OneRoster 1.2 sees it: a line item is an exam, a result is a mark
+//! The gradebook as OneRoster 1.2 reads it: a line item is an exam, a result is a mark
 //! (one gradebook, not two). Reads join what OneRoster adds (`line_items`, `result_ids`,
-//! `gradebook_categories`); every write of an exam or a mark goes through the exams' and
-//! marks' stores (`Exams::create`/`update`, `Marks::upsert`/`update`), so whatever their
-//! write path does (history, events) covers the LMS's writes too.
+//! `gradebook_categories`) to the school's exams and marks; categories and score scales
+//! are in `categories.rs`, the writes in `gradebook_writes.rs`.
 
-use crate::school::Actor;
 use std::collections::HashMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -17,104 +15,22 @@ use super::{
         exam_sessions, exams, gradebook_categories as categories, line_items, marks, result_ids,
         students,
     },
-    roster::{
-        Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, parse_class_sourced_id,
-        timestamp,
-    },
+    roster::{Entity, GRADING_PERIOD_SUFFIX, Provider, class_sourced_id, head, timestamp},
 };
-use crate::{
-    error::{ApiError, ApiResult},
-    school::{
-        Store, Target,
-        academic_settings::Academic,
-        exams::{ExamChanges, Exams, NewExam},
-        marks::{MarkChanges, Marks, whole_mark},
-    },
-    tenancy::TenantConn,
-};
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 fn gradebook_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
     p.reference("gradebook", collection, id, kind)
 }
 
-fn roster_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
+pub(super) fn roster_ref(p: &Provider, collection: &str, id: &str, kind: &str) -> Value {
     p.reference("rostering", collection, id, kind)
 }
 
-/// The columns the query below selects, in order.
-type CategoryRow = (String, String, Option<String>, bool, DateTime<Utc>);
-
-/// Categories (school-wide).
-pub fn categories(_: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<CategoryRow> = categories::table
-        .order((categories::created_at, categories::id))
-        .select((
-            categories::sourced_id,
-            categories::title,
-            categories::weight,
-            categories::is_deleted,
-            categories::updated_at,
-        ))
-        .load(conn.pg())?;
-    Ok(rows
-        .into_iter()
-        .map(|(sid, title, weight, deleted, at)| {
-            let mut e = head(&sid, deleted, at);
-            e.insert("title".into(), json!(title));
-            e.insert("weight".into(), number(weight.as_deref()));
-            e
-        })
-        .collect())
-}
-
 /// A decimal kept as text, as a JSON number (`null` when absent).
-fn number(text: Option<&str>) -> Value {
+pub(super) fn number(text: Option<&str>) -> Value {
     text.and_then(|t| t.parse::<serde_json::Number>().ok())
         .map_or(Value::Null, Value::Number)
-}
-
-/// Creates or replaces category `sid`; answers whether it was created.
-pub fn put_category(
-    conn: &mut TenantConn,
-    sid: &str,
-    title: &str,
-    weight: Option<String>,
-) -> ApiResult<bool> {
-    let updated = diesel::update(categories::table.filter(categories::sourced_id.eq(sid)))
-        .set((
-            categories::title.eq(title),
-            categories::weight.eq(&weight),
-            categories::is_deleted.eq(false),
-            categories::updated_at.eq(diesel::dsl::now),
-        ))
-        .returning(categories::id)
-        .get_results::<Uuid>(conn.pg())?;
-    if !updated.is_empty() {
-        return Ok(false);
-    }
-    diesel::insert_into(categories::table)
-        .values((
-            categories::sourced_id.eq(sid),
-            categories::title.eq(title),
-            categories::weight.eq(&weight),
-        ))
-        .execute(conn.pg())?;
-    Ok(true)
-}
-
-/// Marks category `sid` deleted; `false` when there is no live one.
-pub fn delete_category(conn: &mut TenantConn, sid: &str) -> ApiResult<bool> {
-    let n = diesel::update(
-        categories::table
-            .filter(categories::sourced_id.eq(sid))
-            .filter(categories::is_deleted.eq(false)),
-    )
-    .set((
-        categories::is_deleted.eq(true),
-        categories::updated_at.eq(diesel::dsl::now),
-    ))
-    .execute(conn.pg())?;
-    Ok(n > 0)
 }
 
 type LineItemRow = (
@@ -141,11 +57,54 @@ type LineItemRow = (
     (bool, Option<DateTime<Utc>>),
 );
 
+/// Which records a read needs: all of them, or those of one exam (its line item, its
+/// results) or of one mark (its result). A single read or a class's results for one line
+/// item then reads a few rows, not the school's gradebook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    All,
+    Exam(Uuid),
+    Mark(Uuid),
+}
+
+/// The exam a line item sourcedId names (the client's sourcedId, else the exam id),
+/// live or not; the record read must still carry that sourcedId.
+pub fn exam_named(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<Uuid>> {
+    let by_sid: Option<Uuid> = line_items::table
+        .filter(line_items::sourced_id.eq(sid))
+        .select(line_items::exam_id)
+        .first(conn.pg())
+        .optional()?;
+    Ok(by_sid.or_else(|| Uuid::parse_str(sid).ok()))
+}
+
+/// The mark a result sourcedId names (the client's sourcedId, else the mark id).
+pub fn mark_named(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<Uuid>> {
+    let by_sid: Option<Uuid> = result_ids::table
+        .filter(result_ids::sourced_id.eq(sid))
+        .select(result_ids::mark_id)
+        .first(conn.pg())
+        .optional()?;
+    Ok(by_sid.or_else(|| Uuid::parse_str(sid).ok()))
+}
+
 /// Line items: the school's exams.
 pub fn line_items(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<LineItemRow> = exams::table
+    line_items_of(p, conn, Only::All)
+}
+
+/// The line items `only` names (an exam's; a mark names none).
+pub fn line_items_of(p: &Provider, conn: &mut TenantConn, only: Only) -> ApiResult<Vec<Entity>> {
+    let mut query = exams::table
         .inner_join(exam_sessions::table)
         .left_join(line_items::table)
+        .into_boxed();
+    match only {
+        Only::All => {}
+        Only::Exam(id) => query = query.filter(exams::id.eq(id)),
+        Only::Mark(_) => return Ok(Vec::new()),
+    }
+    let rows: Vec<LineItemRow> = query
         .order((exams::created_at, exams::id))
         .select((
             (
@@ -267,10 +226,22 @@ type ResultRow = (
 
 /// Results: the marks of the school's exams.
 pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let rows: Vec<ResultRow> = marks::table
+    results_of(p, conn, Only::All)
+}
+
+/// The results `only` names: every mark, an exam's marks, or one mark.
+pub fn results_of(p: &Provider, conn: &mut TenantConn, only: Only) -> ApiResult<Vec<Entity>> {
+    let mut query = marks::table
         .inner_join(exams::table)
         .left_join(result_ids::table)
         .left_join(line_items::table.on(line_items::exam_id.eq(marks::exam_id)))
+        .into_boxed();
+    match only {
+        Only::All => {}
+        Only::Exam(id) => query = query.filter(marks::exam_id.eq(id)),
+        Only::Mark(id) => query = query.filter(marks::id.eq(id)),
+    }
+    let rows: Vec<ResultRow> = query
         .order((marks::created_at, marks::id))
         .select((
             (
@@ -300,7 +271,16 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
         .load(conn.pg())?;
     // A mark names its student by admission number: the live student's, else the latest.
     let mut student_of: HashMap<String, (Uuid, bool)> = HashMap::new();
-    for (id, number, deleted) in students::table
+    let mut students = students::table.into_boxed();
+    if only != Only::All {
+        // The marks' students only; compared as plain text, since `=`/`IN` on the column
+        // lets the planner pick its trigram index (`students_search`), costly here.
+        let numbers: Vec<&String> = rows.iter().map(|row| &row.0.2).collect();
+        students = students.filter(
+            diesel::dsl::sql::<diesel::sql_types::Text>("admission_number || ''").eq_any(numbers),
+        );
+    }
+    for (id, number, deleted) in students
         .order(students::created_at)
         .select((
             students::id,
@@ -362,302 +342,4 @@ pub fn results(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
             },
         )
         .collect())
-}
-
-/// Score scales: one per class, from the school's grading scale (academic settings).
-pub fn score_scales(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let oldest = crate::school::ListQuery {
-        page: 1,
-        page_size: 1,
-        include_deleted: false,
-        search: None,
-        filter: Default::default(),
-    };
-    let settings = Academic::list(conn, (), &oldest)?.1;
-    let Some(settings) = settings.into_iter().next() else {
-        return Ok(Vec::new());
-    };
-    let values: Vec<Value> = settings
-        .grading_scale
-        .0
-        .iter()
-        .map(|band| json!({"itemValueLHS": band.symbol, "itemValueRHS": format!("{}-{}", band.min, band.max)}))
-        .collect();
-    Ok(super::roster::sections(conn)?
-        .into_iter()
-        .map(|s| {
-            let class = class_sourced_id(s.class, s.subject);
-            let mut e = head(
-                &format!("{class}.scale"),
-                !s.live,
-                s.modified.max(settings.updated_at),
-            );
-            e.insert("title".into(), json!("Grading scale"));
-            e.insert("type".into(), json!("grading scale"));
-            e.insert("class".into(), roster_ref(p, "classes", &class, "class"));
-            e.insert(
-                "course".into(),
-                roster_ref(p, "courses", &s.subject.to_string(), "course"),
-            );
-            e.insert("scoreScaleValue".into(), json!(values));
-            e
-        })
-        .collect())
-}
-
-/// A line item as a client PUTs it (the API layer has checked the shapes).
-#[derive(Debug, Clone)]
-pub struct LineItemInput {
-    pub title: String,
-    pub description: Option<String>,
-    pub assign_date: Option<DateTime<Utc>>,
-    pub due_date: Option<DateTime<Utc>>,
-    pub class: String,
-    pub category: Option<String>,
-    /// A grading period's or a term's sourcedId.
-    pub term: Option<String>,
-    pub result_value_min: Option<String>,
-    pub result_value_max: Option<String>,
-}
-
-/// The live exam line item `sid` names: its id and exam session.
-fn exam_of(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<(Uuid, Uuid)>> {
-    let by_sid: Option<Uuid> = line_items::table
-        .filter(line_items::sourced_id.eq(sid))
-        .select(line_items::exam_id)
-        .first(conn.pg())
-        .optional()?;
-    let Some(id) = by_sid.or_else(|| Uuid::parse_str(sid).ok()) else {
-        return Ok(None);
-    };
-    Ok(exams::table
-        .filter(exams::id.eq(id))
-        .filter(exams::is_deleted.eq(false))
-        .select((exams::id, exams::exam_session_id))
-        .first(conn.pg())
-        .optional()?)
-}
-
-fn invalid(field: &str, message: &str) -> ApiError {
-    ApiError::validation(field, message)
-}
-
-/// Creates or updates line item `sid` as an exam; answers whether it was created.
-pub fn put_line_item(
-    conn: &mut TenantConn,
-    sid: &str,
-    input: LineItemInput,
-    actor: &Actor,
-) -> ApiResult<bool> {
-    let (class, subject) = parse_class_sourced_id(&input.class)
-        .ok_or_else(|| invalid("class", "not a class sourcedId of this school"))?;
-    let category = match &input.category {
-        Some(c) => categories::table
-            .filter(categories::sourced_id.eq(c))
-            .filter(categories::is_deleted.eq(false))
-            .select(categories::id)
-            .first::<Uuid>(conn.pg())
-            .optional()?
-            .ok_or_else(|| invalid("category", "no such category"))?,
-        None => categories::table
-            .filter(categories::is_deleted.eq(false))
-            .order(categories::created_at)
-            .select(categories::id)
-            .first::<Uuid>(conn.pg())?,
-    };
-    let max_mark = match &input.result_value_max {
-        Some(max) => whole_mark(max).unwrap_or(100).clamp(1, 1000),
-        None => 100,
-    };
-    let existing = exam_of(conn, sid)?;
-    let created = existing.is_none();
-    let exam = match existing {
-        Some((id, term)) => {
-            let changes = ExamChanges {
-                name: Some(input.title.clone()),
-                subject_id: Some(subject),
-                academic_class_id: Some(class),
-                max_mark: Some(max_mark),
-                ..ExamChanges::default()
-            };
-            Exams::update(conn, Target::live(term, id), changes, actor)?.id
-        }
-        None => {
-            let term = term_of(conn, input.term.as_deref())?;
-            let new = NewExam {
-                name: input.title.clone(),
-                subject_id: subject,
-                academic_class_id: class,
-                teacher_id: None,
-                max_mark,
-                is_deleted: false,
-            };
-            Exams::create(conn, term, new, actor)?.id
-        }
-    };
-    diesel::delete(
-        line_items::table.filter(
-            line_items::sourced_id
-                .eq(sid)
-                .or(line_items::exam_id.eq(exam)),
-        ),
-    )
-    .execute(conn.pg())?;
-    diesel::insert_into(line_items::table)
-        .values((
-            line_items::exam_id.eq(exam),
-            line_items::sourced_id.eq(sid),
-            line_items::category_id.eq(category),
-            line_items::description.eq(&input.description),
-            line_items::assign_date.eq(input.assign_date),
-            line_items::due_date.eq(input.due_date),
-            line_items::result_value_min.eq(&input.result_value_min),
-            line_items::result_value_max.eq(&input.result_value_max),
-        ))
-        .execute(conn.pg())?;
-    Ok(created)
-}
-
-/// The exam session a new line item goes in: the term (or grading period) named, else the
-/// latest term of the active school year.
-fn term_of(conn: &mut TenantConn, named: Option<&str>) -> ApiResult<Uuid> {
-    let live = exam_sessions::table.filter(exam_sessions::is_deleted.eq(false));
-    match named {
-        Some(sid) => {
-            let id = Uuid::parse_str(sid.strip_suffix(GRADING_PERIOD_SUFFIX).unwrap_or(sid))
-                .map_err(|_| invalid("gradingPeriod", "not a grading period of this school"))?;
-            live.filter(exam_sessions::id.eq(id))
-                .select(exam_sessions::id)
-                .first(conn.pg())
-                .optional()?
-                .ok_or_else(|| invalid("gradingPeriod", "not a grading period of this school"))
-        }
-        None => live
-            .inner_join(super::super::schema::academic_sessions::table)
-            .filter(super::super::schema::academic_sessions::is_active.eq(true))
-            .order(exam_sessions::created_at.desc())
-            .select(exam_sessions::id)
-            .first(conn.pg())
-            .optional()?
-            .ok_or_else(|| invalid("gradingPeriod", "required: the school has no current term")),
-    }
-}
-
-/// Deletes line item `sid` (soft-deletes the exam); `false` when there is no live one.
-pub fn delete_line_item(conn: &mut TenantConn, sid: &str, actor: &Actor) -> ApiResult<bool> {
-    let Some((id, term)) = exam_of(conn, sid)? else {
-        return Ok(false);
-    };
-    let changes = ExamChanges {
-        is_deleted: Some(true),
-        ..ExamChanges::default()
-    };
-    Exams::update(conn, Target::live(term, id), changes, actor)?;
-    Ok(true)
-}
-
-/// A result as a client PUTs it.
-#[derive(Debug, Clone)]
-pub struct ResultInput {
-    pub line_item: String,
-    pub student: Uuid,
-    pub score_status: String,
-    /// Canonical decimal text.
-    pub score: Option<String>,
-    pub text_score: Option<String>,
-    pub score_date: Option<NaiveDate>,
-    pub comment: Option<String>,
-}
-
-/// The live mark result `sid` names: (mark, exam).
-fn mark_of(conn: &mut TenantConn, sid: &str) -> ApiResult<Option<(Uuid, Uuid)>> {
-    let by_sid: Option<Uuid> = result_ids::table
-        .filter(result_ids::sourced_id.eq(sid))
-        .select(result_ids::mark_id)
-        .first(conn.pg())
-        .optional()?;
-    let Some(id) = by_sid.or_else(|| Uuid::parse_str(sid).ok()) else {
-        return Ok(None);
-    };
-    Ok(marks::table
-        .filter(marks::id.eq(id))
-        .filter(marks::is_deleted.eq(false))
-        .select((marks::id, marks::exam_id))
-        .first(conn.pg())
-        .optional()?)
-}
-
-/// Creates or updates result `sid` as the mark of its student for its line item's exam;
-/// answers whether the result was created.
-pub fn put_result(
-    conn: &mut TenantConn,
-    sid: &str,
-    input: ResultInput,
-    actor: &Actor,
-) -> ApiResult<bool> {
-    let (exam, _) =
-        exam_of(conn, &input.line_item)?.ok_or_else(|| invalid("lineItem", "no such line item"))?;
-    let number: String = students::table
-        .filter(students::id.eq(input.student))
-        .filter(students::is_deleted.eq(false))
-        .select(students::admission_number)
-        .first(conn.pg())
-        .optional()?
-        .ok_or_else(|| invalid("student", "no such student"))?;
-    let existing = mark_of(conn, sid)?;
-    let changes = MarkChanges {
-        comment: Some(input.comment),
-        score: Some(input.score),
-        score_status: Some(Some(input.score_status)),
-        score_date: Some(input.score_date),
-        text_score: Some(input.text_score),
-        is_deleted: Some(false),
-        ..MarkChanges::default()
-    };
-    // The result moved to another line item or student: the old mark goes.
-    if let Some((mark, old_exam)) = existing {
-        let same: bool = marks::table
-            .filter(marks::id.eq(mark))
-            .filter(marks::exam_id.eq(exam))
-            .filter(marks::studentadmissionnumber.eq(&number))
-            .count()
-            .get_result::<i64>(conn.pg())?
-            > 0;
-        if !same {
-            let gone = MarkChanges {
-                is_deleted: Some(true),
-                ..MarkChanges::default()
-            };
-            Marks::update(conn, Target::live(old_exam, mark), gone, actor)?;
-        }
-    }
-    let mark = Marks::upsert(conn, exam, &number, changes, actor)?;
-    diesel::delete(
-        result_ids::table.filter(
-            result_ids::sourced_id
-                .eq(sid)
-                .or(result_ids::mark_id.eq(mark.id)),
-        ),
-    )
-    .execute(conn.pg())?;
-    diesel::insert_into(result_ids::table)
-        .values((
-            result_ids::mark_id.eq(mark.id),
-            result_ids::sourced_id.eq(sid),
-        ))
-        .execute(conn.pg())?;
-    Ok(existing.is_none())
-}
-
-/// Deletes result `sid` (soft-deletes the mark); `false` when there is no live one.
-pub fn delete_result(conn: &mut TenantConn, sid: &str, actor: &Actor) -> ApiResult<bool> {
-    let Some((mark, exam)) = mark_of(conn, sid)? else {
-        return Ok(false);
-    };
-    let changes = MarkChanges {
-        is_deleted: Some(true),
-        ..MarkChanges::default()
-    };
-    Marks::update(conn, Target::live(exam, mark), changes, actor)?;
-    Ok(true)
 }

@@ -3,20 +3,21 @@
 //! records included (as `status: tobedeleted`, for delta syncs); the API layer filters,
 //! sorts and pages them. sourcedIds are the records' own UUIDs, so they are stable across
 //! calls, restarts and a school's export and import; the entities made of two records
-//! (a class is a class taught a subject) join their ids with a `.`.
+//! (a class is a class taught a subject) join their ids with a `.`. School years, terms
+//! and grading periods: `sessions.rs`; users and enrollments: `people.rs`.
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use super::super::schema::{
-    academic_classes, academic_sessions, exam_sessions, exams, students, subjects,
-    teacher_assignments, teacher_profiles,
+    academic_classes, academic_sessions, exams, subjects, teacher_assignments,
 };
-use crate::{db::schema_public::users, error::ApiResult, tenancy::TenantConn};
+use super::sessions::current_terms;
+use crate::{error::ApiResult, tenancy::TenantConn};
 
 /// One OneRoster record: its JSON object, sourcedId, status and dateLastModified included.
 pub type Entity = Map<String, Value>;
@@ -62,7 +63,7 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
     at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-fn date(at: DateTime<Utc>) -> String {
+pub(super) fn date(at: DateTime<Utc>) -> String {
     at.format("%Y-%m-%d").to_string()
 }
 
@@ -80,25 +81,6 @@ pub fn parse_class_sourced_id(id: &str) -> Option<(Uuid, Uuid)> {
     Some((Uuid::parse_str(class).ok()?, Uuid::parse_str(subject).ok()?))
 }
 
-type SessionRow = (
-    Uuid,
-    String,
-    DateTime<Utc>,
-    DateTime<Utc>,
-    bool,
-    bool,
-    DateTime<Utc>,
-);
-type TermRow = (
-    Uuid,
-    Uuid,
-    String,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-    bool,
-    DateTime<Utc>,
-);
-
 /// The org (the school itself).
 pub fn orgs(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     let modified: Option<DateTime<Utc>> = academic_sessions::table
@@ -111,113 +93,6 @@ pub fn orgs(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     org.insert("parent".into(), Value::Null);
     org.insert("children".into(), json!([]));
     Ok(vec![org])
-}
-
-/// School years (academic sessions), terms (exam sessions) and one grading period per term.
-pub fn academic_sessions(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let years: Vec<SessionRow> = academic_sessions::table
-        .order((academic_sessions::start_date, academic_sessions::id))
-        .select((
-            academic_sessions::id,
-            academic_sessions::name,
-            academic_sessions::start_date,
-            academic_sessions::end_date,
-            academic_sessions::is_active,
-            academic_sessions::is_deleted,
-            academic_sessions::updated_at,
-        ))
-        .load(conn.pg())?;
-    let terms: Vec<TermRow> = exam_sessions::table
-        .order((exam_sessions::created_at, exam_sessions::id))
-        .select((
-            exam_sessions::id,
-            exam_sessions::academic_session_id,
-            exam_sessions::name,
-            exam_sessions::start_date,
-            exam_sessions::end_date,
-            exam_sessions::is_deleted,
-            exam_sessions::updated_at,
-        ))
-        .load(conn.pg())?;
-    let year_of: HashMap<Uuid, &SessionRow> = years.iter().map(|y| (y.0, y)).collect();
-    let session_ref =
-        |id: &str| p.reference("rostering", "academicSessions", id, "academicSession");
-    let mut out = Vec::new();
-    for year in &years {
-        let (id, name, start, end, _, deleted, modified) = year;
-        let mut e = head(&id.to_string(), *deleted, *modified);
-        e.insert("title".into(), json!(name));
-        e.insert("startDate".into(), json!(date(*start)));
-        e.insert("endDate".into(), json!(date(*end)));
-        e.insert("type".into(), json!("schoolYear"));
-        e.insert("parent".into(), Value::Null);
-        let children: Vec<Value> = terms
-            .iter()
-            .filter(|t| t.1 == *id)
-            .map(|t| session_ref(&t.0.to_string()))
-            .collect();
-        e.insert("children".into(), json!(children));
-        e.insert("schoolYear".into(), json!(end.year().to_string()));
-        e.insert("org".into(), p.org_ref());
-        out.push(e);
-    }
-    for (id, year_id, name, start, end, deleted, modified) in &terms {
-        let Some(year) = year_of.get(year_id) else {
-            continue;
-        };
-        let deleted = *deleted || year.5;
-        let (start, end) = (start.unwrap_or(year.2), end.unwrap_or(year.3));
-        let term_id = id.to_string();
-        let period_id = format!("{term_id}{GRADING_PERIOD_SUFFIX}");
-        for (sid, title, kind, parent, children) in [
-            (
-                &term_id,
-                name.clone(),
-                "term",
-                year_id.to_string(),
-                vec![session_ref(&period_id)],
-            ),
-            (
-                &period_id,
-                format!("{name} grading period"),
-                "gradingPeriod",
-                term_id.clone(),
-                vec![],
-            ),
-        ] {
-            let mut e = head(sid, deleted, *modified);
-            e.insert("title".into(), json!(title));
-            e.insert("startDate".into(), json!(date(start)));
-            e.insert("endDate".into(), json!(date(end)));
-            e.insert("type".into(), json!(kind));
-            e.insert("parent".into(), session_ref(&parent));
-            e.insert("children".into(), json!(children));
-            e.insert("schoolYear".into(), json!(year.3.year().to_string()));
-            e.insert("org".into(), p.org_ref());
-            out.push(e);
-        }
-    }
-    Ok(out)
-}
-
-/// The terms a class runs in: the live exam sessions of the active school year (of every
-/// school year when none is active).
-fn current_terms(conn: &mut TenantConn) -> ApiResult<(Option<Uuid>, Vec<Uuid>)> {
-    let active: Option<Uuid> = academic_sessions::table
-        .filter(academic_sessions::is_active.eq(true))
-        .filter(academic_sessions::is_deleted.eq(false))
-        .select(academic_sessions::id)
-        .first(conn.pg())
-        .optional()?;
-    let mut query = exam_sessions::table
-        .filter(exam_sessions::is_deleted.eq(false))
-        .order((exam_sessions::created_at, exam_sessions::id))
-        .select(exam_sessions::id)
-        .into_boxed();
-    if let Some(active) = active {
-        query = query.filter(exam_sessions::academic_session_id.eq(active));
-    }
-    Ok((active, query.load(conn.pg())?))
 }
 
 type SubjectRow = (Uuid, String, String, bool, DateTime<Utc>);
@@ -401,187 +276,4 @@ pub fn classes(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
             Some(e)
         })
         .collect())
-}
-
-type StudentRow = (
-    Uuid,
-    String,
-    String,
-    String,
-    Option<Uuid>,
-    Option<Uuid>,
-    bool,
-    DateTime<Utc>,
-);
-type PersonRow = (Uuid, Option<String>, Option<String>, String, String, bool);
-
-fn student_rows(conn: &mut TenantConn) -> ApiResult<Vec<StudentRow>> {
-    Ok(students::table
-        .order((students::created_at, students::id))
-        .select((
-            students::id,
-            students::admission_number,
-            students::first_name,
-            students::last_name,
-            students::academic_class_id,
-            students::user_id,
-            students::is_deleted,
-            students::updated_at,
-        ))
-        .load(conn.pg())?)
-}
-
-fn people(conn: &mut TenantConn, ids: Vec<Uuid>) -> ApiResult<HashMap<Uuid, PersonRow>> {
-    Ok(users::table
-        .filter(users::id.eq_any(ids))
-        .select((
-            users::id,
-            users::email,
-            users::phone,
-            users::first_name,
-            users::last_name,
-            users::is_active,
-        ))
-        .load::<PersonRow>(conn.pg())?
-        .into_iter()
-        .map(|row| (row.0, row))
-        .collect())
-}
-
-/// The columns the query below selects, in order.
-type TeacherRow = (Uuid, Uuid, Option<String>, bool, DateTime<Utc>);
-
-/// Users: students (role `student`) and teachers (role `teacher`).
-pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let students = student_rows(conn)?;
-    let teachers: Vec<TeacherRow> = teacher_profiles::table
-        .order((teacher_profiles::created_at, teacher_profiles::id))
-        .select((
-            teacher_profiles::id,
-            teacher_profiles::user_id,
-            teacher_profiles::staff_number,
-            teacher_profiles::is_deleted,
-            teacher_profiles::updated_at,
-        ))
-        .load(conn.pg())?;
-    let ids = (students.iter().filter_map(|s| s.5))
-        .chain(teachers.iter().map(|t| t.1))
-        .collect();
-    let people = people(conn, ids)?;
-    let user = |id: Uuid, deleted: bool, at: DateTime<Utc>, role: &str| {
-        let mut e = head(&id.to_string(), deleted, at);
-        e.insert("userMasterIdentifier".into(), json!(""));
-        e.insert("enabledUser".into(), json!(!deleted));
-        e.insert("middleName".into(), json!(""));
-        e.insert(
-            "roles".into(),
-            json!([{"roleType": "primary", "role": role, "org": p.org_ref()}]),
-        );
-        e.insert("primaryOrg".into(), p.org_ref());
-        e.insert("agents".into(), json!([]));
-        e.insert("grades".into(), json!([]));
-        e.insert("sms".into(), json!(""));
-        e
-    };
-    let mut out = Vec::with_capacity(students.len() + teachers.len());
-    for (id, number, first, last, _, user_id, deleted, at) in students {
-        let person = user_id.and_then(|u| people.get(&u));
-        let mut e = user(id, deleted, at, "student");
-        let email = person.and_then(|p| p.1.clone()).unwrap_or_default();
-        e.insert("username".into(), json!(number));
-        e.insert(
-            "userIds".into(),
-            json!([{"type": "admission_number", "identifier": number}]),
-        );
-        e.insert("givenName".into(), json!(first));
-        e.insert("familyName".into(), json!(last));
-        e.insert("identifier".into(), json!(number));
-        e.insert("email".into(), json!(email));
-        e.insert(
-            "phone".into(),
-            json!(person.and_then(|p| p.2.clone()).unwrap_or_default()),
-        );
-        out.push(e);
-    }
-    for (id, user_id, staff_number, deleted, at) in teachers {
-        let person = people.get(&user_id);
-        let modified = at;
-        let deleted = deleted || person.is_none_or(|p| !p.5);
-        let mut e = user(id, deleted, modified, "teacher");
-        let email = person.and_then(|p| p.1.clone()).unwrap_or_default();
-        let number = staff_number.unwrap_or_default();
-        let username = if email.is_empty() {
-            number.clone()
-        } else {
-            email.clone()
-        };
-        e.insert("username".into(), json!(username));
-        e.insert(
-            "userIds".into(),
-            json!([{"type": "staff_number", "identifier": number}]),
-        );
-        e.insert(
-            "givenName".into(),
-            json!(person.map(|p| p.3.clone()).unwrap_or_default()),
-        );
-        e.insert(
-            "familyName".into(),
-            json!(person.map(|p| p.4.clone()).unwrap_or_default()),
-        );
-        e.insert("identifier".into(), json!(number));
-        e.insert("email".into(), json!(email));
-        e.insert(
-            "phone".into(),
-            json!(person.and_then(|p| p.2.clone()).unwrap_or_default()),
-        );
-        out.push(e);
-    }
-    Ok(out)
-}
-
-/// Enrollments: each teacher assignment (role `teacher`, sourcedId the assignment's id)
-/// and each student of a class in each of its subjects (sourcedId
-/// `<student>.<class>.<subject>`).
-pub fn enrollments(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let sections = sections(conn)?;
-    let students = student_rows(conn)?;
-    let mut out = Vec::new();
-    let enrollment =
-        |sid: &str, deleted: bool, at: DateTime<Utc>, user: Value, class: &str, role: &str| {
-            let mut e = head(sid, deleted, at);
-            e.insert("user".into(), user);
-            e.insert(
-                "class".into(),
-                p.reference("rostering", "classes", class, "class"),
-            );
-            e.insert("school".into(), p.org_ref());
-            e.insert("role".into(), json!(role));
-            e.insert("primary".into(), json!(role == "teacher"));
-            e.insert("beginDate".into(), Value::Null);
-            e.insert("endDate".into(), Value::Null);
-            e
-        };
-    for section in &sections {
-        let class = class_sourced_id(section.class, section.subject);
-        for (id, teacher, deleted, at) in &section.teachers {
-            let user = p.reference("rostering", "users", &teacher.to_string(), "user");
-            let deleted = *deleted || !section.live;
-            out.push(enrollment(
-                &id.to_string(),
-                deleted,
-                *at,
-                user,
-                &class,
-                "teacher",
-            ));
-        }
-        for student in students.iter().filter(|s| s.4 == Some(section.class)) {
-            let sid = format!("{}.{class}", student.0);
-            let user = p.reference("rostering", "users", &student.0.to_string(), "user");
-            let deleted = student.6 || !section.live;
-            let at = student.7.max(section.modified);
-            out.push(enrollment(&sid, deleted, at, user, &class, "student"));
-        }
-    }
-    Ok(out)
 }

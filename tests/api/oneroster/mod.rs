@@ -5,6 +5,7 @@ mod clients;
 mod csv;
 mod gradebook;
 mod rostering;
+mod two_way;
 
 use reqwest::Method;
 use serde_json::{Value, json};
