@@ -24,23 +24,32 @@ use actix_web::http::Method;
 /// The paths named by hand: those that are no API resource, a list nested under an item
 /// of another resource (the rule would read it as an action), and actions the rule would
 /// name badly (`attendanceClass`).
-const FIXED: [(&str, &str); 6] = [
-    ("/healthz/", "checkLiveness"),
-    ("/readyz/", "checkReadiness"),
+const FIXED: [(&str, &str, &str); 7] = [
+    ("/healthz/", "*", "checkLiveness"),
+    ("/readyz/", "*", "checkReadiness"),
     (
         "/api/v1/school/classes/{class_pk}/students/",
+        "*",
         "listClassStudents",
     ),
     (
         "/api/v1/school/classes/{class_pk}/attendance/",
+        "POST",
         "takeClassAttendance",
     ),
     (
+        "/api/v1/school/classes/{class_pk}/attendance/",
+        "GET",
+        "listClassAttendance",
+    ),
+    (
         "/api/v1/school/students/{id}/attendance-summary/",
+        "*",
         "getStudentAttendanceSummary",
     ),
     (
         "/api/v1/school/imports/exams/{exam_pk}/marks/",
+        "*",
         "importExamMarks",
     ),
 ];
@@ -59,7 +68,10 @@ pub struct PathFacts<'a> {
 const RENAMED: [(&str, &str); 1] = [("/api/v1/school/users/", "/api/v1/school/school-users/")];
 
 pub fn operation_id(method: &Method, facts: &PathFacts<'_>) -> String {
-    if let Some((_, id)) = FIXED.iter().find(|(path, _)| *path == facts.path) {
+    let fixed = FIXED.iter().find(|(path, fixed_method, _)| {
+        *path == facts.path && (*fixed_method == "*" || *fixed_method == method.as_str())
+    });
+    if let Some((_, _, id)) = fixed {
         return (*id).to_owned();
     }
     if let Some(rest) = facts.path.strip_prefix("/ims/oneroster/") {

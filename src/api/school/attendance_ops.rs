@@ -100,13 +100,19 @@ pub fn mount(m: &mut Mount) {
                  every list, oldest first; `?date=`, `?date_from=`, `?date_to=` and \
                  `?student=` narrow them as on `/attendance/`. Needs `view_attendance`, or an \
                  assignment to teach the class (a register and its week); a guardian reads \
-                 their children's records only. 404 when the class does not exist.",
+                 their children's records only. 404 when the class does not exist, or is \
+                 soft-deleted without `include_deleted=true`.",
             ))
             .query("page", schema::integer(), "page number, from 1")
             .query(
                 "page_size",
                 schema::integer(),
                 "records per page (default 50, max 200)",
+            )
+            .query(
+                "include_deleted",
+                schema::boolean(),
+                "also soft-deleted records, and a soft-deleted class",
             );
             for (name, what) in super::attendance::ATTENDANCE_FILTERS {
                 if *name != "academic_class" {
@@ -238,11 +244,17 @@ async fn class_records(request: SchoolRequest) -> ApiResult<HttpResponse> {
         .run(Need::Authenticated, move |conn, caller| {
             let class_id = path.last()?;
             require_class_access(conn, caller, VIEW, Some(class_id))?;
-            if !Classes::live_exists(conn, class_id)? {
+            let mut query = query?;
+            // As `/classes/{id}/students/`: a soft-deleted class (and its soft-deleted
+            // records) only with `include_deleted=true`.
+            let class = Target {
+                parent: (),
+                id: class_id,
+                include_deleted: query.include_deleted,
+            };
+            if Classes::find(conn, class)?.is_none() {
                 return Err(ApiError::not_found());
             }
-            let mut query = query?;
-            query.include_deleted = false;
             query.filter.academic_class = Some(class_id);
             let (count, rows) = Attendances::list(conn, (), &query)?;
             query.check_page(count)?;
