@@ -5,6 +5,7 @@
 # (screenshots in target/app-shots/ and the marks sheet's figures).
 #
 #   scripts/app-test.sh                    the browser tests (pytest tests/app)
+#   scripts/app-test.sh tests/app/test_x.py  only these files (or tests/app/f.py::test)
 #   scripts/app-test.sh shots              the screenshots and measurements
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
@@ -15,11 +16,13 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 mode=test
 profile=debug
+targets=()
 for arg in "$@"; do
   case "$arg" in
     shots | test) mode="$arg" ;;
     --release) profile=release ;;
-    *) echo "usage: scripts/app-test.sh [shots] [--release]" >&2; exit 2 ;;
+    tests/app/*) targets+=("$arg") ;;
+    *) echo "usage: scripts/app-test.sh [shots] [--release] [tests/app/FILE...]" >&2; exit 2 ;;
   esac
 done
 pg_ensure
@@ -44,7 +47,8 @@ port="$(free_port)"
 server_database school_app
 
 export JWT_SECRET="app-test-secret-app-test-secret-app-test-01" \
-  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
+  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000 \
+  WEBHOOK_ALLOW_INSECURE=true # the Webhooks page's test subscribes a receiver on loopback
 # Chromium resolves every *.localhost name to this machine, so the demo schools'
 # addresses work in the browser as they are.
 export APP_PORT="$port"
@@ -55,5 +59,5 @@ serve_in_background "$bin"
 if [ "$mode" = shots ]; then
   .venv/bin/python tests/app/shots.py target/app-shots
 else
-  .venv/bin/python -m pytest -q -p no:cacheprovider tests/app
+  .venv/bin/python -m pytest -q -p no:cacheprovider "${targets[@]:-tests/app}"
 fi

@@ -10,6 +10,7 @@ import { settingsPage, canSeeSettings } from "/app/settings.js";
 import { familyPage, isGuardian, setFamilyContext } from "/app/family.js";
 import { importPage, canImport, newYearPage, canRollOver } from "/app/school_year.js";
 import { USERS } from "/app/users.js";
+import { WEBHOOKS_PAGE } from "/app/webhooks.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -38,6 +39,7 @@ const PAGES = {
   children: { nav: "My children", visible: isGuardian, render: familyPage },
   import: { nav: "Import", visible: canImport, render: importPage },
   "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },
+  webhooks: WEBHOOKS_PAGE,
 };
 whenRecovered(() => route());
 

@@ -44,6 +44,10 @@ static USERS_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/users.js"),
 );
+static WEBHOOKS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/webhooks.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -62,6 +66,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/family.js/", &FAMILY_JS);
     serve(cfg, "/app/school_year.js/", &SCHOOL_YEAR_JS);
     serve(cfg, "/app/users.js/", &USERS_JS);
+    serve(cfg, "/app/webhooks.js/", &WEBHOOKS_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);
     serve(cfg, "/app/shared.css/", &SHARED_CSS);

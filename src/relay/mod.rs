@@ -22,14 +22,21 @@ pub mod destination;
 pub mod signature;
 
 use std::{
+    collections::HashSet,
+    future::Future,
     net::IpAddr,
+    pin::{Pin, pin},
     sync::Arc,
     time::{Duration, Instant},
 };
 
 use chrono::Utc;
 use diesel::{QueryableByName, RunQueryDsl, sql_types};
-use futures_util::future::join_all;
+use futures_util::{
+    FutureExt, StreamExt,
+    future::{Either, join_all, select},
+    stream::FuturesUnordered,
+};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -38,7 +45,7 @@ use crate::{
     db::{Db, notify::Subscriber},
     error::ApiResult,
     observability::metrics,
-    school::webhook_queue::{self, Outcome, RetryRules},
+    school::webhook_queue::{self, Due, Outcome, RetryRules},
     tenancy::{TenantRef, directory::TenantDirectory},
 };
 
@@ -50,6 +57,13 @@ const WORKERS: usize = 4;
 const BATCH: i64 = 16;
 /// The longest a relay sleeps without looking for due schools.
 const IDLE_WAIT: Duration = Duration::from_secs(5);
+/// While deliveries are in flight: how often a school's queue is looked at again for
+/// what became due, at most (commits wake the relay earlier), and at least.
+const REFILL_TICK: Duration = Duration::from_secs(1);
+const MIN_FETCH_GAP: Duration = Duration::from_millis(5);
+
+/// A delivery on its way: the delivery and how it went.
+type Sending<'a> = Pin<Box<dyn Future<Output = (Due, Outcome)> + Send + 'a>>;
 
 pub struct Relay {
     id: Uuid,
@@ -190,65 +204,117 @@ impl Relay {
                 })
                 .await;
         };
-        let started = Instant::now();
-        loop {
-            let due = self
-                .db
-                .run_in_tenant(tenant.clone(), |conn| {
-                    webhook_queue::queue_new_events(conn)?;
-                    webhook_queue::due(conn, BATCH)
-                })
-                .await?;
-            if due.is_empty() {
-                break;
-            }
-            let timeout = self.settings.webhook_timeout;
-            let insecure = self.settings.allow_insecure;
-            let outcomes = join_all(
-                due.iter()
-                    .map(|d| deliver::deliver(d, timeout, insecure, &self.own)),
-            )
-            .await;
-            for (d, outcome) in due.iter().zip(&outcomes) {
-                match outcome {
-                    Outcome::Acknowledged(_) => {
-                        let lag = Utc::now() - d.occurred_at;
-                        metrics::webhook_delivered(true, lag.to_std().unwrap_or_default());
-                    }
-                    Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
-                }
-            }
-            let settings = self.settings.clone();
-            let disabled = self
-                .db
-                .run_in_tenant(tenant.clone(), move |conn| {
-                    let rules = RetryRules {
-                        schedule: &settings.retry_schedule,
-                        disable_after: settings.disable_after,
-                    };
-                    let mut disabled = 0;
-                    for (d, outcome) in due.iter().zip(&outcomes) {
-                        if webhook_queue::record_attempt(conn, d, outcome, &rules)? {
-                            disabled += 1;
-                        }
-                    }
-                    Ok(disabled)
-                })
-                .await?;
-            for _ in 0..disabled {
-                metrics::webhook_disabled();
-            }
-            self.renew(schema).await?;
-            // A school that keeps the relay busy yields to the others now and then.
-            if started.elapsed() > self.lease() / 2 {
-                break;
-            }
-        }
+        self.deliver_due(schema, &tenant).await?;
         let (relay, retention) = (self.id, self.settings.retention_days);
         self.db
             .run_in_tenant(tenant, move |conn| {
                 webhook_queue::settle(conn, relay, retention)
             })
             .await
+    }
+
+    /// Sends what is due for the school, up to `BATCH` at once, until nothing is due or it
+    /// is time to yield to the other schools. Each answer is recorded as soon as it comes
+    /// (which lets the next event of its record go), and the free places are filled with
+    /// what became due meanwhile: a receiver that never answers holds its one place until
+    /// `WEBHOOK_TIMEOUT_MS`, and the school's other deliveries go on around it.
+    async fn deliver_due(&self, schema: &str, tenant: &TenantRef) -> ApiResult<()> {
+        let started = Instant::now();
+        let timeout = self.settings.webhook_timeout;
+        let insecure = self.settings.allow_insecure;
+        let own = self.own.as_slice();
+        let mut in_flight: FuturesUnordered<Sending<'_>> = FuturesUnordered::new();
+        let mut sending: HashSet<(Uuid, i64)> = HashSet::new();
+        let mut last_fetch: Option<Instant> = None;
+        loop {
+            let yielding = started.elapsed() > self.lease() / 2;
+            let room = usize::try_from(BATCH).unwrap_or(16) - in_flight.len();
+            if room > 0 && !yielding {
+                if let Some(wait) = last_fetch.and_then(|at| MIN_FETCH_GAP.checked_sub(at.elapsed())) {
+                    tokio::time::sleep(wait).await;
+                }
+                last_fetch = Some(Instant::now());
+                let limit = BATCH + i64::try_from(sending.len()).unwrap_or(0);
+                let due = self
+                    .db
+                    .run_in_tenant(tenant.clone(), move |conn| {
+                        webhook_queue::queue_new_events(conn)?;
+                        webhook_queue::due(conn, limit)
+                    })
+                    .await?;
+                let fresh: Vec<Due> = due
+                    .into_iter()
+                    .filter(|d| !sending.contains(&(d.webhook_id, d.seq)))
+                    .take(room)
+                    .collect();
+                for d in fresh {
+                    sending.insert((d.webhook_id, d.seq));
+                    in_flight.push(Box::pin(async move {
+                        let outcome = deliver::deliver(&d, timeout, insecure, own).await;
+                        (d, outcome)
+                    }));
+                }
+            }
+            if in_flight.is_empty() {
+                return Ok(());
+            }
+            // The next answer; with room for more, also a commit's wake-up (or a tick):
+            // what it made due is fetched then.
+            let woken = async {
+                if room > 0 && !yielding {
+                    let _ = tokio::time::timeout(REFILL_TICK, self.wake.notified()).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let mut done = Vec::new();
+            if let Either::Left((Some(answered), _)) = select(in_flight.next(), pin!(woken)).await {
+                done.push(answered);
+            }
+            while let Some(Some(answered)) = in_flight.next().now_or_never() {
+                done.push(answered);
+            }
+            if !done.is_empty() {
+                for (d, _) in &done {
+                    sending.remove(&(d.webhook_id, d.seq));
+                }
+                self.record(tenant, done).await?;
+                self.renew(schema).await?;
+            }
+        }
+    }
+
+    /// Records answered deliveries (one transaction) and their figures.
+    async fn record(&self, tenant: &TenantRef, done: Vec<(Due, Outcome)>) -> ApiResult<()> {
+        for (d, outcome) in &done {
+            match outcome {
+                Outcome::Acknowledged(_) => {
+                    let lag = Utc::now() - d.occurred_at;
+                    metrics::webhook_delivered(true, lag.to_std().unwrap_or_default());
+                }
+                Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
+            }
+        }
+        let settings = self.settings.clone();
+        let disabled = self
+            .db
+            .run_in_tenant(tenant.clone(), move |conn| {
+                let rules = RetryRules {
+                    schedule: &settings.retry_schedule,
+                    disable_after: settings.disable_after,
+                };
+                let mut disabled = 0;
+                for (d, outcome) in &done {
+                    if webhook_queue::record_attempt(conn, d, outcome, &rules)? {
+                        disabled += 1;
+                    }
+                }
+                Ok(disabled)
+            })
+            .await?;
+        for _ in 0..disabled {
+            metrics::webhook_disabled();
+        }
+        Ok(())
     }
 }

@@ -44,5 +44,8 @@ mod sessions;
 mod settings;
 mod system;
 mod tenancy;
+mod webhook_actions;
+mod webhook_hostile;
+mod webhook_import;
 mod webhooks;
 mod year;
