@@ -53,22 +53,29 @@ pub struct RetryRules<'a> {
 
 /// Queues, for every active subscription, the events committed after its
 /// `queued_through` that it subscribes to, and moves `queued_through` on. Events are
-/// numbered at commit in commit order, so none committed later can fall behind it.
+/// numbered at commit in commit order, so every event up to the newest number seen is
+/// committed and visible, and none committed later can fall behind it. The newest number
+/// is read first and both statements stop there: each statement of the transaction sees
+/// the commits made before it began (read committed), so moving `queued_through` to a
+/// newest number read after the insert would skip the events committed in between.
 pub fn queue_new_events(conn: &mut TenantConn) -> ApiResult<usize> {
     conn.transaction(|conn| {
+        let Some(newest) = super::events::newest(conn)? else {
+            return Ok(0);
+        };
         let queued = diesel::sql_query(
             "INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id) \
              SELECT w.id, e.seq, e.id, e.record_id \
-               FROM webhooks w JOIN events e ON e.seq > w.queued_through \
+               FROM webhooks w JOIN events e ON e.seq > w.queued_through AND e.seq <= $1 \
               WHERE w.is_active AND ('*' = ANY (w.event_types) OR e.type = ANY (w.event_types)) \
              ON CONFLICT DO NOTHING",
         )
+        .bind::<sql_types::BigInt, _>(newest)
         .execute(conn.pg())?;
         diesel::sql_query(
-            "UPDATE webhooks SET queued_through = newest.seq \
-               FROM (SELECT max(seq) AS seq FROM events) newest \
-              WHERE is_active AND newest.seq > queued_through",
+            "UPDATE webhooks SET queued_through = $1 WHERE is_active AND queued_through < $1",
         )
+        .bind::<sql_types::BigInt, _>(newest)
         .execute(conn.pg())?;
         Ok(queued)
     })
