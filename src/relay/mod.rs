@@ -60,7 +60,12 @@ const IDLE_WAIT: Duration = Duration::from_secs(5);
 /// While deliveries are in flight: how often a school's queue is looked at again for
 /// what became due, at most (commits wake the relay earlier), and at least.
 const REFILL_TICK: Duration = Duration::from_secs(1);
-const MIN_FETCH_GAP: Duration = Duration::from_millis(5);
+const MIN_FETCH_GAP: Duration = Duration::from_millis(10);
+/// Answers recorded in one transaction: this many, or those that came within this time.
+const RECORD_BATCH: usize = 8;
+const RECORD_GAP: Duration = Duration::from_millis(10);
+/// How often a relay waiting on receivers renews its lease, at least.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
 
 /// A delivery on its way: the delivery and how it went.
 type Sending<'a> = Pin<Box<dyn Future<Output = (Due, Outcome)> + Send + 'a>>;
@@ -111,9 +116,11 @@ impl Relay {
         })
     }
 
-    /// How long a lease lasts: a whole batch of deliveries at their timeout, and spare.
+    /// How long a lease lasts: deliveries at their timeout, and spare. A working relay
+    /// renews it at least every `RENEW_EVERY` while a place is free, and after every answer
+    /// recorded, so it never runs out under a relay waiting on receivers.
     fn lease(&self) -> Duration {
-        self.settings.webhook_timeout * 2 + Duration::from_secs(30)
+        self.settings.webhook_timeout + Duration::from_secs(15)
     }
 
     /// Works until the task is dropped.
@@ -226,11 +233,18 @@ impl Relay {
         let mut in_flight: FuturesUnordered<Sending<'_>> = FuturesUnordered::new();
         let mut sending: HashSet<(Uuid, i64)> = HashSet::new();
         let mut last_fetch: Option<Instant> = None;
+        // Answers not recorded yet (their events stay at the head of their records).
+        let mut answered: Vec<(Due, Outcome)> = Vec::new();
+        let mut last_record = Instant::now();
+        let mut last_renew = Instant::now();
+        let places = usize::try_from(BATCH).unwrap_or(16);
         loop {
             let yielding = started.elapsed() > self.lease() / 2;
-            let room = usize::try_from(BATCH).unwrap_or(16) - in_flight.len();
+            let room = places.saturating_sub(in_flight.len());
             if room > 0 && !yielding {
-                if let Some(wait) = last_fetch.and_then(|at| MIN_FETCH_GAP.checked_sub(at.elapsed())) {
+                if let Some(wait) =
+                    last_fetch.and_then(|at| MIN_FETCH_GAP.checked_sub(at.elapsed()))
+                {
                     tokio::time::sleep(wait).await;
                 }
                 last_fetch = Some(Instant::now());
@@ -255,31 +269,59 @@ impl Relay {
                     }));
                 }
             }
-            if in_flight.is_empty() {
+            if in_flight.is_empty() && answered.is_empty() {
                 return Ok(());
             }
+            // Answers are recorded together (one transaction): when nothing else is in
+            // flight, when enough came, or once the first waited `RECORD_GAP`.
+            if !answered.is_empty()
+                && (in_flight.is_empty()
+                    || answered.len() >= RECORD_BATCH
+                    || last_record.elapsed() >= RECORD_GAP)
+            {
+                let recorded: Vec<(Uuid, i64)> =
+                    answered.iter().map(|(d, _)| (d.webhook_id, d.seq)).collect();
+                self.record(tenant, std::mem::take(&mut answered)).await?;
+                for key in &recorded {
+                    sending.remove(key);
+                }
+                self.renew(schema).await?;
+                last_record = Instant::now();
+                last_renew = last_record;
+                continue;
+            }
+            if last_renew.elapsed() >= RENEW_EVERY {
+                self.renew(schema).await?;
+                last_renew = Instant::now();
+            }
             // The next answer; with room for more, also a commit's wake-up (or a tick):
-            // what it made due is fetched then.
+            // what it made due is fetched then; with answers waiting, their time to be
+            // recorded.
+            let refill = in_flight.len() < places && !yielding;
+            let waiting = !answered.is_empty();
+            let wait = if waiting {
+                RECORD_GAP.saturating_sub(last_record.elapsed())
+            } else {
+                REFILL_TICK
+            };
             let woken = async {
-                if room > 0 && !yielding {
-                    let _ = tokio::time::timeout(REFILL_TICK, self.wake.notified()).await;
+                if refill {
+                    let _ = tokio::time::timeout(wait, self.wake.notified()).await;
+                } else if waiting {
+                    tokio::time::sleep(wait).await;
                 } else {
                     std::future::pending::<()>().await;
                 }
             };
-            let mut done = Vec::new();
-            if let Either::Left((Some(answered), _)) = select(in_flight.next(), pin!(woken)).await {
-                done.push(answered);
-            }
-            while let Some(Some(answered)) = in_flight.next().now_or_never() {
-                done.push(answered);
-            }
-            if !done.is_empty() {
-                for (d, _) in &done {
-                    sending.remove(&(d.webhook_id, d.seq));
+            if let Either::Left((Some(answer), _)) = select(in_flight.next(), pin!(woken)).await {
+                if answered.is_empty() && last_record.elapsed() >= RECORD_GAP {
+                    // The first answer after a quiet spell starts its own wait.
+                    last_record = Instant::now() - RECORD_GAP / 2;
                 }
-                self.record(tenant, done).await?;
-                self.renew(schema).await?;
+                answered.push(answer);
+            }
+            while let Some(Some(answer)) = in_flight.next().now_or_never() {
+                answered.push(answer);
             }
         }
     }

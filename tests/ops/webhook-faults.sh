@@ -11,7 +11,7 @@
 # restarted) and one `school-service serve` (started, killed and started again by the
 # Python script).
 #
-#   WEBHOOK_FAULT_SECONDS  length of the load (default 30)
+#   WEBHOOK_FAULT_SECONDS  length of the load (default 25)
 #   WEBHOOK_FAULT_SCHOOLS  schools (default 4)
 #   SCHOOL_SERVICE_BIN     the binary (default target/debug/school-service, built when missing)
 set -euo pipefail
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/../.."
 source scripts/pg.sh
 source tests/ops/private-pg.sh
 
-seconds="${WEBHOOK_FAULT_SECONDS:-30}"
+seconds="${WEBHOOK_FAULT_SECONDS:-25}"
 schools="${WEBHOOK_FAULT_SCHOOLS:-4}"
 bin="${SCHOOL_SERVICE_BIN:-$PWD/target/debug/school-service}"
 [ -x "$bin" ] || cargo build --quiet --bin school-service
