@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-events soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench-fairness  49 quiet schools beside one searching (64 connections) or reading at 20x; FAIRNESS_MODES, FAIRNESS_RUNS"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
 	@echo "make bench-report-cards  report card PDFs: a class of 40 and 502 students over 12 classes: time, peak RSS"
+	@echo "make bench-events        webhooks: write throughput with subscriptions, commit-to-ack lag, relay cost with 10 vs 10,000 schools"
 	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
 	@echo "            PgBouncer restarts, SIGKILLed servers and a slow-query storm; checks every acknowledged write"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
@@ -85,6 +86,9 @@ bench-archive:
 
 bench-report-cards:
 	@scripts/bench/report_cards.sh
+
+bench-events:
+	@scripts/bench/events.sh
 
 # Release build; the private cluster, proxy, PgBouncer and servers are stopped at the end.
 soak: build
