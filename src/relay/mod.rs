@@ -279,8 +279,10 @@ impl Relay {
                     || answered.len() >= RECORD_BATCH
                     || last_record.elapsed() >= RECORD_GAP)
             {
-                let recorded: Vec<(Uuid, i64)> =
-                    answered.iter().map(|(d, _)| (d.webhook_id, d.seq)).collect();
+                let recorded: Vec<(Uuid, i64)> = answered
+                    .iter()
+                    .map(|(d, _)| (d.webhook_id, d.seq))
+                    .collect();
                 self.record(tenant, std::mem::take(&mut answered)).await?;
                 for key in &recorded {
                     sending.remove(key);

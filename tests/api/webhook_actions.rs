@@ -124,7 +124,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     )
     .await
     .assert(201, None);
-    let seen = receiver.wait_for(|d| acknowledged(d).len() >= 1).await;
+    let seen = receiver.wait_for(|d| !acknowledged(d).is_empty()).await;
     assert_eq!(seen.len(), 1, "{seen:#?}");
     let event = seen[0]["headers"]["webhook-id"]
         .as_str()
@@ -152,11 +152,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     assert_eq!(deliveries["results"][0]["status_code"], 204);
     // An event of the school this subscription was never sent, and a disabled subscription.
     let other = app
-        .post(
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": "Form 2"}),
-        )
+        .post("/api/v1/school/classes/", &admin, json!({"name": "Form 2"}))
         .await;
     other.assert(201, None);
     let feed = app
@@ -170,9 +166,13 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     )
     .await
     .assert(404, Some("not_found"));
-    app.patch(&format!("{WEBHOOKS}{id}/"), &admin, json!({"is_active": false}))
-        .await
-        .assert(200, None);
+    app.patch(
+        &format!("{WEBHOOKS}{id}/"),
+        &admin,
+        json!({"is_active": false}),
+    )
+    .await
+    .assert(200, None);
     app.post(&retry, &admin, json!({}))
         .await
         .assert(409, Some("conflict"));

@@ -79,7 +79,10 @@ impl Drop for Hostile {
 async fn attempts(app: &TestApp, who: &As, hook: &Value) -> Vec<Value> {
     let id = hook["id"].as_str().expect("id");
     let reply = app.get(&format!("{WEBHOOKS}{id}/deliveries/"), who).await;
-    reply.body["results"].as_array().cloned().unwrap_or_default()
+    reply.body["results"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn time(value: &Value) -> DateTime<Utc> {
@@ -132,14 +135,14 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
     let ended = receiver.wait("/never", 1, TIMEOUT * 3).await;
     assert_eq!(ended.len(), 1, "{ended:?}");
     let seconds = ended[0]["seconds"].as_f64().expect("seconds");
-    assert!(
-        seconds < TIMEOUT.as_secs_f64() + 2.0,
-        "held {seconds} s"
-    );
+    assert!(seconds < TIMEOUT.as_secs_f64() + 2.0, "held {seconds} s");
     let ended = receiver.wait("/huge", 1, TIMEOUT * 3).await;
     assert_eq!(ended.len(), 1, "{ended:?}");
     let sent = ended[0]["sent"].as_u64().expect("sent");
-    assert!(sent < 2 * 1024 * 1024, "read {sent} bytes of the 10 MB answer");
+    assert!(
+        sent < 2 * 1024 * 1024,
+        "read {sent} bytes of the 10 MB answer"
+    );
     let ended = receiver.wait("/slow", 1, TIMEOUT * 3).await;
     assert_eq!(ended.len(), 1, "{ended:?}");
     assert!(ended[0]["sent"].as_u64().expect("sent") < 15);

@@ -54,32 +54,28 @@ pub fn mount(m: &mut Mount) {
         },
     );
     m.endpoint("/api/v1/school/webhooks/{id}/deliveries/{event}/retry/")
-        .on(
-            actix_web::http::Method::POST,
-            retry,
-            |_: &mut ApiDoc| {
-                let queued = schema::object(vec![
-                    ("event", schema::uuid()),
-                    ("attempt", schema::integer()),
-                ]);
-                Op::new(
-                    "webhooks",
-                    "Send an event to the subscription again",
-                    Auth::BearerOrKey,
-                )
-                .description(Some(
-                    "Queues the event (one the subscription was sent before, still in the \
+        .on(actix_web::http::Method::POST, retry, |_: &mut ApiDoc| {
+            let queued = schema::object(vec![
+                ("event", schema::uuid()),
+                ("attempt", schema::integer()),
+            ]);
+            Op::new(
+                "webhooks",
+                "Send an event to the subscription again",
+                Auth::BearerOrKey,
+            )
+            .description(Some(
+                "Queues the event (one the subscription was sent before, still in the \
                      feed) for the relay again, due now, with the same `webhook-id`; answers \
                      202 with the number its next attempt will have. A failure is retried on \
                      the rest of the schedule. An earlier queued event of the same record \
                      still goes first. 404 when the subscription has no attempt of this event \
                      in the feed (a test event, or a pruned one); 409 `conflict` when the \
                      subscription is disabled. Needs `change_webhook`.",
-                ))
-                .ok(202, Some(queued))
-                .errors(&[404, 409])
-            },
-        );
+            ))
+            .ok(202, Some(queued))
+            .errors(&[404, 409])
+        });
 }
 
 #[derive(Serialize)]
