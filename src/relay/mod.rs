@@ -64,6 +64,8 @@ const MIN_FETCH_GAP: Duration = Duration::from_millis(10);
 /// Answers recorded in one transaction: this many, or those that came within this time.
 const RECORD_BATCH: usize = 8;
 const RECORD_GAP: Duration = Duration::from_millis(10);
+/// One visit of a school in this many prunes its attempts older than the retention.
+const PRUNE_ONE_IN: u32 = 50;
 /// How often a relay waiting on receivers renews its lease, at least.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 
@@ -213,9 +215,11 @@ impl Relay {
         };
         self.deliver_due(schema, &tenant).await?;
         let (relay, retention) = (self.id, self.settings.retention_days);
+        // One visit in `PRUNE_ONE_IN` also prunes the school's old attempts.
+        let prune = rand::random::<u32>() % PRUNE_ONE_IN == 0;
         self.db
             .run_in_tenant(tenant, move |conn| {
-                webhook_queue::settle(conn, relay, retention)
+                webhook_queue::settle(conn, relay, retention, prune)
             })
             .await
     }
