@@ -294,6 +294,9 @@ impl Relay {
                 self.renew(schema).await?;
                 last_record = Instant::now();
                 last_renew = last_record;
+                // What the answers let go (the next events of their records) is fetched
+                // at once.
+                last_fetch = None;
                 continue;
             }
             if last_renew.elapsed() >= RENEW_EVERY {
