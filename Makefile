@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster bench-events
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench-report-cards  report card PDFs: a class of 40 and 502 students over 12 classes: time, peak RSS"
 	@echo "make bench-families  guardian vs teacher reads, mark writes with history on/off, API-key vs staff reads (in make bench)"
 	@echo "make bench-year  a 5,000-row students file (CSV, XLSX), a 2,000-student rollover, last year's report cards before/after (in make bench)"
+	@echo "make bench-events        webhooks: write throughput with subscriptions, commit-to-ack lag, relay cost with 10 vs 10,000 schools"
 	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
 	@echo "            PgBouncer restarts, SIGKILLed servers and a slow-query storm; checks every acknowledged write"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
@@ -96,6 +97,8 @@ bench-families:
 	@scripts/bench/families.sh
 bench-year:
 	@scripts/bench/year.sh
+bench-events:
+	@scripts/bench/events.sh
 
 # Release build; the private cluster, proxy, PgBouncer and servers are stopped at the end.
 soak: build

@@ -6,6 +6,7 @@
 #
 #   scripts/app-test.sh                    the browser tests (pytest tests/app)
 #   scripts/app-test.sh -- ARGS            pytest ARGS instead (one file, -k ...)
+#   scripts/app-test.sh tests/app/test_x.py  only these files (or tests/app/f.py::test)
 #   scripts/app-test.sh shots              the screenshots and measurements
 #   scripts/app-test.sh [shots] --release  against the release build (`make app-shots`
 #                                          uses it: the figures README quotes are release)
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --release) profile=release ;;
     # The rest goes to pytest: `scripts/app-test.sh -- tests/app/test_polish.py -k absent`.
     --) shift; pytest_args=("$@"); break ;;
+    tests/app/*) pytest_args+=("$1") ;;
     *) echo "usage: scripts/app-test.sh [shots] [--release] [-- pytest arguments]" >&2; exit 2 ;;
   esac
   shift
@@ -50,7 +52,8 @@ port="$(free_port)"
 server_database school_app
 
 export JWT_SECRET="app-test-secret-app-test-secret-app-test-01" \
-  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000
+  BCRYPT_COST=4 RUST_LOG=warn BIND_ADDR="127.0.0.1:$port" LOGIN_RATE_PER_MINUTE=1000 \
+  WEBHOOK_ALLOW_INSECURE=true # the Webhooks page's test subscribes a receiver on loopback
 # Chromium resolves every *.localhost name to this machine, so the demo schools'
 # addresses work in the browser as they are.
 export APP_PORT="$port"

@@ -186,3 +186,9 @@ fi
 if [ "${BENCH_YEAR:-1}" = 1 ]; then
   BENCH_BIN="$bin" scripts/bench/year.sh
 fi
+
+# Change events and webhooks (issue 40: throughput with subscriptions, commit-to-ack lag,
+# the relay's cost with 10 vs 10,000 schools; make bench-events); BENCH_EVENTS=0 skips.
+if [ "${BENCH_EVENTS:-1}" = 1 ]; then
+  BENCH_BIN="$bin" scripts/bench/events.sh
+fi

@@ -59,9 +59,13 @@ scripts/client-check.sh
 # The set-up: from a clone in a `mktemp -d` directory (a few seconds), a private
 # PostgreSQL restarted under writes behind PgBouncer (about 20 s), and 20 s of `make soak`
 # with three of its faults (a proxy cut mid-query, a PostgreSQL restart, a server
-# SIGKILLed; about 40 s with its set-up). Each cleans up after itself; timeout bounds them.
-phase "set-up from a fresh clone, PgBouncer restart, soak"
+# SIGKILLed; about 40 s with its set-up), and the webhook fault run. Each cleans up after
+# itself; timeout bounds them.
+phase "set-up from a fresh clone, PgBouncer restart, soak, webhook faults"
 timeout 120 tests/ops/fresh-clone.sh
 timeout 180 tests/ops/pgbouncer-restart.sh
 SOAK_SECONDS=20 timeout 150 tests/ops/soak.sh
+# Webhooks under faults (issue 40): thousands of writes over four schools while the receiver
+# fails and recovers, the server is SIGKILLed and PostgreSQL restarts (about a minute).
+timeout 180 tests/ops/webhook-faults.sh
 phase "done"

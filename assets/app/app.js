@@ -16,6 +16,7 @@ import { registersPage, canSeeRegisters } from "/app/registers.js";
 import { reportCardsPage, canSeeReportCards } from "/app/report_cards.js";
 import { studentPage, isStudent } from "/app/student.js";
 import { integrationsPage, canSeeIntegrations } from "/app/integrations.js";
+import { WEBHOOKS_PAGE } from "/app/webhooks.js";
 
 const API = "/api/v1/school";
 /** This tab's last `/auth/me/` permissions: which pages may start loading before it answers. */
@@ -48,6 +49,7 @@ const PAGES = {
   children: { nav: "My children", visible: isGuardian, render: familyPage },
   import: { nav: "Import", visible: canImport, render: importPage },
   "new-year": { nav: "New school year", visible: canRollOver, render: newYearPage },
+  webhooks: WEBHOOKS_PAGE,
 };
 whenRecovered(() => route());
 

@@ -68,6 +68,10 @@ static INTEGRATIONS_JS: Asset = Asset::new(
     "text/javascript; charset=utf-8",
     include_str!("../../assets/app/integrations.js"),
 );
+static WEBHOOKS_JS: Asset = Asset::new(
+    "text/javascript; charset=utf-8",
+    include_str!("../../assets/app/webhooks.js"),
+);
 static APP_CSS: Asset = Asset::new(
     "text/css; charset=utf-8",
     include_str!("../../assets/app/app.css"),
@@ -91,6 +95,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     serve(cfg, "/app/report_cards.js/", &REPORT_CARDS_JS);
     serve(cfg, "/app/student.js/", &STUDENT_JS);
     serve(cfg, "/app/integrations.js/", &INTEGRATIONS_JS);
+    serve(cfg, "/app/webhooks.js/", &WEBHOOKS_JS);
     serve(cfg, "/app/app.css/", &APP_CSS);
     serve(cfg, "/app/day.css/", &DAY_CSS);
     serve(cfg, "/app/shared.js/", &SHARED_JS);

@@ -3,7 +3,12 @@
 //! bounded by `WEBHOOK_TIMEOUT_MS` and the answer read to at most `MAX_ANSWER_BYTES`. A
 //! slow or hostile receiver costs one connection until the timeout, nothing more.
 
-use std::{net::IpAddr, time::Duration};
+use std::{
+    collections::HashMap,
+    net::{IpAddr, SocketAddr},
+    sync::{Mutex, OnceLock},
+    time::Duration,
+};
 
 use chrono::Utc;
 use reqwest::{Url, redirect::Policy};
@@ -54,13 +59,7 @@ async fn attempt(
     let url: Url = destination::parse(&due.url, allow_insecure)?;
     let address = destination::resolve(&url, allow_insecure, own).await?;
     let host = url.host_str().unwrap_or_default().to_owned();
-    let client = reqwest::Client::builder()
-        .redirect(Policy::none())
-        .timeout(timeout)
-        .connect_timeout(timeout)
-        .resolve(&host, address)
-        .build()
-        .map_err(|e| format!("client: {e}"))?;
+    let client = client_for(&host, address, timeout)?;
     let body = body_of(due)?;
     let id = due.event_id.to_string();
     let timestamp = Utc::now().timestamp();
@@ -91,6 +90,41 @@ async fn attempt(
     tokio::time::timeout(timeout, exchange)
         .await
         .unwrap_or_else(|_| Err("no answer within the timeout".into()))
+}
+
+/// Clients kept for reuse (their connections kept alive), by host and the address it was
+/// resolved to and checked as, this time: a name that resolves elsewhere later gets
+/// another client, pinned to the new address once it passed the checks.
+type Clients = HashMap<(String, SocketAddr, Duration), reqwest::Client>;
+static CLIENTS: OnceLock<Mutex<Clients>> = OnceLock::new();
+/// Clients kept at most (then all are dropped and made again as needed).
+const MAX_CLIENTS: usize = 256;
+
+fn client_for(
+    host: &str,
+    address: SocketAddr,
+    timeout: Duration,
+) -> Result<reqwest::Client, String> {
+    let key = (host.to_owned(), address, timeout);
+    let mut clients = CLIENTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(client) = clients.get(&key) {
+        return Ok(client.clone());
+    }
+    let client = reqwest::Client::builder()
+        .redirect(Policy::none())
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .resolve(host, address)
+        .build()
+        .map_err(|e| format!("client: {e}"))?;
+    if clients.len() >= MAX_CLIENTS {
+        clients.clear();
+    }
+    clients.insert(key, client.clone());
+    Ok(client)
 }
 
 fn describe(err: reqwest::Error) -> String {

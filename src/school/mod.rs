@@ -54,6 +54,7 @@ pub mod subjects;
 pub mod table;
 pub mod teachers;
 pub mod users;
+pub mod webhook_actions;
 pub mod webhook_queue;
 pub mod webhooks;
 

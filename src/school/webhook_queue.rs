@@ -53,25 +53,28 @@ pub struct RetryRules<'a> {
 
 /// Queues, for every active subscription, the events committed after its
 /// `queued_through` that it subscribes to, and moves `queued_through` on. Events are
-/// numbered at commit in commit order, so none committed later can fall behind it.
+/// numbered at commit in commit order, so every event up to the newest number seen is
+/// committed and visible, and none committed later can fall behind it. One statement, so
+/// one snapshot: the newest number, the events queued and `queued_through` all agree (in
+/// statements of their own, each seeing the commits made before it began, the update
+/// could move `queued_through` past events committed after the insert's look: skipped).
+/// Answers the number of subscriptions moved on.
 pub fn queue_new_events(conn: &mut TenantConn) -> ApiResult<usize> {
-    conn.transaction(|conn| {
-        let queued = diesel::sql_query(
-            "INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id) \
-             SELECT w.id, e.seq, e.id, e.record_id \
-               FROM webhooks w JOIN events e ON e.seq > w.queued_through \
-              WHERE w.is_active AND ('*' = ANY (w.event_types) OR e.type = ANY (w.event_types)) \
-             ON CONFLICT DO NOTHING",
-        )
-        .execute(conn.pg())?;
-        diesel::sql_query(
-            "UPDATE webhooks SET queued_through = newest.seq \
-               FROM (SELECT max(seq) AS seq FROM events) newest \
-              WHERE is_active AND newest.seq > queued_through",
-        )
-        .execute(conn.pg())?;
-        Ok(queued)
-    })
+    Ok(diesel::sql_query(
+        "WITH newest AS (SELECT max(seq) AS seq FROM events), \
+              queued AS ( \
+                  INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id) \
+                  SELECT w.id, e.seq, e.id, e.record_id \
+                    FROM webhooks w \
+                    JOIN events e ON e.seq > w.queued_through \
+                                 AND e.seq <= (SELECT seq FROM newest) \
+                   WHERE w.is_active \
+                     AND ('*' = ANY (w.event_types) OR e.type = ANY (w.event_types)) \
+                  ON CONFLICT DO NOTHING) \
+         UPDATE webhooks SET queued_through = (SELECT seq FROM newest) \
+          WHERE is_active AND queued_through < (SELECT seq FROM newest)",
+    )
+    .execute(conn.pg())?)
 }
 
 /// Up to `limit` deliveries due now: for each (subscription, record), only its earliest
@@ -143,7 +146,7 @@ pub fn record_attempt(
             }
         }
         if let Outcome::Acknowledged(_) = outcome {
-            diesel::sql_query("UPDATE webhooks SET failing_since = NULL WHERE id = $1")
+            diesel::sql_query("UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
                 .bind::<sql_types::Uuid, _>(due.webhook_id)
                 .execute(conn.pg())?;
             return Ok(false);
@@ -178,9 +181,15 @@ pub fn record_attempt(
 
 /// Lets go of the school: under its `webhook_pending` row's lock (a commit that signals
 /// the school meanwhile waits for it, then makes the row again), removes the row when
-/// nothing is left to send, or makes it due at the next retry. Also drops queue entries
-/// whose event is gone (pruned) and attempts older than the retention.
-pub fn settle(conn: &mut TenantConn, relay: Uuid, retention_days: u32) -> ApiResult<()> {
+/// nothing is left to send, or makes it due at the next retry. With `prune` (now and
+/// then: each is a scan), also drops queue entries whose event is gone (pruned) and
+/// attempts older than the retention.
+pub fn settle(
+    conn: &mut TenantConn,
+    relay: Uuid,
+    retention_days: u32,
+    prune: bool,
+) -> ApiResult<()> {
     let schema = conn.tenant().schema_name.to_string();
     conn.transaction(|conn| {
         let held = diesel::sql_query(
@@ -193,15 +202,18 @@ pub fn settle(conn: &mut TenantConn, relay: Uuid, retention_days: u32) -> ApiRes
         if held == 0 {
             return Ok(());
         }
-        diesel::sql_query(
-            "DELETE FROM webhook_queue q WHERE NOT EXISTS (SELECT FROM events e WHERE e.seq = q.seq)",
-        )
-        .execute(conn.pg())?;
-        diesel::sql_query(
-            "DELETE FROM webhook_deliveries WHERE at < now() - make_interval(days => $1)",
-        )
-        .bind::<sql_types::Integer, _>(i32::try_from(retention_days).unwrap_or(i32::MAX))
-        .execute(conn.pg())?;
+        if prune {
+            diesel::sql_query(
+                "DELETE FROM webhook_queue q \
+                  WHERE NOT EXISTS (SELECT FROM events e WHERE e.seq = q.seq)",
+            )
+            .execute(conn.pg())?;
+            diesel::sql_query(
+                "DELETE FROM webhook_deliveries WHERE at < now() - make_interval(days => $1)",
+            )
+            .bind::<sql_types::Integer, _>(i32::try_from(retention_days).unwrap_or(i32::MAX))
+            .execute(conn.pg())?;
+        }
         diesel::sql_query(
             "WITH next AS ( \
                  SELECT CASE \

@@ -502,7 +502,7 @@ pub async fn spawn_app_on(db: Arc<TestDb>) -> TestApp {
     spawn_app_on_with(db, |_| {}).await
 }
 
-async fn spawn_app_on_with(db: Arc<TestDb>, adjust: impl FnOnce(&mut Config)) -> TestApp {
+pub async fn spawn_app_on_with(db: Arc<TestDb>, adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config(&db.url);
     adjust(&mut config);
     let app = Application::build(config).expect("build app");

@@ -50,5 +50,8 @@ mod settings;
 mod store_actors;
 mod system;
 mod tenancy;
+mod webhook_actions;
+mod webhook_hostile;
+mod webhook_import;
 mod webhooks;
 mod year;

@@ -14,17 +14,17 @@ use serde_json::{Value, json};
 
 use crate::helpers::{As, TestApp, spawn_app, spawn_app_with};
 
-const WEBHOOKS: &str = "/api/v1/school/webhooks/";
+pub(crate) const WEBHOOKS: &str = "/api/v1/school/webhooks/";
 
 /// The Python receiver (`tests/webhooks/receiver.py`), killed on drop.
-struct Receiver {
+pub(crate) struct Receiver {
     child: Child,
-    port: u16,
-    log: std::path::PathBuf,
+    pub(crate) port: u16,
+    pub(crate) log: std::path::PathBuf,
 }
 
 impl Receiver {
-    fn start(fail_first: usize) -> Self {
+    pub(crate) fn start(fail_first: usize) -> Self {
         let log = std::env::temp_dir().join(format!("webhooks-{}.jsonl", uuid::Uuid::new_v4()));
         let mut child = Command::new("python3")
             .arg(concat!(
@@ -44,7 +44,7 @@ impl Receiver {
         Self { child, port, log }
     }
 
-    fn deliveries(&self) -> Vec<Value> {
+    pub(crate) fn deliveries(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -53,7 +53,7 @@ impl Receiver {
     }
 
     /// Waits until `enough` holds of the deliveries (at most 30 s).
-    async fn wait_for(&self, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    pub(crate) async fn wait_for(&self, enough: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let seen = self.deliveries();
@@ -73,7 +73,7 @@ impl Drop for Receiver {
     }
 }
 
-async fn subscribe(app: &TestApp, who: &As, url: &str, types: Value) -> Value {
+pub(crate) async fn subscribe(app: &TestApp, who: &As, url: &str, types: Value) -> Value {
     let reply = app
         .post(
             WEBHOOKS,
@@ -85,11 +85,11 @@ async fn subscribe(app: &TestApp, who: &As, url: &str, types: Value) -> Value {
     reply.body
 }
 
-fn acknowledged(deliveries: &[Value]) -> Vec<&Value> {
+pub(crate) fn acknowledged(deliveries: &[Value]) -> Vec<&Value> {
     deliveries.iter().filter(|d| d["answered"] == 204).collect()
 }
 
-fn event_of(delivery: &Value) -> Value {
+pub(crate) fn event_of(delivery: &Value) -> Value {
     serde_json::from_str(delivery["body"].as_str().expect("body")).expect("event")
 }
 

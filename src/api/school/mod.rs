@@ -35,6 +35,7 @@ pub mod students;
 pub mod subjects;
 pub mod teachers;
 pub mod users;
+pub mod webhook_actions;
 pub mod webhooks;
 
 use actix_web::HttpResponse;
@@ -81,6 +82,7 @@ pub fn mount(m: &mut Mount) {
     disclosures::mount(m);
     events::mount(m);
     webhooks::mount(m);
+    webhook_actions::mount(m);
     oauth_clients::mount(m);
     oauth_token::mount(m);
     users::mount(m);

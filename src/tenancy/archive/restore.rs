@@ -108,6 +108,21 @@ impl Restore<'_> {
         conn.pg()
             .run_pending_migrations(TENANT_MIGRATIONS)
             .map_err(migration_error)?;
+        // Events the school committed and had not delivered yet (queued, or after a
+        // subscription's `queued_through`) are the relays' work again under this name: a
+        // commit of an event signals it so (tenant migration `webhooks`); an import does
+        // the same, since `public.webhook_pending` is no school table and did not come along.
+        diesel::sql_query(
+            "INSERT INTO public.webhook_pending (schema_name, due_at) \
+             SELECT $1, now() WHERE EXISTS (SELECT FROM webhooks WHERE is_active) \
+             ON CONFLICT (schema_name) DO UPDATE \
+                SET due_at = now(), leased_until = NULL, leased_by = NULL",
+        )
+        .bind::<diesel::sql_types::Text, _>(tenant.schema_name.as_str())
+        .execute(conn.pg())?;
+        diesel::sql_query("SELECT pg_notify('webhook_pending', $1)")
+            .bind::<diesel::sql_types::Text, _>(tenant.schema_name.as_str())
+            .execute(conn.pg())?;
         // Servers drop whatever roles they cached for a school of this name.
         diesel::sql_query("SELECT pg_notify('school_roles', $1)")
             .bind::<diesel::sql_types::Text, _>(tenant.schema_name.as_str())

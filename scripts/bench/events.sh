@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `make bench`'s events part (issue 40; BENCH_EVENTS=0 skips it): the figures of change
+# events and webhooks, from the release binary (or BENCH_BIN), on a fresh database. One
+# `serve` (WEBHOOK_RELAY=false) and `school-service relay` apart, so the relay's CPU is its
+# own; a receiver on loopback answering 204 (scripts/bench/events.py). Prints one line per
+# figure:
+#   - write throughput (PATCH of subjects over the schools, wrk) without any subscription
+#     and with every school subscribed to the receiver, and their ratio (target >= 0.85);
+#   - commit-to-acknowledgement lag p50 / p99 (receiver's clock minus the event's commit
+#     time) at BENCH_EVENTS_RATE (default 1,000) events/s over 50 schools (targets 50 ms /
+#     500 ms);
+#   - the relay's CPU and its queries per second (counted by a proxy in front of it) with
+#     one busy school among 10, then among BENCH_RELAY_SCHOOLS (default 10,000: made with
+#     `tenant create-many`, every one subscribed), and their ratios (target: about 1).
+#
+#   BENCH_EVENTS_DURATION   seconds per measurement (default 10)
+#   BENCH_EVENTS_RATE       events per second of the lag figure (default 1000)
+#   BENCH_RELAY_SCHOOLS     schools of the relay figure's second half (default 10000)
+#   BENCH_RELAY_RATE        writes per second of the busy school (default 200)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/pg.sh
+pg_ensure
+need_command wrk
+
+bin="${BENCH_BIN:-}"
+if [ -z "$bin" ]; then
+  cargo build --release --quiet --bin school-service
+  bin="$PWD/target/release/school-service"
+fi
+duration="${BENCH_EVENTS_DURATION:-10}"
+rate="${BENCH_EVENTS_RATE:-1000}"
+relay_schools="${BENCH_RELAY_SCHOOLS:-10000}"
+relay_rate="${BENCH_RELAY_RATE:-200}"
+password="bench-events-password"
+
+db="school_events_bench_$$"
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
+  JWT_SECRET="bench-events-secret-bench-events-secret-01" ACCESS_TOKEN_TTL=3600 \
+  LOGIN_RATE_PER_MINUTE=100000000 WEBHOOK_ALLOW_INSECURE=true
+"$bin" migrate >/dev/null
+port="$(free_port)"
+WEBHOOK_RELAY=false BIND_ADDR="127.0.0.1:$port" "$bin" serve &
+server_pid=$!
+wait_ready "http://127.0.0.1:$port"
+echo "== events and webhooks: ${duration}s per measurement (nproc=$(nproc))"
+python3 scripts/bench/events.py --bin "$bin" --db "$DATABASE_URL" --port "$port" --work "$work" \
+  --password "$password" --duration "$duration" --rate "$rate" --relay-schools "$relay_schools" \
+  --relay-rate "$relay_rate"
