@@ -157,8 +157,8 @@ function route() {
   });
   const home = isGuardian(me) ? () => familyPage([]) : isStudent(me) ? () => studentPage([]) : homePage;
   // A student sees their own page only (the rest of the school is not theirs to browse).
-  const shown = page && page.visible(me) && (!isStudent(me) || key === "me");
-  const view = shown ? page.render(args, params) : home();
+  const open = page && page.visible(me) && (!isStudent(me) || key === "me");
+  const view = open ? page.render(args, params) : home();
   $("view").replaceChildren(view);
   const heading = $("view").querySelector("h1");
   if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");
