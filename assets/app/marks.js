@@ -1,4 +1,5 @@
-// The marks sheet: every live student of the exam's class with a mark and a symbol cell,
+// The marks sheet: every live student of the exam's class with a mark, its grade (from the
+// school's current grading scale, as the report card grades it) and an optional symbol cell,
 // typed with the keyboard only (Enter and the arrow keys move between cells). A row is
 // saved through `confirm-students` when the cursor leaves it, or with "Save marks"; each
 // row shows whether it is saved, and a rejected value shows its error on its cell. A saved
@@ -11,7 +12,9 @@
 // when opened from the exams page (which has the exam); loaded by its address, the
 // exam too, started with `/auth/me/` right after the token refresh, and the students
 // of the class the address names (`?class=`, checked against the exam when it comes).
-// The grading scale (symbols filled in as marks are typed) comes after the sheet shows.
+// The grading scale (grades shown as marks are typed) comes after the sheet shows. A
+// symbol is the teacher's own text, never filled in: a grade is always the current
+// scale's, so changing the scale changes every grade shown, here and on the cards.
 // A saved mark has a "History" button for users holding `view_history`.
 import { h } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
@@ -38,6 +41,8 @@ export function gradingScale() {
 }
 
 const MARK = /^\d+$/;
+/** A mark a grade can be read from (LMS results may carry decimals). */
+const GRADED = /^\d+(\.\d+)?$/;
 /** What a mark cell takes for "absent". */
 const ABSENT = /^(a|ab|abs|absent)$/i;
 const isAbsent = (mark) => !!mark && (mark.mark === null || mark.mark === undefined) && String(mark.text_score || "").toLowerCase() === "absent";
@@ -67,6 +72,9 @@ function load(sid, esid, eid, classId) {
     ? guessed : client.all(api(`/classes/${e.academic_class}/students/`))));
   return Promise.all([exam, students, marks]);
 }
+
+/** The grading scale was changed: the next sheet asks for it again. */
+export function forgetScale() { scale = null; }
 
 /** What the next user (after a sign-out) may not see or may see differently. */
 export function forgetSheets() {
@@ -103,11 +111,11 @@ export function marksSheet(sid, esid, eid, classId) {
   wrap.ready = (async () => {
     const [exam, students, marks] = await loading;
     const editable = me.can("add", "mark") && me.can("change", "mark");
-    const bands = { list: [] };
+    const bands = { list: [], changed: () => {} };
     wrap.replaceChildren(...sheet(exam, students, marks, examPathOf(sid, esid, eid), editable, bands, sid, esid));
     const first = wrap.querySelector("input[name=mark]");
     if (first) { first.focus(); first.select(); }
-    if (editable) gradingScale().then((list) => { bands.list = list; });
+    gradingScale().then((list) => { bands.list = list; bands.changed(); });
   })().catch((problem) => wrap.replaceChildren(h("p", { class: "form-error", role: "alert", text: problem.message })));
   return wrap;
 }
@@ -216,10 +224,15 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
       } }));
   }
 
-  function symbolFor(value) {
-    const band = bands.list.find((b) => value >= b.min && value <= b.max);
+  /** The current scale's grade of a typed mark (of its whole part, as report cards). */
+  function gradeOf(raw) {
+    if (!GRADED.test(raw)) return "";
+    const whole = Math.floor(Number(raw));
+    const band = bands.list.find((b) => whole >= b.min && whole <= b.max);
     return band ? band.symbol : "";
   }
+  const showGrade = (row) => { row.grade.textContent = gradeOf(row.input.mark.value.trim()); };
+  bands.changed = () => rows.forEach(showGrade);
 
   /** Enter: the same cell of the next row; arrows: up, down, and across at the text's ends. */
   function move(event, index, column) {
@@ -248,24 +261,24 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
     const error = { mark: h("span", { class: "cell-error", role: "alert", hidden: true }), symbol: h("span", { class: "cell-error", role: "alert", hidden: true }) };
     const status = h("span", { class: "state" });
     const history = h("span", { class: "history-slot" });
+    const grade = h("td", { "data-label": "Grade", class: "grade" });
     const tr = h("tr", { "data-admission": student.admission_number },
       h("td", { "data-label": "Admission no.", text: student.admission_number }),
       h("td", { "data-label": "Student", text: name }),
       h("td", { "data-label": "Mark" }, input.mark, error.mark),
+      grade,
       h("td", { "data-label": "Symbol" }, input.symbol, error.symbol),
       h("td", { "data-label": "" }, status, history));
-    const row = { student, tr, input, error, status, history, state: "empty", autoSymbol: !(mark && mark.symbol), absent: isAbsent(mark) };
+    const row = { student, tr, input, error, status, history, grade, state: "empty", absent: isAbsent(mark) };
     row.saved = mark ? { mark: input.mark.value, symbol: input.symbol.value } : null;
     rows.push(row);
+    showGrade(row);
     showHistory(row, mark);
     for (const column of ["mark", "symbol"]) {
       input[column].addEventListener("keydown", (event) => move(event, index, column));
       input[column].addEventListener("input", () => {
-        if (column === "symbol") row.autoSymbol = false;
-        if (column === "mark" && row.autoSymbol && bands.list.length) {
-          const value = input.mark.value.trim();
-          input.symbol.value = MARK.test(value) ? symbolFor(Number(value)) : "";
-        } else if (column === "mark" && ABSENT.test(input.mark.value.trim())) {
+        if (column === "mark") showGrade(row);
+        if (column === "mark" && ABSENT.test(input.mark.value.trim())) {
           input.symbol.value = ""; // an absent student has no symbol
         }
         setState(row, "unsaved");
@@ -291,7 +304,7 @@ function sheet(exam, students, marks, examPath, editable, bands, sid, esid) {
       summary,
       students.length ? null : h("p", { class: "muted", text: "The exam's class has no students." }),
       h("div", { class: "table-wrap" }, h("table", { "aria-label": "Marks" },
-        h("thead", {}, h("tr", {}, ["Admission no.", "Student", "Mark", "Symbol", "State"].map((c) => h("th", { scope: "col", text: c })))),
+        h("thead", {}, h("tr", {}, ["Admission no.", "Student", "Mark", "Grade", "Symbol", "State"].map((c) => h("th", { scope: "col", text: c })))),
         h("tbody", {}, rows.map((r) => r.tr)))),
       editable ? h("div", { class: "sheet-actions" }, saveAll) : null),
   ];

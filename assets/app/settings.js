@@ -4,6 +4,7 @@
 // edited, or created when there is none.
 import { h, field, clearErrors, showProblem } from "/app/shared.js";
 import { ctx, api, formFields, readForm } from "/app/resources.js";
+import { forgetScale } from "/app/marks.js";
 
 const GENERAL = [
   { name: "school_name", label: "School name", type: "text" }, { name: "address", label: "Address", type: "text" },
@@ -60,6 +61,8 @@ function card(title, perm, path, fields, collection, extra) {
       try {
         const target = !collection ? api(path) : record ? `${api(path)}${record.id}/` : api(path);
         record = await client.request(collection && !record ? "POST" : "PATCH", target, body);
+        // A new grading scale grades every mark shown from now on (marks sheets included).
+        if (perm === "academicsettings") forgetScale();
         saved.textContent = "Saved.";
         saved.hidden = false;
       } catch (problem) { showProblem(form, problem); }

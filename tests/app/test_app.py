@@ -87,8 +87,10 @@ def test_a_teacher_enters_marks_with_the_keyboard(page):
         expect(rows.nth(i).locator(".state")).to_have_text("saved")
     expect(page.locator('[data-summary="entered"]')).to_have_text("5")
     expect(page.locator('[data-summary="average"]')).to_have_text("69.4")
-    # The grading scale filled in the symbols.
-    expect(rows.nth(0).locator("input[name=symbol]")).to_have_value("B")
+    # Each mark shows its grade on the school's current scale (71 is a B); the symbol
+    # stays the teacher's own, empty until typed.
+    expect(rows.nth(0).locator("td.grade")).to_have_text("B")
+    expect(rows.nth(0).locator("input[name=symbol]")).to_have_value("")
 
     # Arrow keys: up goes back a row, right moves to the symbol at the end of the text.
     page.keyboard.press("ArrowUp")
@@ -369,6 +371,20 @@ def test_the_grading_scale_editor_saves_bands(page):
     token = school_token("principal@greenwood.test")
     settings = http("GET", "/api/v1/school/academic-settings/", token=token)[2]["results"][0]
     assert settings["grading_scale"][-1] == {"symbol": "A*", "min": 95, "max": 100}
+    # The marks sheet grades on the scale as it is now (A ends at 94, A* from 95), as the
+    # report card does: the grade of a saved mark is never the one of the day it was typed.
+    path = exam_path(token, "Mathematics - Form 1 Green")
+    sid, esid, eid = re.findall(r"[0-9a-f-]{36}", path)
+    exam = http("GET", path, token=token)[2]
+    marks = http("GET", path + "marks/?page_size=200", token=token)[2]["results"]
+    graded = sorted((m for m in marks if m["mark"] is not None), key=lambda m: -float(m["mark"]))
+    top = graded[0]
+    expected = "A*" if float(top["mark"]) >= 95 else "A" if float(top["mark"]) >= 80 else None
+    page.goto(f"{SCHOOL}/app/#/sessions/{sid}/exam-sessions/{esid}/exams/{eid}?class={exam['academic_class']}")
+    row = page.locator(f'tbody tr[data-admission="{top["studentadmissionnumber"]}"]')
+    if expected:
+        expect(row.locator("td.grade")).to_have_text(expected)
+    page.goto(f"{SCHOOL}/app/#/settings")
     # A band the API refuses shows the API's reason.
     band.get_by_label("From").fill("300")
     page.watch.expected.append("status of 400")

@@ -5,7 +5,10 @@
 
 use serde_json::Value;
 
-use super::call::{DEMOGRAPHICS_READ, GRADEBOOK_READ, OrError, ROSTER_READ, Scopes};
+use super::{
+    call::{DEMOGRAPHICS_READ, GRADEBOOK_READ, OrError, ROSTER_READ, Scopes},
+    filter::Filter,
+};
 use crate::{
     school::oneroster::{
         categories,
@@ -23,6 +26,14 @@ type Load = fn(&Provider, &mut TenantConn) -> crate::error::ApiResult<Vec<Entity
 type Narrow =
     fn(&Provider, &mut TenantConn, &str, &str) -> crate::error::ApiResult<Option<Vec<Entity>>>;
 
+/// The records changed at or after an instant, where the data layer can read only those
+/// (a delta sync); a superset is fine, the filter still applies.
+type ChangedSince = fn(
+    &Provider,
+    &mut TenantConn,
+    chrono::DateTime<chrono::Utc>,
+) -> crate::error::ApiResult<Vec<Entity>>;
+
 /// A collection of the binding.
 pub struct Collection {
     /// The path segment (`users`, `terms`).
@@ -37,6 +48,7 @@ pub struct Collection {
     pub only: Option<(&'static str, &'static str)>,
     pub scopes: Scopes,
     pub narrow: Option<Narrow>,
+    pub changed_since: Option<ChangedSince>,
 }
 
 fn no_demographics(_: &Provider, _: &mut TenantConn) -> crate::error::ApiResult<Vec<Entity>> {
@@ -60,6 +72,7 @@ const fn rostering(
         only,
         scopes: ROSTER_READ,
         narrow: None,
+        changed_since: None,
     }
 }
 
@@ -78,6 +91,7 @@ const fn gradebook_of(
         only: None,
         scopes: GRADEBOOK_READ,
         narrow: None,
+        changed_since: None,
     }
 }
 
@@ -119,21 +133,30 @@ pub static ENROLLMENTS: Collection = rostering(
     people::enrollments,
     None,
 );
-pub static USERS: Collection = rostering("users", "users", "user", people::users, None);
-pub static STUDENTS: Collection = rostering(
-    "students",
-    "users",
-    "user",
-    people::users,
-    Some(("role", "student")),
-);
-pub static TEACHERS: Collection = rostering(
-    "teachers",
-    "users",
-    "user",
-    people::users,
-    Some(("role", "teacher")),
-);
+pub static USERS: Collection = Collection {
+    changed_since: Some(people::users_changed_since),
+    ..rostering("users", "users", "user", people::users, None)
+};
+pub static STUDENTS: Collection = Collection {
+    changed_since: Some(people::users_changed_since),
+    ..rostering(
+        "students",
+        "users",
+        "user",
+        people::users,
+        Some(("role", "student")),
+    )
+};
+pub static TEACHERS: Collection = Collection {
+    changed_since: Some(people::users_changed_since),
+    ..rostering(
+        "teachers",
+        "users",
+        "user",
+        people::users,
+        Some(("role", "teacher")),
+    )
+};
 pub static DEMOGRAPHICS: Collection = Collection {
     scopes: DEMOGRAPHICS_READ,
     ..rostering(
@@ -229,6 +252,20 @@ impl Collection {
     pub fn records(&self, p: &Provider, conn: &mut TenantConn) -> Result<Vec<Entity>, OrError> {
         let records = (self.load)(p, conn)?;
         Ok(self.narrowed(records))
+    }
+
+    /// The records a read filtered by `filter` may answer: those changed since the
+    /// filter's bound where the collection can read only them, else every record.
+    pub fn records_for(
+        &self,
+        p: &Provider,
+        conn: &mut TenantConn,
+        filter: Option<&Filter>,
+    ) -> Result<Vec<Entity>, OrError> {
+        match (self.changed_since, filter.and_then(Filter::changed_since)) {
+            (Some(load), Some(since)) => Ok(self.narrowed(load(p, conn, since)?)),
+            _ => self.records(p, conn),
+        }
     }
 
     /// The records whose `field` names `id`, read cheaply where the collection can; else

@@ -51,6 +51,22 @@ impl Filter {
             .any(|p| p.field == "status" || p.field == "dateLastModified")
     }
 
+    /// The earliest change time the filter lets through (`dateLastModified >` or `>=`,
+    /// alone or in an `AND`): a collection may read only the records changed since, and
+    /// filters those as usual. `None` when any change time may match.
+    pub fn changed_since(&self) -> Option<DateTime<Utc>> {
+        let bound = |p: &Predicate| {
+            (p.field == "dateLastModified" && matches!(p.op, Op::Gt | Op::Ge))
+                .then(|| instant(&p.value))
+                .flatten()
+        };
+        match self {
+            Filter::One(p) => bound(p),
+            Filter::And(a, b) => bound(a).max(bound(b)),
+            Filter::Or(..) => None,
+        }
+    }
+
     pub(super) fn matches(&self, e: &Entity) -> bool {
         match self {
             Filter::One(p) => p.matches(e),
@@ -291,5 +307,25 @@ mod tests {
         assert!(holds("class.sourcedId='c1'") && !holds("class.sourcedId='c2'"));
         assert!(holds("roles.sourcedId='r1'"));
         assert!(!holds("class.title='c1'"));
+    }
+
+    /// A delta sync's bound: only `>`/`>=` on `dateLastModified`, alone or in an `AND`.
+    #[test]
+    fn a_filter_bounds_the_change_times_it_can_match() {
+        let since = |text: &str| parse_filter(text).expect("filter").changed_since();
+        let t = instant("2026-11-26T08:00:00Z");
+        assert_eq!(since("dateLastModified>'2026-11-26T08:00:00Z'"), t);
+        assert_eq!(since("dateLastModified >= '2026-11-26T08:00:00Z'"), t);
+        assert_eq!(
+            since("status='active' AND dateLastModified>'2026-11-26T08:00:00Z'"),
+            t
+        );
+        assert_eq!(since("dateLastModified<'2026-11-26T08:00:00Z'"), None);
+        assert_eq!(
+            since("status='active' OR dateLastModified>'2026-11-26T08:00:00Z'"),
+            None
+        );
+        assert_eq!(since("givenName>'A'"), None);
+        assert_eq!(since("dateLastModified>'yesterday'"), None);
     }
 }

@@ -140,7 +140,8 @@ pub async fn list(
     let query = ReadQuery::parse(&req);
     let (query, (total, records)) = call::run(&req, collection.scopes, move |conn, p, _| {
         let query = query?;
-        let (total, page) = query.page_of(collection.records(p, conn)?)?;
+        let records = collection.records_for(p, conn, query.filter.as_ref())?;
+        let (total, page) = query.page_of(records)?;
         call::disclosed(conn, collection.singular, &page)?;
         let page = page.into_iter().map(|e| query.project(e)).collect();
         Ok((query, (total, page)))

@@ -26,8 +26,13 @@ type StudentRow = (
 );
 type PersonRow = (Uuid, Option<String>, Option<String>, String, String, bool);
 
-fn student_rows(conn: &mut TenantConn) -> ApiResult<Vec<StudentRow>> {
-    Ok(students::table
+/// The students, or those changed at or after `since` (a delta sync's bound).
+fn student_rows(conn: &mut TenantConn, since: Option<DateTime<Utc>>) -> ApiResult<Vec<StudentRow>> {
+    let mut rows = students::table.into_boxed();
+    if let Some(since) = since {
+        rows = rows.filter(students::updated_at.ge(since));
+    }
+    Ok(rows
         .order((students::created_at, students::id))
         .select((
             students::id,
@@ -64,8 +69,30 @@ type TeacherRow = (Uuid, Uuid, Option<String>, bool, DateTime<Utc>);
 
 /// Users: students (role `student`) and teachers (role `teacher`).
 pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
-    let students = student_rows(conn)?;
-    let teachers: Vec<TeacherRow> = teacher_profiles::table
+    users_of(p, conn, None)
+}
+
+/// The users whose `dateLastModified` is at or after `since`, and no others: what a delta
+/// sync (`filter=dateLastModified>'...'`) reads, without reading the rest.
+pub fn users_changed_since(
+    p: &Provider,
+    conn: &mut TenantConn,
+    since: DateTime<Utc>,
+) -> ApiResult<Vec<Entity>> {
+    users_of(p, conn, Some(since))
+}
+
+fn users_of(
+    p: &Provider,
+    conn: &mut TenantConn,
+    since: Option<DateTime<Utc>>,
+) -> ApiResult<Vec<Entity>> {
+    let students = student_rows(conn, since)?;
+    let mut teachers = teacher_profiles::table.into_boxed();
+    if let Some(since) = since {
+        teachers = teachers.filter(teacher_profiles::updated_at.ge(since));
+    }
+    let teachers: Vec<TeacherRow> = teachers
         .order((teacher_profiles::created_at, teacher_profiles::id))
         .select((
             teacher_profiles::id,
@@ -155,7 +182,7 @@ pub fn users(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
 /// `<student>.<class>.<subject>`).
 pub fn enrollments(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity>> {
     let sections = sections(conn)?;
-    let students = student_rows(conn)?;
+    let students = student_rows(conn, None)?;
     let mut out = Vec::new();
     let enrollment =
         |sid: &str, deleted: bool, at: DateTime<Utc>, user: Value, class: &str, role: &str| {
