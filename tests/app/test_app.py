@@ -373,7 +373,7 @@ def test_the_grading_scale_editor_saves_bands(page):
     assert settings["grading_scale"][-1] == {"symbol": "A*", "min": 95, "max": 100}
     # The marks sheet grades on the scale as it is now (A ends at 94, A* from 95), as the
     # report card does: the grade of a saved mark is never the one of the day it was typed.
-    path = exam_path(token, "Mathematics - Form 1 Green")
+    path = exam_path(token, "Mathematics - Form 1 Blue")  # a sheet the demo filled
     sid, esid, eid = re.findall(r"[0-9a-f-]{36}", path)
     exam = http("GET", path, token=token)[2]
     marks = http("GET", path + "marks/?page_size=200", token=token)[2]["results"]
@@ -385,6 +385,14 @@ def test_the_grading_scale_editor_saves_bands(page):
     if expected:
         expect(row.locator("td.grade")).to_have_text(expected)
     page.goto(f"{SCHOOL}/app/#/settings")
+    # A gap (A from 85 while B ends at 79) is refused, naming the marks no band grades.
+    first = academic.locator("[data-band]").first
+    expect(first.get_by_label("From")).to_have_value("80")
+    first.get_by_label("From").fill("85")
+    page.watch.expected.append("status of 400")
+    academic.get_by_role("button", name="Save academic settings").click()
+    expect(academic.locator('[data-error-for="grading_scale"]')).to_contain_text("80 to 84")
+    first.get_by_label("From").fill("80")
     # A band the API refuses shows the API's reason.
     band.get_by_label("From").fill("300")
     page.watch.expected.append("status of 400")
