@@ -21,6 +21,7 @@ pub mod router;
 pub mod routes;
 pub mod school;
 pub mod school_app;
+pub mod spool;
 pub mod system;
 
 use actix_web::web::ServiceConfig;

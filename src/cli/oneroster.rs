@@ -33,12 +33,16 @@ pub(super) async fn export(ops: &Ops, args: ExportArgs) -> anyhow::Result<()> {
         org_id: tenant.id,
         org_name: tenant.name.clone(),
     };
-    let zip = ops
+    let out = std::fs::File::create(&args.out)
+        .map_err(|err| anyhow::anyhow!("cannot create {}: {err}", args.out.display()))?;
+    let out = std::io::BufWriter::new(out);
+    let mut written = ops
         .db
-        .run_in_tenant_snapshot(tenant, move |conn| csv::export(&provider, conn))
+        .run_in_tenant_snapshot(tenant, move |conn| csv::export(&provider, conn, out))
         .await?;
-    std::fs::write(&args.out, &zip)?;
-    println!("wrote {} ({} bytes)", args.out.display(), zip.len());
+    std::io::Write::flush(&mut written)?;
+    let bytes = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
+    println!("wrote {} ({bytes} bytes)", args.out.display());
     Ok(())
 }
 

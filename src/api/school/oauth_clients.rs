@@ -2,6 +2,8 @@
 //! The secret is answered once, at creation; only its keyed hash is stored. DELETE revokes:
 //! the client's tokens stop working at once.
 
+use std::io::{BufWriter, Seek, SeekFrom};
+
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
@@ -16,6 +18,7 @@ use crate::{
         },
         pagination::{ListQuery, page},
         routes::Mount,
+        spool::{PIECE_BYTES, spool_file, stream_file},
         system::tenants::paging,
     },
     auth::{
@@ -170,7 +173,8 @@ async fn create(request: SchoolRequest, payload: web::Payload) -> ApiResult<Http
 
 const EXPORT: &[Permission] = &[Permission::new(Action::View, Resource::OauthClient)];
 
-/// The school's OneRoster CSV zip, built in one snapshot of the school.
+/// The school's OneRoster CSV zip, built in one snapshot of the school into a spool file
+/// and streamed from there.
 async fn export(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let info = request.http().connection_info().clone();
     let base = format!("{}://{}/ims/oneroster", info.scheme(), info.host());
@@ -181,7 +185,13 @@ async fn export(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 org_id: caller.tenant.id,
                 org_name: caller.tenant.name.clone(),
             };
-            let zip = conn.transaction(|conn| csv::export(&provider, conn))?;
+            // Written to a spool file collection by collection, then streamed.
+            let spool = BufWriter::with_capacity(PIECE_BYTES, spool_file("oneroster.zip")?);
+            let spool = conn.transaction(|conn| csv::export(&provider, conn, spool))?;
+            let mut zip = spool
+                .into_inner()
+                .map_err(|err| ApiError::internal(err.into_error()))?;
+            zip.seek(SeekFrom::Start(0)).map_err(ApiError::internal)?;
             // Every live student is in it: read by an API key, a disclosure of each.
             if conn.reader().is_disclosing() {
                 let students = Disclosures::live_students(conn)?;
@@ -198,7 +208,8 @@ async fn export(request: SchoolRequest) -> ApiResult<HttpResponse> {
             actix_web::http::header::CONTENT_DISPOSITION,
             "attachment; filename=\"oneroster.zip\"",
         ))
-        .body(zip))
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
+        .streaming(stream_file(zip)))
 }
 
 async fn retrieve(request: SchoolRequest) -> ApiResult<HttpResponse> {

@@ -2,21 +2,18 @@
 //! `tenancy::archive`), spooled to a temporary file, then streamed to the client. Superusers only.
 
 use std::{
-    fs::{File, OpenOptions},
-    io::{BufWriter, Read, Seek, SeekFrom},
-    os::unix::fs::OpenOptionsExt,
+    io::{BufWriter, Seek, SeekFrom},
     sync::Arc,
 };
 
-use actix_web::{HttpResponse, http::header, web::Bytes};
-use futures_util::stream;
-use tokio::sync::mpsc;
+use actix_web::{HttpResponse, http::header};
 
 use crate::{
     api::{
         PathIds,
         openapi::{Auth, Op},
         routes::Mount,
+        spool::{PIECE_BYTES, spool_file, stream_file},
     },
     auth::{SystemNeed, SystemRequest},
     db::models::TenantRow,
@@ -26,11 +23,6 @@ use crate::{
         archive::{self, ArchiveKey},
     },
 };
-
-/// The spooled archive travels to the response in pieces of this size, at most this many
-/// queued.
-const PIECE_BYTES: usize = 64 * 1024;
-const QUEUED_PIECES: usize = 4;
 
 pub fn mount(m: &mut Mount) {
     m.endpoint("/api/v1/system/tenants/{id}/export/").get(
@@ -76,7 +68,7 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
     let spool = state
         .db
         .run_in_tenant_snapshot(tenant, move |conn| {
-            let out = BufWriter::with_capacity(PIECE_BYTES, spool_file()?);
+            let out = BufWriter::with_capacity(PIECE_BYTES, spool_file("export.tar.gz")?);
             let (_, out) =
                 archive::write_archive(conn, out, true, key.as_ref()).map_err(ApiError::from)?;
             let mut file = out
@@ -86,11 +78,7 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
             Ok(file)
         })
         .await?;
-    let (sender, pieces) = mpsc::channel::<ApiResult<Bytes>>(QUEUED_PIECES);
-    actix_web::rt::task::spawn_blocking(move || send_pieces(spool, &sender));
-    let body = stream::unfold(pieces, |mut pieces| async move {
-        pieces.recv().await.map(|piece| (piece, pieces))
-    });
+    let body = stream_file(spool);
     let filename = format!(
         "{}-{}.tar.gz",
         row.schema_name,
@@ -104,44 +92,4 @@ async fn export(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
         ))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .streaming(body))
-}
-
-/// A new file in the temporary folder, readable by this user only, already unlinked: it
-/// is gone once the download ends or is dropped, whatever happens.
-fn spool_file() -> ApiResult<File> {
-    let path = std::env::temp_dir().join(format!(
-        "school-service-export-{}.tar.gz",
-        uuid::Uuid::new_v4().simple()
-    ));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(ApiError::internal)?;
-    std::fs::remove_file(&path).map_err(ApiError::internal)?;
-    Ok(file)
-}
-
-/// Sends the spooled archive in pieces of `PIECE_BYTES` over the bounded channel, on a
-/// blocking thread, until it ends or the download is closed. A read error ends the stream
-/// with an error, which aborts the download, so a cut archive is never taken for a whole
-/// one.
-fn send_pieces(mut spool: File, sender: &mpsc::Sender<ApiResult<Bytes>>) {
-    loop {
-        let mut piece = vec![0u8; PIECE_BYTES];
-        let piece = match spool.read(&mut piece) {
-            Ok(0) => return,
-            Ok(read) => {
-                piece.truncate(read);
-                Ok(Bytes::from(piece))
-            }
-            Err(err) => Err(ApiError::internal(err)),
-        };
-        let failed = piece.is_err();
-        if sender.blocking_send(piece).is_err() || failed {
-            return;
-        }
-    }
 }

@@ -4,7 +4,7 @@
 //! blank, as the binding asks of bulk mode. The rows come from the same entities the
 //! REST binding answers, so both say the same.
 
-use std::io::{Cursor, Write};
+use std::io::{Seek, Write};
 
 use serde_json::Value;
 use zip::{CompressionMethod, ZipWriter, write::SimpleFileOptions};
@@ -262,28 +262,16 @@ fn roles_of(users: &[Entity]) -> Vec<Entity> {
         .collect()
 }
 
-/// The school's bulk zip.
-pub fn export(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<u8>> {
+/// The school's bulk zip, written into `out` one file at a time: each collection is read,
+/// written and dropped before the next, so memory holds one collection, not the school.
+pub fn export<W: Write + Seek>(p: &Provider, conn: &mut TenantConn, out: W) -> ApiResult<W> {
     let live = |records: Vec<Entity>| -> Vec<Entity> {
         records
             .into_iter()
             .filter(|e| e["status"] != "tobedeleted")
             .collect()
     };
-    let users = live(people::users(p, conn)?);
-    let contents = [
-        live(sessions::academic_sessions(p, conn)?),
-        live(roster::orgs(p, conn)?),
-        live(roster::courses(p, conn)?),
-        live(roster::classes(p, conn)?),
-        live(people::enrollments(p, conn)?),
-        users.clone(),
-        roles_of(&users),
-        live(categories::categories(p, conn)?),
-        live(gradebook::line_items(p, conn)?),
-        live(gradebook::results(p, conn)?),
-    ];
-    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    let mut zip = ZipWriter::new(out);
     let options = SimpleFileOptions::default().compression_method(CompressionMethod::Stored);
     let mut manifest =
         String::from("propertyName,value\r\nmanifest.version,1.0\r\noneroster.version,1.2\r\n");
@@ -318,17 +306,38 @@ pub fn export(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<u8>> {
         manifest.push_str(&format!("file.{name},{mode}\r\n"));
     }
     manifest.push_str("source.systemName,school-service\r\nsource.systemCode,\r\n");
-    let write = |zip: &mut ZipWriter<Cursor<Vec<u8>>>, name: &str, body: &str| -> ApiResult<()> {
+    let mut write = |name: &str, body: &str| -> ApiResult<()> {
         zip.start_file(name, options).map_err(ApiError::internal)?;
         zip.write_all(body.as_bytes()).map_err(ApiError::internal)
     };
-    write(&mut zip, "manifest.csv", &manifest)?;
-    for (file, records) in FILES.iter().zip(contents.iter()) {
-        write(
-            &mut zip,
-            &format!("{}.csv", file.name),
-            &csv_of(file, records),
-        )?;
+    write("manifest.csv", &manifest)?;
+    // `users` and `roles` come from the same records: read once, for both files.
+    let mut users: Option<Vec<Entity>> = None;
+    for file in &FILES {
+        let records = match file.name {
+            "academicSessions" => live(sessions::academic_sessions(p, conn)?),
+            "orgs" => live(roster::orgs(p, conn)?),
+            "courses" => live(roster::courses(p, conn)?),
+            "classes" => live(roster::classes(p, conn)?),
+            "enrollments" => live(people::enrollments(p, conn)?),
+            "users" => {
+                let all = live(people::users(p, conn)?);
+                let written = csv_of(file, &all);
+                users = Some(all);
+                write("users.csv", &written)?;
+                continue;
+            }
+            "roles" => roles_of(&users.take().unwrap_or_default()),
+            "categories" => live(categories::categories(p, conn)?),
+            "lineItems" => live(gradebook::line_items(p, conn)?),
+            "results" => live(gradebook::results(p, conn)?),
+            other => {
+                return Err(ApiError::internal(anyhow::anyhow!(
+                    "no reader for {other}.csv"
+                )));
+            }
+        };
+        write(&format!("{}.csv", file.name), &csv_of(file, &records))?;
     }
-    Ok(zip.finish().map_err(ApiError::internal)?.into_inner())
+    zip.finish().map_err(ApiError::internal)
 }
