@@ -96,3 +96,51 @@ async fn the_export_is_a_bulk_zip_with_the_bindings_headers() {
 fn files_of_path(path: &std::path::Path) -> std::collections::BTreeMap<String, String> {
     files(&std::fs::read(path).expect("zip file"))
 }
+
+/// A school exported and imported (`tenant export`, drop, `tenant import`) answers the same
+/// sourcedIds in every rostering collection and in its CSV zip: an LMS keeps its links.
+#[tokio::test]
+async fn a_school_moved_by_archive_keeps_its_sourced_ids() {
+    let app = spawn_app().await;
+    roster(&app, "alpha").await;
+    const COLLECTIONS: [(&str, &str); 6] = [
+        ("orgs", "orgs"),
+        ("academicSessions", "academicSessions"),
+        ("courses", "courses"),
+        ("classes", "classes"),
+        ("users", "users"),
+        ("enrollments", "enrollments"),
+    ];
+    async fn sourced_ids(app: &crate::helpers::TestApp) -> Vec<(String, Vec<String>)> {
+        let token = super::oneroster_token(app, "alpha", None).await;
+        let mut all = Vec::new();
+        for (path, key) in COLLECTIONS {
+            let path = format!("/ims/oneroster/rostering/v1p2/{path}?limit=10000");
+            let reply = super::or_get(app, "alpha", &token, &path).await;
+            reply.assert(200, None);
+            let mut ids: Vec<String> = reply.body[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("{key} in {}", reply.body))
+                .iter()
+                .map(|e| e["sourcedId"].as_str().expect("sourcedId").to_owned())
+                .collect();
+            ids.sort();
+            assert!(!ids.is_empty(), "{path} answered no record");
+            all.push((path, ids));
+        }
+        all
+    }
+    let before = sourced_ids(&app).await;
+    let db = app.db.url.clone();
+    let archive = tokio::task::spawn_blocking(move || {
+        let archive = crate::archive::export(&db, "alpha", "");
+        crate::archive::cli_ok(&db, "tenant delete --schema alpha --drop-schema");
+        crate::archive::cli_ok(&db, &format!("tenant import --file {}", archive.display()));
+        archive
+    })
+    .await
+    .expect("export, drop, import");
+    let after_app = crate::helpers::spawn_app_on(app.db.clone()).await;
+    assert_eq!(before, sourced_ids(&after_app).await);
+    std::fs::remove_file(archive).ok();
+}
