@@ -44,12 +44,12 @@ school_forms!(t: NewAcademicSettings, AcademicSettingsChanges {
 });
 
 /// The school's academic settings records.
-pub struct Academic;
+pub struct AcademicSettingsStore;
 
-school_table!(Academic: AcademicSettings in t, new: NewAcademicSettings, changes: AcademicSettingsChanges,
+school_table!(AcademicSettingsStore: AcademicSettings in t, new: NewAcademicSettings, changes: AcademicSettingsChanges,
     search: []);
 
-impl Store for Academic {
+impl Store for AcademicSettingsStore {
     type Record = AcademicSettings;
     const NAME: &'static str = "academic_settings";
 }

@@ -36,12 +36,12 @@ school_forms!(t: NewGeneralSettings, GeneralSettingsChanges {
 });
 
 /// The school's general settings records.
-pub struct General;
+pub struct GeneralSettingsStore;
 
-school_table!(General: GeneralSettings in t, new: NewGeneralSettings, changes: GeneralSettingsChanges,
+school_table!(GeneralSettingsStore: GeneralSettings in t, new: NewGeneralSettings, changes: GeneralSettingsChanges,
     search: [school_name]);
 
-impl Store for General {
+impl Store for GeneralSettingsStore {
     type Record = GeneralSettings;
     const NAME: &'static str = "general_settings";
 }

@@ -11,7 +11,7 @@ use crate::{
     auth::permissions::Resource,
     error::{ApiResult, FieldErrors},
     school::academic_settings::{
-        Academic, AcademicSettings, AcademicSettingsChanges, GradeBand, GradingScale,
+        AcademicSettings, AcademicSettingsChanges, AcademicSettingsStore, GradeBand, GradingScale,
     },
     tenancy::TenantConn,
 };
@@ -48,7 +48,7 @@ impl FieldType for GradingScale {
     }
 }
 
-impl SchoolResource for Academic {
+impl SchoolResource for AcademicSettingsStore {
     const PERMISSION: Resource = Resource::AcademicSettings;
     const PATH: &'static str = "/api/v1/school/academic-settings/";
 
@@ -89,5 +89,5 @@ impl SchoolResource for Academic {
 }
 
 pub fn mount(m: &mut Mount) {
-    crud::mount::<Academic>(m);
+    crud::mount::<AcademicSettingsStore>(m);
 }

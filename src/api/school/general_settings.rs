@@ -7,10 +7,10 @@ use crate::{
         school::crud::{self, SchoolResource},
     },
     auth::permissions::Resource,
-    school::general_settings::{General, GeneralSettingsChanges},
+    school::general_settings::{GeneralSettingsChanges, GeneralSettingsStore},
 };
 
-impl SchoolResource for General {
+impl SchoolResource for GeneralSettingsStore {
     const PERMISSION: Resource = Resource::GeneralSettings;
     const PATH: &'static str = "/api/v1/school/general-settings/";
 
@@ -26,5 +26,5 @@ impl SchoolResource for General {
 }
 
 pub fn mount(m: &mut Mount) {
-    crud::mount::<General>(m);
+    crud::mount::<GeneralSettingsStore>(m);
 }

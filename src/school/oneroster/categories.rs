@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     error::ApiResult,
-    school::{Store, academic_settings::Academic},
+    school::{Store, academic_settings::AcademicSettingsStore},
     tenancy::TenantConn,
 };
 
@@ -52,7 +52,7 @@ pub fn score_scales(p: &Provider, conn: &mut TenantConn) -> ApiResult<Vec<Entity
         search: None,
         filter: Default::default(),
     };
-    let settings = Academic::list(conn, (), &oldest)?.1;
+    let settings = AcademicSettingsStore::list(conn, (), &oldest)?.1;
     let Some(settings) = settings.into_iter().next() else {
         return Ok(Vec::new());
     };
