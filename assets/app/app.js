@@ -113,12 +113,15 @@ async function schoolName() {
   document.title = name;
 }
 
+/** The one page of a role that has one (a guardian's children, a student's own page),
+ * which is also their home: `null` for the others. */
+const onlyPage = () => (isGuardian(me) ? "children" : isStudent(me) ? "me" : null);
+
 function buildNav() {
-  const links = [["", "Home"]];
+  // A guardian or a student has one page, their home too: one link, not two to one page.
+  const only = onlyPage();
+  const links = only ? [] : [["", "Home"]];
   for (const [key, page] of Object.entries(PAGES)) {
-    // A guardian's one page is their children (the rest would show the same records); a
-    // student's, their own.
-    const only = isGuardian(me) ? "children" : isStudent(me) ? "me" : null;
     if (page.visible(me) && (!only || key === only)) links.push([key, page.nav]);
   }
   $("nav").replaceChildren(...links.map(([key, text]) => h("a", { href: `#/${key}`, "data-view": key || "home", text })));
@@ -151,7 +154,7 @@ function route() {
   ctx.leaveGuard = null;
   shown = location.hash;
   const { key, page, args, params } = where();
-  const active = page && (!isStudent(me) || key === "me") ? key : "home";
+  const active = onlyPage() || (page ? key : "home");
   document.querySelectorAll("#nav a").forEach((a) => {
     if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
