@@ -7,7 +7,10 @@ use crate::{
     db::models::{Identifier, User},
     error::ApiError,
     school::demo::{self, DemoSchool},
-    tenancy::provision::{self, NewTenant},
+    tenancy::{
+        Tenant, TenantRef,
+        provision::{self, NewTenant},
+    },
 };
 
 pub(super) const DEMO_PASSWORD: &str = "demo-password-123";
@@ -69,11 +72,17 @@ const SCHOOLS: [Demo; 2] = [
 pub(super) async fn demo(ops: &Ops) -> anyhow::Result<()> {
     for demo in &SCHOOLS {
         let (schema, name) = (demo.schema, demo.school.name);
-        if !ops.school_exists(schema).await? {
-            let db = ops.db.clone();
-            let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
-            blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED)).await?;
-        }
+        let tenant = match ops.find_school(schema).await? {
+            Some(tenant) => tenant,
+            None => {
+                let db = ops.db.clone();
+                let new = NewTenant::parse(schema, name, &[format!("{schema}.localhost")])?;
+                let row =
+                    blocking(move || provision::create_tenant(&db, &new, crate::auth::roles::SEED))
+                        .await?;
+                TenantRef::new(Tenant::try_from(&row)?)
+            }
+        };
         for (local, first, last, role, phone) in demo.accounts {
             let email = format!("{local}@{}", demo.school.mail);
             let user = CliAccount {
@@ -82,7 +91,7 @@ pub(super) async fn demo(ops: &Ops) -> anyhow::Result<()> {
                 password: DEMO_PASSWORD,
                 first_name: first,
                 last_name: last,
-                school: Some(schema),
+                school: Some(tenant.clone()),
                 roles: vec![(*role).to_owned()],
                 superuser: false,
                 teacher: *role == "teacher",
@@ -91,7 +100,6 @@ pub(super) async fn demo(ops: &Ops) -> anyhow::Result<()> {
                 ignore_existing(ops.create_account(user).await)?;
             }
         }
-        let tenant = ops.school(schema).await?;
         let db = ops.db.clone();
         let school = &demo.school;
         let filled =

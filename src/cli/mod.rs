@@ -309,7 +309,7 @@ async fn user(ops: &Ops, command: UserCommand) -> anyhow::Result<()> {
                 password: &contact.password,
                 first_name: &first_name,
                 last_name: &last_name,
-                school: Some(&tenant),
+                school: Some(ops.school(&tenant).await?),
                 roles,
                 superuser: false,
                 teacher,

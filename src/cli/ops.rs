@@ -25,8 +25,8 @@ pub(super) struct CliAccount<'a> {
     pub password: &'a str,
     pub first_name: &'a str,
     pub last_name: &'a str,
-    /// The school's schema name; `None` for a platform user.
-    pub school: Option<&'a str>,
+    /// The user's school; `None` for a platform user.
+    pub school: Option<TenantRef>,
     pub roles: Vec<String>,
     pub superuser: bool,
     pub teacher: bool,
@@ -44,24 +44,23 @@ impl Ops {
 
     /// The school with this schema name: one query, no directory.
     pub async fn school(&self, schema: &str) -> anyhow::Result<TenantRef> {
+        self.find_school(schema)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("no school has the schema name '{schema}'"))
+    }
+
+    /// The school with this schema name, if there is one (a command that creates it when
+    /// missing).
+    pub async fn find_school(&self, schema: &str) -> anyhow::Result<Option<TenantRef>> {
         let db = self.db.clone();
         let name = schema.to_owned();
         let row =
             blocking(move || db.with_conn(|conn| Ok(TenantRow::find_by_schema(conn, &name)?)))
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("no school has the schema name '{schema}'"))?;
-        Ok(TenantRef::new(Tenant::try_from(&row)?))
-    }
-
-    /// Whether the school exists (a command that creates it when missing).
-    pub async fn school_exists(&self, schema: &str) -> anyhow::Result<bool> {
-        let db = self.db.clone();
-        let name = schema.to_owned();
-        Ok(
-            blocking(move || db.with_conn(|conn| Ok(TenantRow::find_by_schema(conn, &name)?)))
-                .await?
-                .is_some(),
-        )
+                .await?;
+        Ok(row
+            .map(|row| Tenant::try_from(&row))
+            .transpose()?
+            .map(TenantRef::new))
     }
 
     /// bcrypt at `BCRYPT_COST`, off the executor.
@@ -92,17 +91,13 @@ impl Ops {
                 anyhow::bail!("{flag}: ensure this field has at most 150 characters");
             }
         }
-        let school = match spec.school {
-            Some(schema) => Some(self.school(schema).await?),
-            None => None,
-        };
         let account = NewAccount {
             email: email.map(str::to_owned),
             phone,
             password_hash: self.hash(spec.password).await?,
             first_name: spec.first_name.trim().to_owned(),
             last_name: spec.last_name.trim().to_owned(),
-            school,
+            school: spec.school,
             roles: spec.roles,
             is_staff: spec.superuser,
             is_superuser: spec.superuser,

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::{
     Actor, FromRows, Store,
+    links::LinkTable,
     schema::{department_teachers as dt, departments as t},
     table::{Incomplete, given, school_table},
 };
@@ -117,24 +118,16 @@ impl FromRows<DepartmentRow> for Department {
     }
 }
 
+/// A department's teachers, in their order.
+const DEPARTMENT_TEACHERS: LinkTable = LinkTable {
+    table: "department_teachers",
+    owner: "department_id",
+    member: "teacher_id",
+};
+
 /// Replaces the teachers of `department` with `teachers`, in this order.
 fn set_teachers(conn: &mut TenantConn, department: Uuid, teachers: &[Uuid]) -> ApiResult<()> {
-    diesel::delete(dt::table.filter(dt::department_id.eq(department))).execute(conn.pg())?;
-    let rows: Vec<_> = teachers
-        .iter()
-        .enumerate()
-        .map(|(position, teacher)| {
-            (
-                dt::department_id.eq(department),
-                dt::teacher_id.eq(*teacher),
-                dt::position.eq(position as i32),
-            )
-        })
-        .collect();
-    diesel::insert_into(dt::table)
-        .values(rows)
-        .execute(conn.pg())?;
-    Ok(())
+    DEPARTMENT_TEACHERS.replace(conn, department, teachers)
 }
 
 impl Store for Departments {

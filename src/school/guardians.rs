@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::{
     Actor, FromRows, Store, Target,
+    links::LinkTable,
     schema::{guardian_students as gs, guardians as t},
     table::{Incomplete, given, school_table},
 };
@@ -143,24 +144,16 @@ impl FromRows<GuardianRow> for Guardian {
     }
 }
 
+/// A guardian's students, in their order.
+const GUARDIAN_STUDENTS: LinkTable = LinkTable {
+    table: "guardian_students",
+    owner: "guardian_id",
+    member: "student_id",
+};
+
 /// Replaces the students of `guardian` with `students`, in this order.
 fn set_students(conn: &mut TenantConn, guardian: Uuid, students: &[Uuid]) -> ApiResult<()> {
-    diesel::delete(gs::table.filter(gs::guardian_id.eq(guardian))).execute(conn.pg())?;
-    let rows: Vec<_> = students
-        .iter()
-        .enumerate()
-        .map(|(position, student)| {
-            (
-                gs::guardian_id.eq(guardian),
-                gs::student_id.eq(*student),
-                gs::position.eq(position as i32),
-            )
-        })
-        .collect();
-    diesel::insert_into(gs::table)
-        .values(rows)
-        .execute(conn.pg())?;
-    Ok(())
+    GUARDIAN_STUDENTS.replace(conn, guardian, students)
 }
 
 impl Store for Guardians {

@@ -38,6 +38,7 @@ pub mod grade_comments;
 pub mod guardians;
 pub mod history;
 pub mod imports;
+pub mod links;
 pub mod list_filter;
 pub mod marks;
 pub mod oneroster;
