@@ -3,6 +3,7 @@
 // <exam session>`). The server narrows every read to the guardian's own children; these
 // pages only ask.
 import { h } from "/app/shared.js";
+import { examSessionTitle } from "/app/report_cards.js";
 
 let ctx = null;
 
@@ -64,7 +65,7 @@ function childCard(child, terms) {
   const links = terms.map(({ session, term }) => h("a", {
     class: "tile term",
     href: `#/children/${child.id}/${session.id}/${term.id}`,
-  }, h("strong", { text: `${term.name} (${term.term})` }), h("span", { class: "muted", text: `${session.name}: marks and report card` })));
+  }, h("strong", { text: examSessionTitle(term) }), h("span", { class: "muted", text: `${session.name}: marks and report card` })));
   return h("article", { class: "card child", "data-student": child.id },
     h("h2", { text: name }),
     h("p", { class: "muted", text: `Admission number ${child.admission_number}` }),
@@ -95,7 +96,7 @@ function cardView(card, path) {
     h("td", { "data-label": "Grade", text: s.grade || "–" }),
     h("td", { "data-label": "Comment", text: s.teacher_comment || "" })));
   const facts = [
-    ["Term", `${card.exam_session.name} (${card.exam_session.term})`],
+    ["Term", examSessionTitle(card.exam_session)],
     ["Class", card.academic_class ? card.academic_class.name : "–"],
     ["Overall", percent(card.percentage)],
   ];

@@ -12,6 +12,15 @@ import { isoDay } from "/app/registers.js";
 /** Who sees the page: holders of `view_report_card` and teachers (their classes). */
 export const canSeeReportCards = (m) => !isGuardian(m) && Boolean(m.teacher || m.can("view", "report_card"));
 
+/** An exam session as titles read it, as the printed card's title does: "Term 1
+ * examinations", with its term unless the name already says it ("Mid-year tests · Term 2"). */
+export function examSessionTitle(es) {
+  const raw = String(es.term ?? "").trim();
+  const term = /^\d+$/.test(raw) ? `Term ${raw}` : raw;
+  const name = es.name.trim();
+  return !term || name.toLowerCase().includes(term.toLowerCase()) ? name : `${name} · ${term}`;
+}
+
 export const percent = (value) => (value === null || value === undefined ? "–" : `${Math.round(value * 10) / 10}%`);
 const cardsPath = (sid, esid) => api(`/sessions/${sid}/exam-sessions/${esid}/report-cards/`);
 const nameOf = (s) => `${s.first_name} ${s.last_name}`;
@@ -98,7 +107,7 @@ function classCardsPage(sid, esid, classId) {
     const download = h("button", { type: "button", class: "download", text: `Download the class's PDF (${cards.length} pages)` });
     download.addEventListener("click", () => downloadPdf(path, `report-cards-${slug(className)}-${slug(first.exam_session.name)}.pdf`, status));
     body.replaceChildren(
-      h("p", { class: "muted", text: `${first.exam_session.name} (term ${first.exam_session.term}). One page per student in the PDF, ready to print.` }),
+      h("p", { class: "muted", text: `${examSessionTitle(first.exam_session)}. One page per student in the PDF, ready to print.` }),
       h("div", { class: "sheet-actions" }, download, status),
       h("div", { class: "table-wrap" }, h("table", { class: "cards-table" },
         h("thead", {}, h("tr", {}, [["Student"], ["Admission no.", "wide"], ["Overall"], ["Grade"], ["Position"], ["Marks", "wide"]]
@@ -125,7 +134,7 @@ const slug = (text) => String(text || "").toLowerCase().replace(/[^a-z0-9]+/g, "
 /** A card on screen: the student, the figures, a line per subject, attendance, the PDF. */
 export function cardView(card, path) {
   const facts = [
-    ["Term", `${card.exam_session.name} (term ${card.exam_session.term})`],
+    ["Term", examSessionTitle(card.exam_session)],
     ["Class", card.academic_class ? card.academic_class.name : "–"],
     ["Overall", `${percent(card.percentage)}${card.grade ? ` (${card.grade})` : ""}`],
   ];

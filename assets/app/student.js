@@ -6,7 +6,7 @@
 import { h } from "/app/shared.js";
 import { ctx, api, crumbs } from "/app/resources.js";
 import { isGuardian } from "/app/family.js";
-import { cardView, percent, termsOfSessions } from "/app/report_cards.js";
+import { cardView, examSessionTitle, percent, termsOfSessions } from "/app/report_cards.js";
 import { isoDay } from "/app/registers.js";
 
 /** A student: an account linked to a student record, or holding the `student` role, that
@@ -72,7 +72,7 @@ function termBlock({ session, term, card }) {
     h("td", { "data-label": "Mark", class: "mark", text: s.mark === null ? "missing" : `${s.mark} / ${s.max_mark}` }),
     h("td", { "data-label": "Grade", class: "grade", text: s.grade || "–" })));
   return h("article", { class: "card term-block", "data-exam-session": term.id },
-    h("h3", { text: `${term.name} (term ${term.term})` }),
+    h("h3", { text: examSessionTitle(term) }),
     h("p", { class: "muted", text: `${session.name}. Overall ${percent(card.percentage)}${card.grade ? `, grade ${card.grade}` : ""}${card.position ? `, position ${card.position} of ${card.class_size}` : ""}.` }),
     h("table", { class: "card-table subjects my-marks" },
       h("thead", {}, h("tr", {}, ["Subject", "Mark", "Grade"].map((t) => h("th", { text: t })))),
