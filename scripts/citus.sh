@@ -10,7 +10,9 @@
 #   citus_drop_db NAME     drops it on every node
 #   citus_stop             stops the three nodes
 
-CITUS_PORT_BASE="${CITUS_PORT_BASE:-55440}"
+# Below Linux's ephemeral ports (32768-60999): a busy machine's outgoing connections once
+# held 55442 when the cluster started.
+CITUS_PORT_BASE="${CITUS_PORT_BASE:-25440}"
 CITUS_DIR="${CITUS_DIR:-$PWD/.state/citus}"
 CITUS_PG_BIN="${CITUS_PG_BIN:-/usr/lib/postgresql/15/bin}"
 
