@@ -438,11 +438,16 @@ CREATE TABLE result_ids (
 -- marks' store: the exact decimal score (as its canonical text), the OneRoster
 -- scoreStatus, the score's date and a text score.
 ALTER TABLE marks
-    ADD COLUMN score text CHECK (score ~ '^-?[0-9]+(\.[0-9]+)?$'),
-    ADD COLUMN score_status text CHECK (score_status IN
-        ('exempt', 'fully graded', 'not submitted', 'partially graded', 'submitted')),
+    ADD COLUMN score text,
+    ADD COLUMN score_status text,
     ADD COLUMN score_date date,
-    ADD COLUMN text_score text CHECK (char_length(text_score) <= 255);
+    ADD COLUMN text_score text;
+-- Each check added on its own, under the name PostgreSQL gives an inline one: Citus
+-- refuses ADD COLUMN with a constraint on a distributed table (schema-based sharding).
+ALTER TABLE marks ADD CONSTRAINT marks_score_check CHECK (score ~ '^-?[0-9]+(\.[0-9]+)?$');
+ALTER TABLE marks ADD CONSTRAINT marks_score_status_check CHECK (score_status IN
+    ('exempt', 'fully graded', 'not submitted', 'partially graded', 'submitted'));
+ALTER TABLE marks ADD CONSTRAINT marks_text_score_check CHECK (char_length(text_score) <= 255);
 -- 2026-11-26-300001_enrollments
 -- A student's class in one academic session: one live enrollment per (student, session).
 -- `students.academic_class_id` is the class of the active session's enrollment.
