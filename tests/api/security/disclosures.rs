@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::{
-    guardians::{alpha_id, family},
     helpers::{As, TestApp, spawn_app},
+    resources::guardians::{alpha_id, family},
 };
 
 fn disclosures_of(student: &str) -> String {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::{As, PASSWORD, Reply, TestApp, spawn_app},
-    imports::{XLSX, counts, csv, imports, upload, workbook},
+    imports::spreadsheets::{XLSX, counts, csv, imports, upload, workbook},
 };
 
 const USERS: &str = "/api/v1/school/users/";

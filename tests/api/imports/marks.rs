@@ -5,8 +5,10 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::{As, TestApp, spawn_app, spawn_app_with},
-    imports::{XLSX, counts, csv, imports, upload, workbook},
-    imports_teachers::errors,
+    imports::{
+        spreadsheets::{XLSX, counts, csv, imports, upload, workbook},
+        teachers::errors,
+    },
 };
 
 async fn session(app: &TestApp, who: &As, name: &str) -> String {

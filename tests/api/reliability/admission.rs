@@ -11,8 +11,8 @@ use futures_util::future::join_all;
 use tokio::task::JoinHandle;
 
 use crate::{
-    fairness::TableLock,
     helpers::{As, TestApp, spawn_app_with},
+    reliability::fairness::TableLock,
 };
 
 /// `GET path` as `who`, in a task of its own; answers the status.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::spawn_app,
-    report_cards::{class_with_marks, pdf},
+    report_cards::cards::{class_with_marks, pdf},
 };
 
 /// A comment longer than its column: it must wrap, whole, inside the margins.

@@ -59,10 +59,10 @@ fn the_matrix_covers_every_resource_of_the_catalogue() {
     use school_service::auth::permissions::Resource;
     let covered: Vec<&str> = resources().iter().map(|(_, codename)| *codename).collect();
     for resource in Resource::ALL {
-        // Report settings are one record with their own endpoint (tests/api/settings.rs).
-        // Report cards are only read, at their own paths (tests/api/report_cards.rs).
-        // Events, history and webhooks: their own paths and rules (tests/api/events.rs,
-        // tests/api/webhooks.rs).
+        // Report settings are one record with their own endpoint
+        // (tests/api/resources/settings.rs). Report cards are only read, at their own paths
+        // (tests/api/report_cards/cards.rs). Events, history and webhooks: their own paths and
+        // rules (tests/api/events/feed.rs, tests/api/webhooks/subscriptions.rs).
         if matches!(
             *resource,
             Resource::ReportSettings
@@ -76,7 +76,7 @@ fn the_matrix_covers_every_resource_of_the_catalogue() {
         }
         assert!(
             covered.contains(&resource.codename()),
-            "add {} to resources() in tests/api/access.rs",
+            "add {} to resources() in tests/api/auth/access.rs",
             resource.codename()
         );
     }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::{
     helpers::{As, TestApp, spawn_app_with},
-    proxy::DbProxy,
+    reliability::proxy::DbProxy,
 };
 
 /// An app whose database connections go through a proxy the test controls.

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::{
-    guardians::{Family, family},
     helpers::{As, TestApp, spawn_app},
+    resources::guardians::{Family, family},
 };
 
 /// Every answer the guardian gets for `paths`: each 200, with none of `f.secrets` in it.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::{As, TestApp, spawn_app_with},
-    webhooks::{WEBHOOKS, subscribe},
+    webhooks::subscriptions::{WEBHOOKS, subscribe},
 };
 
 const TIMEOUT: Duration = Duration::from_secs(4);

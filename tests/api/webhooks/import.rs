@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::{
     archive::{cli_ok, export},
     helpers::{As, spawn_app_on_with, spawn_app_with},
-    webhooks::{Receiver, acknowledged, event_of, subscribe},
+    webhooks::subscriptions::{Receiver, acknowledged, event_of, subscribe},
 };
 
 #[derive(QueryableByName)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::{
     helpers::spawn_app_with,
-    webhooks::{Receiver, WEBHOOKS, acknowledged, event_of, subscribe},
+    webhooks::subscriptions::{Receiver, WEBHOOKS, acknowledged, event_of, subscribe},
 };
 
 #[tokio::test]
