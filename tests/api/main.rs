@@ -14,6 +14,7 @@ mod reliability;
 mod report_cards;
 mod resources;
 mod security;
+mod stores;
 mod tenancy;
 mod webhooks;
 mod year;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{As, NewClass, NewRecord, NewSession, NewStudent, TestApp, spawn_app};
 
 const ATTENDANCE: &str = "/api/v1/school/attendance/";
 
@@ -15,38 +15,30 @@ async fn school_day(
     admin: &As,
     size: usize,
 ) -> (String, Vec<String>, String, String) {
-    app.post(
-        "/api/v1/school/sessions/",
-        admin,
-        json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-    )
-    .await
-    .assert(201, None);
-    let class = |name: &str| {
-        let name = name.to_owned();
-        async move {
-            app.post("/api/v1/school/classes/", admin, json!({"name": name}))
-                .await
-                .assert(201, None)
-                .body["id"]
-                .as_str()
-                .expect("id")
-                .to_owned()
-        }
+    NewSession {
+        name: "2026",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .create(app, admin)
+    .await;
+    let class = |name: &'static str| async move {
+        let class = NewClass {
+            name,
+            ..Default::default()
+        };
+        class.create(app, admin).await.id
     };
     let (form1, form2) = (class("Form 1").await, class("Form 2").await);
     let student = |n: String, class: String| async move {
-        app.post(
-            "/api/v1/school/students/",
-            admin,
-            json!({"admission_number": n, "first_name": "Ada", "last_name": n, "academic_class": class}),
-        )
-        .await
-        .assert(201, None)
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
+        let student = NewStudent {
+            admission_number: &n,
+            first_name: "Ada",
+            last_name: &n,
+            academic_class: Some(&class),
+            ..Default::default()
+        };
+        student.create(app, admin).await.id
     };
     let mut students = Vec::new();
     for n in 0..size {

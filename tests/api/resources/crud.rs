@@ -2,43 +2,47 @@
 
 use serde_json::json;
 
-use crate::helpers::spawn_app;
-
-const CLASSES: &str = "/api/v1/school/classes/";
+use crate::helpers::{
+    CLASSES, Class, Department, NewClass, NewDepartment, NewRecord, NewSession, NewStudent,
+    NewSubject, NewTeacher, NewTeacherAssignment, STUDENTS, SUBJECTS, Student, Subject, TEACHERS,
+    Teacher, spawn_app,
+};
 
 #[tokio::test]
 async fn classes_round_trip_with_soft_delete_and_uniqueness() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let created = app
-        .post(CLASSES, &admin, json!({"name": "Form 1", "level": 1}))
-        .await;
-    created.assert(201, None);
-    let id = created.body["id"].as_str().expect("id").to_owned();
-    assert_eq!(created.body["is_deleted"], false);
-    assert_eq!(created.body["created_by"], created.body["updated_by"]);
-    let item = format!("{CLASSES}{id}/");
+    let created = NewClass {
+        name: "Form 1",
+        level: Some(1),
+    }
+    .create(&app, &admin)
+    .await;
+    assert!(!created.is_deleted);
+    assert_eq!(created.authors.created_by, created.authors.updated_by);
+    let item = created.path();
     app.get(&item, &admin).await.assert(200, None);
-    app.post(CLASSES, &admin, json!({"name": "Form 1"}))
+    let again = NewClass {
+        name: "Form 1",
+        ..Default::default()
+    };
+    again.post(&app, &admin).await.assert(409, Some("conflict"));
+    let patched: Class = app
+        .patch(&item, &admin, json!({"level": 2}))
         .await
-        .assert(409, Some("conflict"));
-    let patched = app.patch(&item, &admin, json!({"level": 2})).await;
-    patched.assert(200, None);
-    assert_eq!(
-        (patched.body["name"].clone(), patched.body["level"].clone()),
-        (json!("Form 1"), json!(2))
-    );
+        .typed(200);
+    assert_eq!((patched.name.as_str(), patched.level), ("Form 1", Some(2)));
     // PUT replaces: the omitted optional field returns to its default.
-    let replaced = app
+    let replaced: Class = app
         .request(
             reqwest::Method::PUT,
             &item,
             &admin,
             Some(json!({"name": "Form One"})),
         )
-        .await;
-    replaced.assert(200, None);
-    assert_eq!(replaced.body["level"], json!(null));
+        .await
+        .typed(200);
+    assert_eq!(replaced.level, None);
     app.request(
         reqwest::Method::PUT,
         &item,
@@ -52,17 +56,16 @@ async fn classes_round_trip_with_soft_delete_and_uniqueness() {
         .await
         .assert(200, None);
     app.get(&item, &admin).await.assert(404, Some("not_found"));
-    assert_eq!(app.get(CLASSES, &admin).await.body["count"], 0);
-    assert_eq!(
-        app.get(&format!("{CLASSES}?include_deleted=true"), &admin)
-            .await
-            .body["count"],
-        1
-    );
+    assert_eq!(app.list::<Class>(CLASSES, &admin).await.count, 0);
+    let with_deleted = format!("{CLASSES}?include_deleted=true");
+    assert_eq!(app.list::<Class>(&with_deleted, &admin).await.count, 1);
     // A live class may reuse the name of a deleted one.
-    app.post(CLASSES, &admin, json!({"name": "Form One"}))
-        .await
-        .assert(201, None);
+    NewClass {
+        name: "Form One",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
     let restored = app
         .patch(
             &format!("{item}?include_deleted=true"),
@@ -83,13 +86,12 @@ async fn classes_round_trip_with_soft_delete_and_uniqueness() {
 async fn class_fields_are_validated_at_their_edges() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    app.post(
-        CLASSES,
-        &admin,
-        json!({"name": "x".repeat(255), "level": 100}),
-    )
-    .await
-    .assert(201, None);
+    NewClass {
+        name: &"x".repeat(255),
+        level: Some(100),
+    }
+    .create(&app, &admin)
+    .await;
     for bad in [
         json!({"name": "y".repeat(256)}),
         json!({"name": ""}),
@@ -116,11 +118,8 @@ async fn class_fields_are_validated_at_their_edges() {
     app.get(&format!("{CLASSES}?page=2"), &admin)
         .await
         .assert(404, Some("invalid_page"));
-    let list = app
-        .get(&format!("{CLASSES}?page_size=500&search=XXX"), &admin)
-        .await;
-    list.assert(200, None);
-    assert_eq!(list.body["count"], 1);
+    let list = format!("{CLASSES}?page_size=500&search=XXX");
+    assert_eq!(app.list::<Class>(&list, &admin).await.count, 1);
 }
 
 #[tokio::test]
@@ -128,7 +127,12 @@ async fn teachers_may_view_classes_but_not_change_them() {
     let app = spawn_app().await;
     let teacher = app.as_school_user("alpha", "teacher").await;
     app.get(CLASSES, &teacher).await.assert(200, None);
-    app.post(CLASSES, &teacher, json!({"name": "X"}))
+    let class = NewClass {
+        name: "X",
+        ..Default::default()
+    };
+    class
+        .post(&app, &teacher)
         .await
         .assert(403, Some("permission_denied"));
     let norole = app.as_school_user("alpha", "norole").await;
@@ -140,34 +144,28 @@ async fn teachers_may_view_classes_but_not_change_them() {
         .assert(200, None);
 }
 
-const SUBJECTS: &str = "/api/v1/school/subjects/";
-const DEPARTMENTS: &str = "/api/v1/school/departments/";
-
 #[tokio::test]
 async fn subjects_bulk_soft_delete_counts_what_it_marked() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let mut ids = Vec::new();
     for code in ["MATH", "ENG", "BIO"] {
-        let reply = app
-            .post(
-                SUBJECTS,
-                &admin,
-                json!({"name": format!("{code} subject"), "code": code}),
-            )
-            .await;
-        reply.assert(201, None);
-        ids.push(reply.body["id"].as_str().expect("id").to_owned());
+        let name = format!("{code} subject");
+        let subject = NewSubject {
+            name: &name,
+            code,
+            ..Default::default()
+        };
+        ids.push(subject.create(&app, &admin).await.id);
     }
-    app.post(SUBJECTS, &admin, json!({"name": "Again", "code": "MATH"}))
-        .await
-        .assert(409, Some("conflict"));
-    assert_eq!(
-        app.get(&format!("{SUBJECTS}?search=eng"), &admin)
-            .await
-            .body["count"],
-        1
-    );
+    let again = NewSubject {
+        name: "Again",
+        code: "MATH",
+        ..Default::default()
+    };
+    again.post(&app, &admin).await.assert(409, Some("conflict"));
+    let search = format!("{SUBJECTS}?search=eng");
+    assert_eq!(app.list::<Subject>(&search, &admin).await.count, 1);
     let body = json!({"ids": [ids[0], ids[1], uuid::Uuid::new_v4()]});
     let reply = app
         .request(
@@ -195,13 +193,9 @@ async fn subjects_bulk_soft_delete_counts_what_it_marked() {
         )
         .await;
     assert_eq!(by_query.body, json!({"deleted": true, "count": 1}));
-    assert_eq!(app.get(SUBJECTS, &admin).await.body["count"], 0);
-    assert_eq!(
-        app.get(&format!("{SUBJECTS}?include_deleted=true"), &admin)
-            .await
-            .body["count"],
-        3
-    );
+    assert_eq!(app.list::<Subject>(SUBJECTS, &admin).await.count, 0);
+    let with_deleted = format!("{SUBJECTS}?include_deleted=true");
+    assert_eq!(app.list::<Subject>(&with_deleted, &admin).await.count, 3);
     app.request(
         reqwest::Method::DELETE,
         &format!("{SUBJECTS}bulk-soft-delete/"),
@@ -232,25 +226,32 @@ async fn departments_patch_and_references() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let teacher = app.as_school_user("alpha", "teacher").await;
-    let hod = app.get("/api/v1/school/auth/me/", &teacher).await.body["teacher"]["id"].clone();
-    let subject = app
-        .post(SUBJECTS, &admin, json!({"name": "Maths", "code": "M"}))
+    let hod = app
+        .me(&teacher)
         .await
-        .body["id"]
-        .clone();
-    let created = app
-        .post(
-            DEPARTMENTS,
-            &admin,
-            json!({"name": "Sciences", "hod": hod, "subject": subject}),
-        )
-        .await;
-    created.assert(201, None);
-    assert_eq!(created.body["teachers"], json!([]));
-    let id = created.body["id"].as_str().expect("id").to_owned();
+        .teacher
+        .expect("a teacher profile")
+        .id;
+    let subject = NewSubject {
+        name: "Maths",
+        code: "M",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    let created = NewDepartment {
+        name: "Sciences",
+        hod: &hod,
+        subject: &subject.id,
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    assert_eq!(created.teachers, Vec::<String>::new());
+    let department = created.path();
     let patched = app
         .patch(
-            &format!("{DEPARTMENTS}{id}/"),
+            &department,
             &admin,
             json!({"name": "Science", "teachers": [hod]}),
         )
@@ -268,12 +269,13 @@ async fn departments_patch_and_references() {
     ] {
         assert!(patched.body.get(key).is_some(), "{key}");
     }
-    assert_eq!(patched.body["teachers"], json!([hod]));
-    assert_eq!(patched.body["hod"], hod);
+    let patched: Department = patched.typed(200);
+    assert_eq!(patched.teachers, [hod.clone()]);
+    assert_eq!(patched.hod, hod);
     let missing = uuid::Uuid::new_v4();
     let reply = app
         .patch(
-            &format!("{DEPARTMENTS}{id}/"),
+            &department,
             &admin,
             json!({"hod": missing, "teachers": [missing]}),
         )
@@ -282,135 +284,130 @@ async fn departments_patch_and_references() {
     assert!(reply.body["errors"]["hod"].is_array() && reply.body["errors"]["teachers"].is_array());
     // A subject of another school is simply not found.
     let beta_admin = app.as_school_user("beta", "admin").await;
-    let beta_subject = app
-        .post(SUBJECTS, &beta_admin, json!({"name": "B", "code": "B"}))
+    let beta_subject = NewSubject {
+        name: "B",
+        code: "B",
+        ..Default::default()
+    }
+    .create(&app, &beta_admin)
+    .await;
+    app.patch(&department, &admin, json!({"subject": beta_subject.id}))
         .await
-        .body["id"]
-        .clone();
-    app.patch(
-        &format!("{DEPARTMENTS}{id}/"),
-        &admin,
-        json!({"subject": beta_subject}),
-    )
-    .await
-    .assert(400, Some("validation_error"));
-    app.get(&format!("{DEPARTMENTS}{id}/"), &beta_admin)
+        .assert(400, Some("validation_error"));
+    app.get(&department, &beta_admin)
         .await
         .assert(404, Some("not_found"));
     // The subject is referenced: a real delete is a conflict.
-    app.delete(
-        &format!("{SUBJECTS}{}/", subject.as_str().expect("s")),
-        &admin,
-    )
-    .await
-    .assert(409, Some("conflict"));
+    app.delete(&subject.path(), &admin)
+        .await
+        .assert(409, Some("conflict"));
 }
 
 #[tokio::test]
 async fn teacher_profiles_belong_to_users_of_the_school() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let admin_me = app.get("/api/v1/school/auth/me/", &admin).await;
-    let admin_user = admin_me.body["user"]["id"].clone();
-    let created = app
-        .post(
-            "/api/v1/school/teachers/",
-            &admin,
-            json!({"user": admin_user, "staff_number": "ST-9"}),
-        )
-        .await;
-    created.assert(201, None);
-    assert_eq!(created.body["name"], "admin Test");
-    assert_eq!(created.body["user"], admin_user);
-    app.post(
-        "/api/v1/school/teachers/",
-        &admin,
-        json!({"user": admin_user}),
-    )
-    .await
-    .assert(409, Some("conflict"));
+    let admin_user = app.me(&admin).await.user.id;
+    let created = NewTeacher {
+        user: &admin_user,
+        staff_number: Some("ST-9"),
+    }
+    .create(&app, &admin)
+    .await;
+    assert_eq!(created.name, "admin Test");
+    assert_eq!(created.user, admin_user);
+    let again = NewTeacher {
+        user: &admin_user,
+        ..Default::default()
+    };
+    again.post(&app, &admin).await.assert(409, Some("conflict"));
     let beta_login = app.school_login("beta", "admin@beta.test").await;
-    let reply = app
-        .post(
-            "/api/v1/school/teachers/",
-            &admin,
-            json!({"user": beta_login["user"]["id"]}),
-        )
-        .await;
+    let beta_user = beta_login["user"]["id"].as_str().expect("a user id");
+    let reply = NewTeacher {
+        user: beta_user,
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     reply.assert(400, Some("validation_error"));
     assert!(reply.body["errors"]["user"].is_array());
-    let all = app.get("/api/v1/school/teachers/", &admin).await;
-    assert_eq!(all.body["count"], 2);
-    assert_eq!(
-        app.get("/api/v1/school/teachers/?search=ADMIN", &admin)
-            .await
-            .body["count"],
-        1
-    );
-    assert_eq!(
-        app.get("/api/v1/school/teachers/?search=st-9", &admin)
-            .await
-            .body["count"],
-        1
-    );
-    assert_eq!(
-        app.get("/api/v1/school/teachers/?search=nobody", &admin)
-            .await
-            .body["count"],
-        0
-    );
+    assert_eq!(app.list::<Teacher>(TEACHERS, &admin).await.count, 2);
+    for (search, count) in [("ADMIN", 1), ("st-9", 1), ("nobody", 0)] {
+        let path = format!("{TEACHERS}?search={search}");
+        assert_eq!(app.list::<Teacher>(&path, &admin).await.count, count);
+    }
 }
 
 #[tokio::test]
 async fn students_and_assignments_check_their_references() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let class = app
-        .post(CLASSES, &admin, json!({"name": "Form 2"}))
-        .await
-        .body["id"]
+    let class = NewClass {
+        name: "Form 2",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    let subject = NewSubject {
+        name: "Art",
+        code: "ART",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    let teacher = app.list::<Teacher>(TEACHERS, &admin).await.results[0]
+        .id
         .clone();
-    let subject = app
-        .post(SUBJECTS, &admin, json!({"name": "Art", "code": "ART"}))
-        .await
-        .body["id"]
-        .clone();
-    let teacher =
-        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
-    let student = app
-        .post("/api/v1/school/students/", &admin, json!({"admission_number": "A-1", "first_name": "Ann", "last_name": "Bee", "academic_class": class}))
-        .await;
-    student.assert(201, None);
-    assert_eq!(student.body["academic_class"], class);
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "A-1", "first_name": "X", "last_name": "Y"}),
-    )
-    .await
-    .assert(409, Some("conflict"));
-    let reply = app.post("/api/v1/school/students/", &admin, json!({"admission_number": "A-2", "first_name": "X", "last_name": "Y", "academic_class": uuid::Uuid::new_v4()})).await;
-    reply.assert(400, Some("validation_error"));
-    assert_eq!(
-        app.get("/api/v1/school/students/?search=bee", &admin)
-            .await
-            .body["count"],
-        1
-    );
-
-    let assignments = "/api/v1/school/teacher-assignments/";
-    let body = json!({"teacher": teacher, "academic_class": class, "subject": subject});
-    app.post(assignments, &admin, body.clone())
-        .await
-        .assert(201, None);
-    app.post(assignments, &admin, body)
+    let student = NewStudent {
+        admission_number: "A-1",
+        first_name: "Ann",
+        last_name: "Bee",
+        academic_class: Some(&class.id),
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    assert_eq!(student.academic_class, Some(class.id.clone()));
+    let same_number = NewStudent {
+        admission_number: "A-1",
+        first_name: "X",
+        last_name: "Y",
+        ..Default::default()
+    };
+    same_number
+        .post(&app, &admin)
         .await
         .assert(409, Some("conflict"));
+    let missing_class = uuid::Uuid::new_v4().to_string();
+    let reply = NewStudent {
+        admission_number: "A-2",
+        first_name: "X",
+        last_name: "Y",
+        academic_class: Some(&missing_class),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
+    reply.assert(400, Some("validation_error"));
+    let search = format!("{STUDENTS}?search=bee");
+    assert_eq!(app.list::<Student>(&search, &admin).await.count, 1);
+
+    let assignment = NewTeacherAssignment {
+        teacher: &teacher,
+        academic_class: &class.id,
+        subject: &subject.id,
+    };
+    assignment.create(&app, &admin).await;
+    assignment
+        .post(&app, &admin)
+        .await
+        .assert(409, Some("conflict"));
+    // Missing the subject (a JSON body, since the typed one cannot leave it out).
     let reply = app
         .post(
-            assignments,
+            crate::helpers::TEACHER_ASSIGNMENTS,
             &admin,
-            json!({"teacher": uuid::Uuid::new_v4(), "academic_class": class}),
+            json!({"teacher": uuid::Uuid::new_v4(), "academic_class": class.id}),
         )
         .await;
     reply.assert(400, Some("validation_error"));
@@ -423,31 +420,57 @@ async fn students_and_assignments_check_their_references() {
 async fn part_eight_limits_hold_at_their_edges() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let teacher =
-        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
-    let subject = app
-        .post(SUBJECTS, &admin, json!({"name": "Edge", "code": "EDGE"}))
-        .await
-        .body["id"]
+    let teacher = app.list::<Teacher>(TEACHERS, &admin).await.results[0]
+        .id
         .clone();
-    let department = |name: String| json!({"name": name, "hod": teacher, "subject": subject});
-    app.post(DEPARTMENTS, &admin, department("d".repeat(255)))
-        .await
-        .assert(201, None);
-    app.post(DEPARTMENTS, &admin, department("d".repeat(256)))
+    let subject = NewSubject {
+        name: "Edge",
+        code: "EDGE",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
+    let department = |name: &'static str| NewDepartment {
+        name,
+        hod: &teacher,
+        subject: &subject.id,
+        ..Default::default()
+    };
+    let longest = "d".repeat(255);
+    let too_long = "d".repeat(256);
+    NewDepartment {
+        name: &longest,
+        ..department("")
+    }
+    .create(&app, &admin)
+    .await;
+    NewDepartment {
+        name: &too_long,
+        ..department("")
+    }
+    .post(&app, &admin)
+    .await
+    .assert(400, Some("validation_error"));
+    department("")
+        .post(&app, &admin)
         .await
         .assert(400, Some("validation_error"));
-    app.post(DEPARTMENTS, &admin, department(String::new()))
-        .await
-        .assert(400, Some("validation_error"));
-    let session =
-        |name: String| json!({"name": name, "start_date": "2026-01-01", "end_date": "2026-06-01"});
-    app.post("/api/v1/school/sessions/", &admin, session("s".repeat(255)))
-        .await
-        .assert(201, None);
-    app.post("/api/v1/school/sessions/", &admin, session("s".repeat(256)))
-        .await
-        .assert(400, Some("validation_error"));
+    let (longest, too_long) = ("s".repeat(255), "s".repeat(256));
+    NewSession {
+        name: &longest,
+        start_date: "2026-01-01",
+        end_date: "2026-06-01",
+    }
+    .create(&app, &admin)
+    .await;
+    NewSession {
+        name: &too_long,
+        start_date: "2026-01-01",
+        end_date: "2026-06-01",
+    }
+    .post(&app, &admin)
+    .await
+    .assert(400, Some("validation_error"));
     let settings = |email: String| json!({"school_name": "n".repeat(255), "address": "a", "phone": "p", "email": email});
     let local = "e".repeat(64);
     let domain = format!(

@@ -3,64 +3,59 @@
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewClass, NewExam, NewExamSession, NewRecord, NewSession, NewStudent, NewSubject,
+    NewTeacherAssignment, TEACHERS, TestApp, spawn_app,
+};
 
 /// An academic session and exam session, one class with two subjects assigned to the
 /// alpha teacher; answers the exams path.
 async fn exam_setup(app: &TestApp, admin: &As) -> (String, Value) {
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            admin,
-            json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await
-        .body["data"]["id"]
-        .as_str()
-        .expect("session")
-        .to_owned();
-    let exam_session = app
-        .post(
-            &format!("/api/v1/school/sessions/{session}/exam-sessions/"),
-            admin,
-            json!({"name": "Finals", "term": "Term 3"}),
-        )
-        .await
-        .body["id"]
-        .as_str()
-        .expect("exam session")
-        .to_owned();
-    let class = app
-        .post("/api/v1/school/classes/", admin, json!({"name": "Form 4"}))
-        .await
-        .body["id"]
-        .clone();
-    let teacher = app.get("/api/v1/school/teachers/", admin).await.body["results"][0]["id"].clone();
+    let session = NewSession {
+        name: "2026",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .create(app, admin)
+    .await;
+    let exam_session = NewExamSession {
+        session: &session.id,
+        name: "Finals",
+        term: "Term 3",
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await;
+    let class = NewClass {
+        name: "Form 4",
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await
+    .id;
+    let teacher = app.list::<Value>(TEACHERS, admin).await.results[0]["id"].clone();
+    let teacher_id = teacher.as_str().expect("a teacher profile");
     let mut subjects = Vec::new();
     for (name, code) in [("Maths", "MAT"), ("Physics", "PHY")] {
-        let subject = app
-            .post(
-                "/api/v1/school/subjects/",
-                admin,
-                json!({"name": name, "code": code}),
-            )
-            .await
-            .body["id"]
-            .clone();
-        app.post(
-            "/api/v1/school/teacher-assignments/",
-            admin,
-            json!({"teacher": teacher, "academic_class": class, "subject": subject}),
-        )
+        let subject = NewSubject {
+            name,
+            code,
+            ..Default::default()
+        }
+        .create(app, admin)
         .await
-        .assert(201, None);
+        .id;
+        NewTeacherAssignment {
+            teacher: teacher_id,
+            academic_class: &class,
+            subject: &subject,
+        }
+        .create(app, admin)
+        .await;
         subjects.push(subject);
     }
-    let ids = json!({"class": class, "subjects": subjects, "teacher": teacher, "exam_session": exam_session});
-    (
-        format!("/api/v1/school/sessions/{session}/exam-sessions/{exam_session}/exams/"),
-        ids,
-    )
+    let ids = json!({"class": class, "subjects": subjects, "teacher": teacher, "exam_session": exam_session.id});
+    (exam_session.exams(), ids)
 }
 
 #[tokio::test]
@@ -177,21 +172,24 @@ async fn exams_check_their_parents_and_fields() {
 /// An exam with two students; answers the marks path.
 async fn marks_setup(app: &TestApp, admin: &As) -> String {
     let (exams, ids) = exam_setup(app, admin).await;
-    let exam = app
-        .post(&exams, admin, json!({"name": "Paper 1", "subject": ids["subjects"][0], "academic_class": ids["class"]}))
-        .await
-        .body["id"]
-        .as_str()
-        .expect("exam")
-        .to_owned();
+    let exam = NewExam {
+        exams: &exams,
+        name: "Paper 1",
+        subject: ids["subjects"][0].as_str().expect("a subject"),
+        academic_class: ids["class"].as_str().expect("a class"),
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await
+    .id;
     for number in ["ADM-1", "ADM-2"] {
-        app.post(
-            "/api/v1/school/students/",
-            admin,
-            json!({"admission_number": number, "first_name": "S", "last_name": number}),
-        )
-        .await
-        .assert(201, None);
+        let student = NewStudent {
+            admission_number: number,
+            first_name: "S",
+            last_name: number,
+            ..Default::default()
+        };
+        student.create(app, admin).await;
     }
     format!("{exams}{exam}/marks/")
 }

@@ -4,45 +4,41 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, PASSWORD, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewClass, NewRecord, NewSession, NewStudent, NewSubject, NewTeacherAssignment, PASSWORD,
+    TEACHERS, Teacher, TestApp, spawn_app,
+};
 
 /// An active session over 2026 and two classes of two students each; answers the classes
 /// and their students: ((form 1, [students]), (form 2, [students])).
 async fn two_classes(app: &TestApp, admin: &As) -> ((String, Vec<String>), (String, Vec<String>)) {
-    app.post(
-        "/api/v1/school/sessions/",
-        admin,
-        json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-    )
-    .await
-    .assert(201, None);
+    NewSession {
+        name: "2026",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .create(app, admin)
+    .await;
     let mut made = Vec::new();
     for form in ["Form 1", "Form 2"] {
-        let class = app
-            .post("/api/v1/school/classes/", admin, json!({"name": form}))
-            .await
-            .assert(201, None)
-            .body["id"]
-            .as_str()
-            .expect("id")
-            .to_owned();
+        let class = NewClass {
+            name: form,
+            ..Default::default()
+        }
+        .create(app, admin)
+        .await
+        .id;
         let mut students = Vec::new();
         for n in 0..2 {
             let number = format!("{}-{n}", form.replace(' ', ""));
-            students.push(
-                app.post(
-                    "/api/v1/school/students/",
-                    admin,
-                    json!({"admission_number": number, "first_name": "Ada",
-                           "last_name": number, "academic_class": class}),
-                )
-                .await
-                .assert(201, None)
-                .body["id"]
-                    .as_str()
-                    .expect("id")
-                    .to_owned(),
-            );
+            let student = NewStudent {
+                admission_number: &number,
+                first_name: "Ada",
+                last_name: &number,
+                academic_class: Some(&class),
+                ..Default::default()
+            };
+            students.push(student.create(app, admin).await.id);
         }
         made.push((class, students));
     }
@@ -53,23 +49,23 @@ async fn two_classes(app: &TestApp, admin: &As) -> ((String, Vec<String>), (Stri
 
 /// The alpha teacher assigned to teach `class`.
 async fn assign_teacher(app: &TestApp, admin: &As, class: &str) {
-    let profile = app.get("/api/v1/school/teachers/", admin).await.body["results"][0]["id"].clone();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            admin,
-            json!({"name": "Maths", "code": "MAT"}),
-        )
-        .await
-        .body["id"]
+    let profile = app.list::<Teacher>(TEACHERS, admin).await.results[0]
+        .id
         .clone();
-    app.post(
-        "/api/v1/school/teacher-assignments/",
-        admin,
-        json!({"teacher": profile, "academic_class": class, "subject": subject}),
-    )
-    .await
-    .assert(201, None);
+    let subject = NewSubject {
+        name: "Maths",
+        code: "MAT",
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await;
+    NewTeacherAssignment {
+        teacher: &profile,
+        academic_class: class,
+        subject: &subject.id,
+    }
+    .create(app, admin)
+    .await;
 }
 
 fn register(class: &str) -> String {

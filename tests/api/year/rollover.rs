@@ -8,47 +8,43 @@ use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_typ
 use school_service::{auth::roles, db::Db, tenancy::school_migrations::migrate_school};
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, TestDb, school_at_version, spawn_app};
-
-const SESSIONS: &str = "/api/v1/school/sessions/";
-const CLASSES: &str = "/api/v1/school/classes/";
-const STUDENTS: &str = "/api/v1/school/students/";
-const ENROLLMENTS: &str = "/api/v1/school/enrollments/";
-
-fn id_of(body: &Value, pointer: &str) -> String {
-    body.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no {pointer} in {body}"))
-        .to_owned()
-}
-
-async fn created(app: &TestApp, who: &As, path: &str, body: Value) -> Value {
-    let reply = app.post(path, who, body).await;
-    reply.assert(201, None);
-    reply.body.clone()
-}
+use crate::helpers::{
+    As, CLASSES, ENROLLMENTS, Enrollment, NewClass, NewEnrollment, NewExam, NewExamSession,
+    NewMark, NewRecord, NewSession, NewStudent, NewSubject, Rollover, SESSIONS, STUDENTS, Student,
+    TestApp, TestDb, item, school_at_version, spawn_app,
+};
 
 async fn new_session(app: &TestApp, who: &As, name: &str) -> String {
-    let body = json!({"name": name, "start_date": "2025-09-01", "end_date": "2026-07-31"});
-    id_of(&created(app, who, SESSIONS, body).await, "/data/id")
+    let session = NewSession {
+        name,
+        start_date: "2025-09-01",
+        end_date: "2026-07-31",
+    };
+    session.create(app, who).await.id
 }
 
-async fn new_class(app: &TestApp, who: &As, name: &str, level: Option<i32>) -> String {
-    let body = json!({"name": name, "level": level});
-    id_of(&created(app, who, CLASSES, body).await, "/id")
+async fn new_class(app: &TestApp, who: &As, name: &str, level: Option<i64>) -> String {
+    NewClass { name, level }.create(app, who).await.id
 }
 
 async fn new_student(app: &TestApp, who: &As, number: &str, class: &str) -> String {
-    let body = json!({"admission_number": number, "first_name": "Zoë", "last_name": number, "academic_class": class});
-    id_of(&created(app, who, STUDENTS, body).await, "/id")
+    let student = NewStudent {
+        admission_number: number,
+        first_name: "Zoë",
+        last_name: number,
+        academic_class: Some(class),
+        ..Default::default()
+    };
+    student.create(app, who).await.id
 }
 
-async fn enrollments_of(app: &TestApp, who: &As, query: &str) -> Vec<Value> {
-    let reply = app
-        .get(&format!("{ENROLLMENTS}?page_size=200&{query}"), who)
-        .await;
-    reply.assert(200, None);
-    reply.body["results"].as_array().expect("results").clone()
+async fn enrollments_of(app: &TestApp, who: &As, query: &str) -> Vec<Enrollment> {
+    let path = format!("{ENROLLMENTS}?page_size=200&{query}");
+    app.list(&path, who).await.results
+}
+
+async fn student(app: &TestApp, who: &As, id: &str) -> Student {
+    app.get(&item(STUDENTS, id), who).await.typed(200)
 }
 
 #[tokio::test]
@@ -69,11 +65,11 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     );
     assert_eq!(
         (
-            &mine[0]["academic_class"],
-            &mine[0]["academic_session"],
-            &mine[0]["status"]
+            &mine[0].academic_class,
+            &mine[0].academic_session,
+            mine[0].status.as_str()
         ),
-        (&json!(one), &json!(session), &json!("active"))
+        (&one, &session, "active")
     );
 
     // PATCHing the class moves the enrollment; no second one appears.
@@ -86,48 +82,41 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     .assert(200, None);
     let mine = enrollments_of(&app, &admin, &format!("student={ann}")).await;
     assert_eq!(mine.len(), 1);
-    assert_eq!(mine[0]["academic_class"], json!(two));
+    assert_eq!(mine[0].academic_class, two);
 
     // An enrollment written for the active session sets the student's class.
-    let bob = id_of(
-        &created(
-            &app,
-            &admin,
-            STUDENTS,
-            json!({"admission_number": "B-1", "first_name": "Bob", "last_name": "Lee"}),
-        )
-        .await,
-        "/id",
-    );
-    let enrollment = created(
-        &app,
-        &admin,
-        ENROLLMENTS,
-        json!({"student": bob, "academic_class": one, "academic_session": session}),
-    )
-    .await;
-    assert_eq!(enrollment["status"], "active");
-    let bob_now = app.get(&format!("{STUDENTS}{bob}/"), &admin).await;
-    assert_eq!(bob_now.body["academic_class"], json!(one));
+    let bob = NewStudent {
+        admission_number: "B-1",
+        first_name: "Bob",
+        last_name: "Lee",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await
+    .id;
+    let bob_in_one = NewEnrollment {
+        student: &bob,
+        academic_class: &one,
+        academic_session: Some(&session),
+    };
+    let enrollment = bob_in_one.create(&app, &admin).await;
+    assert_eq!(enrollment.status, "active");
+    let bob_now = student(&app, &admin, &bob).await;
+    assert_eq!(bob_now.academic_class.as_ref(), Some(&one));
     app.patch(
-        &format!("{ENROLLMENTS}{}/", id_of(&enrollment, "/id")),
+        &item(ENROLLMENTS, &enrollment.id),
         &admin,
         json!({"academic_class": two}),
     )
     .await
     .assert(200, None);
-    assert_eq!(
-        app.get(&format!("{STUDENTS}{bob}/"), &admin).await.body["academic_class"],
-        json!(two)
-    );
+    let bob_now = student(&app, &admin, &bob).await;
+    assert_eq!(bob_now.academic_class.as_ref(), Some(&two));
     // One live enrollment per (student, session).
-    app.post(
-        ENROLLMENTS,
-        &admin,
-        json!({"student": bob, "academic_class": one, "academic_session": session}),
-    )
-    .await
-    .assert(409, Some("conflict"));
+    bob_in_one
+        .post(&app, &admin)
+        .await
+        .assert(409, Some("conflict"));
     // References and the status are checked.
     let bad = app
         .post(
@@ -150,7 +139,7 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     .await
     .assert(200, None);
     let mine = enrollments_of(&app, &admin, &format!("student={ann}")).await;
-    assert_eq!(mine[0]["status"], "withdrawn");
+    assert_eq!(mine[0].status, "withdrawn");
 
     // Teachers may read enrollments but not write them; office may write.
     let teacher = app.as_school_user("alpha", "teacher").await;
@@ -249,27 +238,42 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
             new_student(app, admin, number, class).await,
         ));
     }
-    let exam_sessions = format!("{SESSIONS}{session}/exam-sessions/");
-    let body = json!({"name": "Term 1", "term": "T1", "start_date": "2025-09-01", "end_date": "2025-12-31"});
-    let exam_session = id_of(&created(app, admin, &exam_sessions, body).await, "/id");
-    let subject = id_of(
-        &created(
-            app,
-            admin,
-            "/api/v1/school/subjects/",
-            json!({"name": "Maths", "code": "MAT"}),
-        )
-        .await,
-        "/id",
-    );
-    let exams = format!("{exam_sessions}{exam_session}/exams/");
+    let exam_session = NewExamSession {
+        session: &session,
+        name: "Term 1",
+        term: "T1",
+        start_date: Some("2025-09-01"),
+        end_date: Some("2025-12-31"),
+    }
+    .create(app, admin)
+    .await;
+    let subject = NewSubject {
+        name: "Maths",
+        code: "MAT",
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await;
+    let exams = exam_session.exams();
     for (class, prefix) in [(&one, "O"), (&two, "T"), (&three, "H")] {
-        let body = json!({"name": "Maths", "subject": subject, "academic_class": class});
-        let exam = id_of(&created(app, admin, &exams, body).await, "/id");
+        let exam = NewExam {
+            exams: &exams,
+            name: "Maths",
+            subject: &subject.id,
+            academic_class: class,
+            ..Default::default()
+        }
+        .create(app, admin)
+        .await;
+        let marks = format!("{exams}{}/marks/", exam.id);
         for (n, (number, _)) in students.iter().enumerate() {
             if number.starts_with(prefix) || (prefix == "T" && number == "E-1") {
-                let body = json!({"studentadmissionnumber": number, "mark": 40 + 7 * n as i32});
-                created(app, admin, &format!("{exams}{exam}/marks/"), body).await;
+                let mark = NewMark {
+                    marks: &marks,
+                    studentadmissionnumber: number,
+                    mark: Some(40 + 7 * n as i64),
+                };
+                mark.create(app, admin).await;
             }
         }
     }
@@ -287,7 +291,7 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
     .assert(200, None);
     Year {
         session,
-        cards: format!("{exam_sessions}{exam_session}/report-cards/"),
+        cards: exam_session.report_cards(),
         classes: vec![one, two, three],
         students,
     }
@@ -342,17 +346,21 @@ async fn a_rollover_applies_its_dry_run_and_leaves_last_year_as_it_was() {
             .map(|(_, id)| id.clone())
             .expect("student")
     };
-    let body = |dry_run: bool| {
-        json!({"name": "2026/27", "start_date": "2026-09-01", "end_date": "2027-07-31",
-               "retain": [student("O-3")], "leave": [student("T-1")], "dry_run": dry_run})
+    let rollover = |dry_run: bool| Rollover {
+        session: &year.session,
+        name: "2026/27",
+        start_date: "2026-09-01",
+        end_date: "2027-07-31",
+        retain: Some(vec![student("O-3")]),
+        leave: Some(vec![student("T-1")]),
+        dry_run: Some(dry_run),
+        ..Default::default()
     };
-    let path = rollover_path(&year.session);
 
-    let dry = app.post(&path, &admin, body(true)).await;
-    dry.assert(200, None);
-    assert_eq!(dry.body["dry_run"], true);
-    assert_eq!(dry.body["session"], Value::Null);
-    let plan = dry.body["plan"].clone();
+    let dry = rollover(true).create(&app, &admin).await;
+    assert!(dry.dry_run);
+    assert!(dry.session.is_none());
+    let plan = dry.plan.clone();
     // The early student (class set before the session began) counts as enrolled.
     assert_eq!(
         [
@@ -382,31 +390,25 @@ async fn a_rollover_applies_its_dry_run_and_leaves_last_year_as_it_was() {
         true
     );
 
-    let applied = app.post(&path, &admin, body(false)).await;
-    applied.assert(200, None);
-    assert_eq!(
-        applied.body["plan"], plan,
-        "the apply is the dry run's plan"
-    );
-    let new_session = id_of(&applied.body, "/session/id");
-    assert_eq!(applied.body["session"]["is_active"], true);
+    let applied = rollover(false).create(&app, &admin).await;
+    assert_eq!(applied.plan, plan, "the apply is the dry run's plan");
+    let new_session = applied.session.expect("the new session");
+    assert_eq!(new_session.is_active, true);
+    let new_session = new_session.id;
 
     // Last year reads as before; this year holds the promoted and retained.
     assert_eq!(last_year(&app, &admin, &year).await, before);
     let class_of = |number: &'static str| {
         let (app, admin, id) = (&app, &admin, student(number));
-        async move { app.get(&format!("{STUDENTS}{id}/"), admin).await.body["academic_class"].clone() }
+        async move { self::student(app, admin, &id).await.academic_class }
     };
-    assert_eq!(class_of("O-1").await, json!(two));
-    assert_eq!(class_of("O-3").await, json!(one), "retained");
-    assert_eq!(class_of("E-1").await, json!(three));
-    assert_eq!(class_of("T-1").await, Value::Null, "left");
-    assert_eq!(class_of("H-1").await, Value::Null, "graduated");
+    assert_eq!(class_of("O-1").await.as_ref(), Some(two));
+    assert_eq!(class_of("O-3").await.as_ref(), Some(one), "retained");
+    assert_eq!(class_of("E-1").await.as_ref(), Some(three));
+    assert_eq!(class_of("T-1").await, None, "left");
+    assert_eq!(class_of("H-1").await, None, "graduated");
     let old = enrollments_of(&app, &admin, &format!("academic_session={}", year.session)).await;
-    let statuses: Vec<&str> = old
-        .iter()
-        .map(|e| e["status"].as_str().expect("status"))
-        .collect();
+    let statuses: Vec<&str> = old.iter().map(|e| e.status.as_str()).collect();
     assert_eq!(old.len(), 7);
     assert_eq!(statuses.iter().filter(|s| **s == "withdrawn").count(), 1);
     assert!(
@@ -420,7 +422,7 @@ async fn a_rollover_applies_its_dry_run_and_leaves_last_year_as_it_was() {
     assert_eq!(this_year.body["count"], 2, "O-1 and O-2 moved up into Two");
 
     // A second apply (or dry run) is refused, naming the session the first made.
-    let again = app.post(&path, &admin, body(false)).await;
+    let again = rollover(false).post(&app, &admin).await;
     again.assert(409, Some("conflict"));
     assert!(
         again.body["detail"]
@@ -428,7 +430,8 @@ async fn a_rollover_applies_its_dry_run_and_leaves_last_year_as_it_was() {
             .expect("detail")
             .contains(&new_session)
     );
-    app.post(&path, &admin, body(true))
+    rollover(true)
+        .post(&app, &admin)
         .await
         .assert(409, Some("conflict"));
     let sessions = app.get(SESSIONS, &admin).await;
@@ -446,8 +449,14 @@ async fn an_ambiguous_next_class_is_refused_naming_the_class() {
     let free = new_class(&app, &admin, "Choir", None).await;
     new_student(&app, &admin, "S-1", &one).await;
     new_student(&app, &admin, "S-2", &free).await;
-    let body = json!({"name": "Next", "start_date": "2026-09-01", "end_date": "2027-07-31"});
-    let refused = app.post(&rollover_path(&session), &admin, body).await;
+    let next = Rollover {
+        session: &session,
+        name: "Next",
+        start_date: "2026-09-01",
+        end_date: "2027-07-31",
+        ..Default::default()
+    };
+    let refused = next.post(&app, &admin).await;
     refused.assert(400, Some("validation_error"));
     let messages = refused.body["errors"]["promotions"].to_string();
     assert!(
@@ -460,12 +469,14 @@ async fn an_ambiguous_next_class_is_refused_naming_the_class() {
         "nothing written"
     );
 
-    let named = json!({"name": "Next", "start_date": "2026-09-01", "end_date": "2027-07-31",
-        "promotions": [{"from_class": one, "to_class": two_a}, {"from_class": free, "to_class": null}]});
-    let applied = app.post(&rollover_path(&session), &admin, named).await;
-    applied.assert(200, None);
-    assert_eq!(applied.body["plan"]["promoted"], 1);
-    assert_eq!(applied.body["plan"]["graduated"], 1);
+    let named = Rollover {
+        promotions: Some(json!([{"from_class": one, "to_class": two_a},
+                                {"from_class": free, "to_class": null}])),
+        ..next
+    };
+    let applied = named.create(&app, &admin).await;
+    assert_eq!(applied.plan["promoted"], 1);
+    assert_eq!(applied.plan["graduated"], 1);
     // Bad bodies: 400 with the field named; an unknown session 404.
     let bad = app
         .post(&rollover_path(&session), &admin, json!({"name": "", "start_date": "2027-01-01", "end_date": "2026-01-01", "retain": "x"}))
@@ -498,13 +509,15 @@ async fn of_two_concurrent_applies_one_wins() {
     for n in 0..20 {
         new_student(&app, &admin, &format!("S-{n}"), &one).await;
     }
-    let path = rollover_path(&session);
-    let body =
-        |name: &str| json!({"name": name, "start_date": "2026-09-01", "end_date": "2027-07-31"});
-    let (a, b) = tokio::join!(
-        app.post(&path, &admin, body("A")),
-        app.post(&path, &admin, body("B"))
-    );
+    let rollover = |name| Rollover {
+        session: &session,
+        name,
+        start_date: "2026-09-01",
+        end_date: "2027-07-31",
+        ..Default::default()
+    };
+    let (a, b) = (rollover("A"), rollover("B"));
+    let (a, b) = tokio::join!(a.post(&app, &admin), b.post(&app, &admin));
     let mut statuses = [a.status, b.status];
     statuses.sort();
     assert_eq!(statuses, [200, 409]);
