@@ -10,15 +10,19 @@ mod database;
 mod fixtures;
 mod http;
 mod process;
+mod records;
 mod school;
 mod server;
+mod year;
 
 pub use database::*;
 pub use fixtures::*;
 pub use http::*;
 pub use process::*;
+pub use records::*;
 pub use school::*;
 pub use server::*;
+pub use year::*;
 
 pub const PASSWORD: &str = "password-123";
 pub const JWT_SECRET: &str = "integration-test-secret-0123456789abcdef";

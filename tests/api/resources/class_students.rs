@@ -6,9 +6,6 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-const CLASSES: &str = "/api/v1/school/classes/";
-const STUDENTS: &str = "/api/v1/school/students/";
-
 #[tokio::test]
 async fn a_class_lists_its_own_live_students() {
     let app = spawn_app().await;
@@ -16,9 +13,11 @@ async fn a_class_lists_its_own_live_students() {
     let class = |name: &'static str| {
         let (app, admin) = (&app, &admin);
         async move {
-            let reply = app.post(CLASSES, admin, json!({"name": name})).await;
-            reply.assert(201, None);
-            reply.body["id"].as_str().expect("id").to_owned()
+            let class = NewClass {
+                name,
+                ..Default::default()
+            };
+            class.create(app, admin).await.id
         }
     };
     let (blue, green) = (class("Blue").await, class("Green").await);
@@ -28,8 +27,14 @@ async fn a_class_lists_its_own_live_students() {
         ("B-3", "Cid", &blue),
         ("G-1", "Dee", &green),
     ] {
-        let body = json!({"admission_number": number, "first_name": first, "last_name": "Lee", "academic_class": class});
-        app.post(STUDENTS, &admin, body).await.assert(201, None);
+        let student = NewStudent {
+            admission_number: number,
+            first_name: first,
+            last_name: "Lee",
+            academic_class: Some(class),
+            ..Default::default()
+        };
+        student.create(&app, &admin).await;
     }
     let moved = app
         .get(&format!("{STUDENTS}?search=Cid"), &admin)

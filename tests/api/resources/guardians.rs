@@ -8,7 +8,10 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{As, PASSWORD, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewAttendance, NewClass, NewExam, NewExamSession, NewGuardian, NewMark, NewRecord,
+    NewSession, NewStudent, NewSubject, PASSWORD, TestApp, spawn_app,
+};
 
 /// A school year in `alpha`: classes A and B, children `a` and `c` (A's classmate) in A,
 /// `b` in B, an exam of each class (with its own subject), marks and attendance for all
@@ -40,14 +43,6 @@ impl Family {
     }
 }
 
-fn id(body: &Value) -> String {
-    body["id"].as_str().expect("id").to_owned()
-}
-
-async fn created(app: &TestApp, path: &str, who: &As, body: Value) -> String {
-    id(&app.post(path, who, body).await.assert(201, None).body)
-}
-
 pub async fn alpha_id(app: &TestApp, root: &As) -> Value {
     let tenants = app.get("/api/v1/system/tenants/", root).await;
     tenants.body["results"]
@@ -61,52 +56,55 @@ pub async fn alpha_id(app: &TestApp, root: &As) -> Value {
 
 pub async fn family(app: &TestApp) -> Family {
     let admin = app.as_school_user("alpha", "admin").await;
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await
-        .assert(201, None)
-        .body["data"]["id"]
-        .as_str()
-        .expect("session")
-        .to_owned();
-    let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
-    let exam_session = created(
-        app,
-        &exam_sessions,
-        &admin,
-        json!({"name": "Term 1", "term": "T1"}),
-    )
+    let session = NewSession {
+        name: "2026",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .create(app, &admin)
+    .await
+    .id;
+    let term = NewExamSession {
+        session: &session,
+        name: "Term 1",
+        term: "T1",
+        ..Default::default()
+    }
+    .create(app, &admin)
     .await;
-    let exams = format!("{exam_sessions}{exam_session}/exams/");
+    let (exam_session, exams) = (term.id.clone(), term.exams());
     let mut secrets = Vec::new();
     let mut students = Vec::new();
     let (mut classes, mut class_exams, mut subjects) = (Vec::new(), Vec::new(), Vec::new());
     for class in ["A", "B"] {
-        let class_id = created(
-            app,
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": format!("Form {class}")}),
-        )
-        .await;
-        let subject = created(
-            app,
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": format!("Subject {class}"), "code": format!("S-{class}")}),
-        )
-        .await;
-        let exam = created(
-            app,
-            &exams,
-            &admin,
-            json!({"name": format!("Exam {class}"), "subject": subject, "academic_class": class_id}),
-        )
-        .await;
+        let name = format!("Form {class}");
+        let class_id = NewClass {
+            name: &name,
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await
+        .id;
+        let (name, code) = (format!("Subject {class}"), format!("S-{class}"));
+        let subject = NewSubject {
+            name: &name,
+            code: &code,
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await
+        .id;
+        let name = format!("Exam {class}");
+        let exam = NewExam {
+            exams: &exams,
+            name: &name,
+            subject: &subject,
+            academic_class: &class_id,
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await
+        .id;
         classes.push(class_id);
         class_exams.push(exam);
         subjects.push(subject);
@@ -117,28 +115,34 @@ pub async fn family(app: &TestApp) -> Family {
         ('c', 0, 0, "Charlie"),
     ] {
         let number = format!("FAM-{}", letter.to_ascii_uppercase());
-        let student = created(
-            app,
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": number, "first_name": "Kid", "last_name": last,
-                   "academic_class": classes[class]}),
-        )
-        .await;
-        let mark = created(
-            app,
-            &format!("{exams}{}/marks/", class_exams[exam]),
-            &admin,
-            json!({"studentadmissionnumber": number, "mark": 61}),
-        )
-        .await;
-        let attendance = created(
-            app,
-            "/api/v1/school/attendance/",
-            &admin,
-            json!({"student": student, "date": "2026-03-02", "status": "present"}),
-        )
-        .await;
+        let student = NewStudent {
+            admission_number: &number,
+            first_name: "Kid",
+            last_name: last,
+            academic_class: Some(&classes[class]),
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await
+        .id;
+        let marks = format!("{exams}{}/marks/", class_exams[exam]);
+        let mark = NewMark {
+            marks: &marks,
+            studentadmissionnumber: &number,
+            mark: Some(61),
+        }
+        .create(app, &admin)
+        .await
+        .id;
+        let attendance = NewAttendance {
+            student: &student,
+            date: "2026-03-02",
+            status: "present",
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await
+        .id;
         if letter != 'a' {
             secrets.extend([student.clone(), number, last.to_owned(), mark, attendance]);
         }
@@ -163,22 +167,24 @@ pub async fn family(app: &TestApp) -> Family {
         .assert(201, None)
         .body["id"]
         .clone();
-    let a = students[0].1.clone();
-    created(
-        app,
-        "/api/v1/school/guardians/",
-        &admin,
-        json!({"first_name": "Pat", "last_name": "Alpha", "relationship": "mother",
-               "user": user, "students": [a]}),
-    )
+    NewGuardian {
+        first_name: "Pat",
+        last_name: "Alpha",
+        relationship: Some("mother"),
+        user: Some(user.as_str().expect("a user id")),
+        students: &[&students[0].1],
+    }
+    .create(app, &admin)
     .await;
-    let guardian_of_b = created(
-        app,
-        "/api/v1/school/guardians/",
-        &admin,
-        json!({"first_name": "Bo", "last_name": "Bravo", "students": [students[1].1]}),
-    )
-    .await;
+    let guardian_of_b = NewGuardian {
+        first_name: "Bo",
+        last_name: "Bravo",
+        students: &[&students[1].1],
+        ..Default::default()
+    }
+    .create(app, &admin)
+    .await
+    .id;
     secrets.push(guardian_of_b.clone());
     let guardian = app.as_school_user_at("alpha", "parent@alpha.test").await;
     Family {
