@@ -48,9 +48,11 @@ impl Alpha {
         }
     }
 
-    /// `work` as one unit of work on a connection bound to `alpha` (rolled back on error).
+    /// `work` in one transaction on a connection bound to `alpha`, as the API runs a
+    /// write (the stores' writes expect one): rolled back on error.
     fn run<T>(&self, work: impl FnOnce(&mut TenantConn) -> ApiResult<T>) -> ApiResult<T> {
-        self.pool.with_tenant(&self.tenant, work)
+        self.pool
+            .with_tenant(&self.tenant, |conn| conn.transaction(work))
     }
 }
 
