@@ -11,10 +11,10 @@ cd "$(dirname "$0")/.."
 source scripts/pg.sh
 source scripts/pgbouncer.sh
 pg_ensure
-# The report card tests read the PDFs back with pdftotext (tests/api/report_cards.rs).
+# The report card tests read the PDFs back with pdftotext (tests/api/report_cards/cards.rs).
 need_command pdftotext poppler-utils
 # Webhook signatures are verified by the Standard Webhooks reference library
-# (tests/webhooks/verify.py, run by tests/api/webhooks.rs).
+# (tests/webhooks/verify.py, run by tests/api/webhooks/subscriptions.rs).
 python3 -c 'import standardwebhooks' 2>/dev/null ||
   python3 -m pip install --quiet 'standardwebhooks==1.1.0'
 export TEST_PG_URL="$PG_SERVER_URL"

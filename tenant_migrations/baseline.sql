@@ -2,7 +2,7 @@
 -- Existing schools reach the same schema by replaying tenant_migrations/ (the history);
 -- `TENANT_BASELINE` in src/db/migrations.rs names the last migration this script
 -- contains, and a new school records every version up to it as applied. A test
--- (tests/api/baseline.rs) compares the catalog this script makes with the one the
+-- (tests/api/fleet/baseline.rs) compares the catalog this script makes with the one the
 -- history makes, so the two cannot drift: a new tenant migration goes into its folder
 -- AND into this script, and `through` moves to it.
 --

@@ -38,7 +38,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
 /// migrations above make through `through`. A new migration goes into its folder (for the
 /// schools that exist) and into the baseline (for new ones), and `through` moves to it;
-/// `tests/api/baseline.rs` fails until both give the same catalog.
+/// `tests/api/fleet/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
     through: "2026-11-27-400001_report_remarks",

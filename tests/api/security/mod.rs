@@ -386,7 +386,9 @@ async fn pagination_links_use_the_configured_scheme_and_the_matched_host() {
     );
 }
 
+mod disclosures;
 mod edges;
+mod hostile;
 mod roles;
 
 /// Every secret in `Config` is a `Secret`: a logged configuration shows none of them (the

@@ -1,0 +1,4 @@
+//! Change events and history written by the stores (API.md 9, 11).
+
+mod feed;
+mod store_actors;

@@ -1,0 +1,6 @@
+//! Spreadsheet imports (API.md 10): classes, subjects and students, enrollments and marks,
+//! teachers and their assignments.
+
+mod marks;
+mod spreadsheets;
+mod teachers;

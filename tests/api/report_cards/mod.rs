@@ -1,0 +1,5 @@
+//! Report cards: figures checked by hand, the printed card, and what one request may cost.
+
+mod cards;
+mod costs;
+mod print;

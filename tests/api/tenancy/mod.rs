@@ -1,0 +1,5 @@
+//! Addresses and tenant selection, and a connection bound to one school only.
+
+mod hosts;
+mod isolation;
+mod school_app;
