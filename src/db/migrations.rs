@@ -41,7 +41,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-27-400001_report_remarks",
+    through: "2026-11-28-400001_webhook_signal_once",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of
