@@ -367,7 +367,7 @@ end
         drained = self.drain(120)  # what the with-run queued is delivered first
         print(f"(the with-run's events delivered in {drained:.0f} s after it)")
         since = time.time()
-        sent, failed, took = self.paced(self.schools, a.rate, a.duration)
+        sent, failed, took = self.paced(self.schools, a.rate, a.duration, threads=32)
         time.sleep(3)
         count, p50, p99 = self.lag(since)
         print(f"commit-to-ack lag at {sent / took:.0f} events/s over 50 schools: p50 {p50:.1f} ms  "
