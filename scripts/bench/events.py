@@ -374,7 +374,19 @@ end
               f"p99 {p99:.1f} ms  ({count} events received of {sent - failed}; targets 50 / 500 ms)")
         self.stop_relay()
         # The relay figure with N schools, every one subscribed.
-        if a.relay_schools > 50:
+        if a.fleet_db:
+            # A fleet made beforehand (BENCH_RELAY_DB), served by a server of its own: one
+            # more school there is the busy one.
+            self.args.db, self.args.port = a.fleet_db, a.fleet_port
+            self.env["DATABASE_URL"] = a.fleet_db
+            self.schools = []
+            self.make_schools(f"evbusy{int(time.time())}n", 1, 1)
+            self.subscribe_all()
+            count = subprocess.run(["psql", "-qXAt", a.fleet_db, "-c", "SELECT count(*) FROM public.tenants"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+            print(f"(fleet of {count} schools, every one subscribed, from BENCH_RELAY_DB)")
+            a.relay_schools = int(count)
+        elif a.relay_schools > 50:
             started = time.monotonic()
             self.cli("tenant", "create-many", "--prefix", "evx", "--count", str(a.relay_schools - 50),
                      "--jobs", "4")
@@ -404,6 +416,8 @@ def main():
     p.add_argument("--rate", type=float, default=1000)
     p.add_argument("--relay-schools", type=int, default=10000)
     p.add_argument("--relay-rate", type=float, default=200)
+    p.add_argument("--fleet-db")
+    p.add_argument("--fleet-port", type=int)
     bench = Bench(p.parse_args())
     try:
         bench.run()
