@@ -53,5 +53,6 @@ mod tenancy;
 mod webhook_actions;
 mod webhook_hostile;
 mod webhook_import;
+mod webhook_signal;
 mod webhooks;
 mod year;
