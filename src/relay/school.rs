@@ -173,9 +173,7 @@ impl<'a> SchoolRun<'a> {
         self.relay
             .db
             .run_in_tenant(self.tenant.clone(), move |conn| {
-                webhook_queue::relaxed(conn, |conn| {
-                    webhook_queue::renew_lease(conn, relay, lease)
-                })
+                webhook_queue::relaxed(conn, |conn| webhook_queue::renew_lease(conn, relay, lease))
             })
             .await
     }

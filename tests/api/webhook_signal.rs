@@ -33,7 +33,9 @@ fn pending_row(db: &str) -> Option<Row> {
 
 fn sql(db: &str, statement: &str) {
     let mut conn = PgConnection::establish(db).expect("connect");
-    diesel::sql_query(statement).execute(&mut conn).expect(statement);
+    diesel::sql_query(statement)
+        .execute(&mut conn)
+        .expect(statement);
 }
 
 async fn write(app: &TestApp, admin: &As, code: &str) {
@@ -88,12 +90,15 @@ async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
         config.events.allow_insecure = true;
     })
     .await;
-    let seen = receiver
-        .wait_for(|d| acknowledged(d).len() >= 4)
-        .await;
+    let seen = receiver.wait_for(|d| acknowledged(d).len() >= 4).await;
     let mut codes: Vec<String> = acknowledged(&seen)
         .into_iter()
-        .map(|d| event_of(d)["data"]["code"].as_str().unwrap_or("").to_owned())
+        .map(|d| {
+            event_of(d)["data"]["code"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
         .collect();
     codes.sort();
     codes.dedup();
@@ -105,5 +110,8 @@ async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    panic!("the relay never let go of the school: {:?}", pending_row(&db));
+    panic!(
+        "the relay never let go of the school: {:?}",
+        pending_row(&db)
+    );
 }
