@@ -196,14 +196,15 @@ class Bench:
             self.schools.append((host, token, f"{API}/subjects/{subject['id']}/"))
 
     def subscribe_all(self):
-        """Every school without a subscription gets one to the receiver (SQL: thousands)."""
+        """Every school without a subscription gets one to the receiver (SQL: thousands,
+        each committed on its own: one transaction would run out of locks)."""
         url = f"http://127.0.0.1:{self.receiver_port}/hook"
         sql = (
             "DO $$ DECLARE s text; BEGIN FOR s IN SELECT schema_name FROM public.tenants LOOP "
             "EXECUTE format('INSERT INTO %I.webhooks (id, url, event_types, secret, queued_through) "
             "SELECT gen_random_uuid(), %L, ARRAY[''*''], %L, "
             "(SELECT coalesce(max(seq), 0) FROM %I.events) WHERE NOT EXISTS (SELECT FROM %I.webhooks)', "
-            f"s, '{url}', '{SECRET}', s, s); END LOOP; END $$;"
+            f"s, '{url}', '{SECRET}', s, s); COMMIT; END LOOP; END $$;"
         )
         subprocess.run(["psql", "-qX", self.args.db, "-c", sql], check=True)
 
