@@ -47,7 +47,7 @@ cleanup() {
   rm -rf "$work"
 }
 fleet_pid=""
-trap 'cleanup; [ -n "$fleet_pid" ] && kill "$fleet_pid" 2>/dev/null || true' EXIT
+trap '[ -n "$fleet_pid" ] && kill -KILL "$fleet_pid" 2>/dev/null; cleanup' EXIT
 psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
 export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
   JWT_SECRET="bench-events-secret-bench-events-secret-01" ACCESS_TOKEN_TTL=3600 \
