@@ -1,8 +1,9 @@
 """The events bench (scripts/bench/events.sh sets up the database and a server without a
 relay). Subcommands run as processes of their own, so none shares a GIL with the load:
 
-    events.py receiver LOG PORT_FILE   answers 204 to every POST (keep-alive, asyncio) and
-                                       logs `<unix time received> <event JSON>` lines
+    events.py receiver LOG PORT_FILE   answers 204 to every POST (keep-alive, an asyncio
+                                       Protocol) and logs `<unix time received> <event
+                                       JSON>` lines
     events.py proxy UPSTREAM_PORT PORT_FILE COUNT_FILE
                                        a TCP proxy in front of PostgreSQL counting the
                                        client's statements (Query and Execute messages)
@@ -30,19 +31,30 @@ SECRET = "whsec_" + "YmVuY2gtZXZlbnRzLXNlY3JldC0wMTIzNDU2Nzg5YWI="
 # ---- the receiver ------------------------------------------------------------------------
 
 def receiver(log_path, port_file):
+    """A bare asyncio Protocol (no streams, no per-request task): parses what it needs of
+    HTTP/1.1 (the Content-Length), answers 204, keeps the connection; a few microseconds
+    a delivery, so the bench measures the relay, not the receiver."""
     lines = []
+    answer = b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n"
+    length_re = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
 
-    async def handle(reader, writer):
-        try:
+    class Receiver(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.transport, self.buf = transport, b""
+
+        def data_received(self, data):
+            buf = self.buf + data
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1))
-                body = await reader.readexactly(length)
-                lines.append(b"%.6f " % time.time() + body + b"\n")
-                writer.write(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, AttributeError):
-            writer.close()
+                end = buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                length = int(length_re.search(buf, 0, end + 2).group(1))
+                if len(buf) < end + 4 + length:
+                    break
+                lines.append(b"%.6f " % time.time() + buf[end + 4:end + 4 + length] + b"\n")
+                buf = buf[end + 4 + length:]
+                self.transport.write(answer)
+            self.buf = buf
 
     async def flush():
         with open(log_path, "ab") as log:
@@ -53,7 +65,8 @@ def receiver(log_path, port_file):
                 log.flush()
 
     async def main():
-        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(Receiver, "127.0.0.1", 0, backlog=1024)
         with open(port_file, "w") as f:
             f.write(str(server.sockets[0].getsockname()[1]))
         await asyncio.gather(server.serve_forever(), flush())
@@ -171,7 +184,7 @@ class Bench:
 
     def make_schools(self, prefix, count, admins):
         self.cli("tenant", "create-many", "--prefix", prefix, "--count", str(count),
-                 "--teacher-password", self.args.password)
+                 "--teacher-password", self.args.password, "--jobs", "4")
         for i in range(1, admins + 1):
             school = f"{prefix}{i}"
             self.cli("user", "create", "--tenant", school, "--email", f"admin@{school}.test",
@@ -183,14 +196,15 @@ class Bench:
             self.schools.append((host, token, f"{API}/subjects/{subject['id']}/"))
 
     def subscribe_all(self):
-        """Every school without a subscription gets one to the receiver (SQL: thousands)."""
+        """Every school without a subscription gets one to the receiver (SQL: thousands,
+        each committed on its own: one transaction would run out of locks)."""
         url = f"http://127.0.0.1:{self.receiver_port}/hook"
         sql = (
             "DO $$ DECLARE s text; BEGIN FOR s IN SELECT schema_name FROM public.tenants LOOP "
             "EXECUTE format('INSERT INTO %I.webhooks (id, url, event_types, secret, queued_through) "
             "SELECT gen_random_uuid(), %L, ARRAY[''*''], %L, "
             "(SELECT coalesce(max(seq), 0) FROM %I.events) WHERE NOT EXISTS (SELECT FROM %I.webhooks)', "
-            f"s, '{url}', '{SECRET}', s, s); END LOOP; END $$;"
+            f"s, '{url}', '{SECRET}', s, s); COMMIT; END LOOP; END $$;"
         )
         subprocess.run(["psql", "-qX", self.args.db, "-c", sql], check=True)
 
@@ -354,16 +368,29 @@ end
         drained = self.drain(120)  # what the with-run queued is delivered first
         print(f"(the with-run's events delivered in {drained:.0f} s after it)")
         since = time.time()
-        sent, failed, took = self.paced(self.schools, a.rate, a.duration)
+        sent, failed, took = self.paced(self.schools, a.rate, a.duration, threads=32)
         time.sleep(3)
         count, p50, p99 = self.lag(since)
         print(f"commit-to-ack lag at {sent / took:.0f} events/s over 50 schools: p50 {p50:.1f} ms  "
               f"p99 {p99:.1f} ms  ({count} events received of {sent - failed}; targets 50 / 500 ms)")
         self.stop_relay()
         # The relay figure with N schools, every one subscribed.
-        if a.relay_schools > 50:
+        if a.fleet_db:
+            # A fleet made beforehand (BENCH_RELAY_DB), served by a server of its own: one
+            # more school there is the busy one.
+            self.args.db, self.args.port = a.fleet_db, a.fleet_port
+            self.env["DATABASE_URL"] = a.fleet_db
+            self.schools = []
+            self.make_schools(f"evbusy{int(time.time())}n", 1, 1)
+            self.subscribe_all()
+            count = subprocess.run(["psql", "-qXAt", a.fleet_db, "-c", "SELECT count(*) FROM public.tenants"],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+            print(f"(fleet of {count} schools, every one subscribed, from BENCH_RELAY_DB)")
+            a.relay_schools = int(count)
+        elif a.relay_schools > 50:
             started = time.monotonic()
-            self.cli("tenant", "create-many", "--prefix", "evx", "--count", str(a.relay_schools - 50))
+            self.cli("tenant", "create-many", "--prefix", "evx", "--count", str(a.relay_schools - 50),
+                     "--jobs", "4")
             self.subscribe_all()
             print(f"({a.relay_schools - 50} more schools made and subscribed in {time.monotonic() - started:.0f} s)")
         large = self.relay_figure(str(a.relay_schools), self.schools[0])
@@ -390,6 +417,8 @@ def main():
     p.add_argument("--rate", type=float, default=1000)
     p.add_argument("--relay-schools", type=int, default=10000)
     p.add_argument("--relay-rate", type=float, default=200)
+    p.add_argument("--fleet-db")
+    p.add_argument("--fleet-port", type=int)
     bench = Bench(p.parse_args())
     try:
         bench.run()

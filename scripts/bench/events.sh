@@ -17,6 +17,10 @@
 #   BENCH_EVENTS_RATE       events per second of the lag figure (default 1000)
 #   BENCH_RELAY_SCHOOLS     schools of the relay figure's second half (default 10000)
 #   BENCH_RELAY_RATE        writes per second of the busy school (default 200)
+#   BENCH_RELAY_DB          an existing database (name) holding the fleet already, made
+#                           once with `tenant create-many --jobs 4` and kept between runs
+#                           (10,000 schools take half an hour to make on two busy cores):
+#                           the large relay figure runs there, with a server of its own
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
@@ -42,7 +46,8 @@ cleanup() {
   psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
-trap cleanup EXIT
+fleet_pid=""
+trap '[ -n "$fleet_pid" ] && kill -KILL "$fleet_pid" 2>/dev/null; cleanup' EXIT
 psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
 export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
   JWT_SECRET="bench-events-secret-bench-events-secret-01" ACCESS_TOKEN_TTL=3600 \
@@ -52,7 +57,17 @@ port="$(free_port)"
 WEBHOOK_RELAY=false BIND_ADDR="127.0.0.1:$port" "$bin" serve &
 server_pid=$!
 wait_ready "http://127.0.0.1:$port"
-echo "== events and webhooks: ${duration}s per measurement (nproc=$(nproc))"
+fleet_args=()
+if [ -n "${BENCH_RELAY_DB:-}" ]; then
+  fleet_url="$(pg_url_for "$BENCH_RELAY_DB")"
+  DATABASE_URL="$fleet_url" "$bin" migrate >/dev/null
+  fleet_port="$(free_port)"
+  DATABASE_URL="$fleet_url" WEBHOOK_RELAY=false BIND_ADDR="127.0.0.1:$fleet_port" "$bin" serve &
+  fleet_pid=$!
+  wait_ready "http://127.0.0.1:$fleet_port"
+  fleet_args=(--fleet-db "$fleet_url" --fleet-port "$fleet_port")
+fi
+echo "== events and webhooks: ${duration}s per measurement (nproc=$(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 python3 scripts/bench/events.py --bin "$bin" --db "$DATABASE_URL" --port "$port" --work "$work" \
   --password "$password" --duration "$duration" --rate "$rate" --relay-schools "$relay_schools" \
-  --relay-rate "$relay_rate"
+  --relay-rate "$relay_rate" "${fleet_args[@]}"

@@ -33,6 +33,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-26-500001_guardians"),
     sql_migration!("2026-11-26-500002_disclosures"),
     sql_migration!("2026-11-27-400001_report_remarks"),
+    sql_migration!("2026-11-28-400001_webhook_signal_once"),
 ]);
 
 /// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
@@ -41,7 +42,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/fleet/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-27-400001_report_remarks",
+    through: "2026-11-28-400001_webhook_signal_once",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of

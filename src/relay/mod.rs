@@ -2,13 +2,18 @@
 //! subscriptions. It runs inside `serve` (unless `WEBHOOK_RELAY=false`) and as
 //! `school-service relay`.
 //!
-//! **How it finds work without polling every school.** The commit of an event of a school
-//! with an active subscription makes the school's row in `public.webhook_pending` due (the
-//! numbering trigger of tenant migration `webhooks`) and sends `NOTIFY webhook_pending`.
-//! Relays read only that table: an idle school has no row and costs nothing. The row is
-//! durable, so nothing is lost while no relay runs (a NOTIFY alone would be), and the
-//! NOTIFY only wakes relays early; without it they look at the table every `IDLE_WAIT`
-//! (one indexed query, whatever the number of schools).
+//! **How it finds work without polling every school.** A commit of an event of a school
+//! with an active subscription, when the school is not already due, makes the school's row
+//! in `public.webhook_pending` due and sends `NOTIFY webhook_pending` (the numbering
+//! trigger, tenant migration `webhook_signal_once`). Relays read only that table: an idle
+//! school has no row and costs nothing. The row is durable, so nothing is lost while no
+//! relay runs (a NOTIFY alone would be), and the NOTIFY only wakes a relay early; without
+//! it one worker looks at the table every `IDLE_WAIT` (one indexed query, whatever the
+//! number of schools). While the row is due, commits signal nothing: the relay on the
+//! school looks at its queue itself (`school`), often while it finds work and less and
+//! less often for `LINGER`, then lets go of it (`webhook_queue::settle`), after which the
+//! next commit signals again. So a busy school costs its commits nothing beyond the event
+//! row, and its relay a few queries per delivery batch.
 //!
 //! **One relay per school at a time.** A relay leases a due school (`leased_until`, taken
 //! with `FOR UPDATE SKIP LOCKED`, renewed while it works); another relay takes it over only
@@ -19,24 +24,13 @@
 
 pub mod deliver;
 pub mod destination;
+mod school;
 pub mod signature;
 
-use std::{
-    collections::HashSet,
-    future::Future,
-    net::IpAddr,
-    pin::{Pin, pin},
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{net::IpAddr, sync::Arc, time::Duration};
 
-use chrono::Utc;
 use diesel::{QueryableByName, RunQueryDsl, sql_types};
-use futures_util::{
-    FutureExt, StreamExt,
-    future::{Either, join_all, select},
-    stream::FuturesUnordered,
-};
+use futures_util::future::join_all;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
@@ -44,33 +38,20 @@ use crate::{
     config::EventSettings,
     db::{Db, notify::Subscriber},
     error::ApiResult,
-    observability::metrics,
-    school::webhook_queue::{self, Due, Outcome, RetryRules},
+    school::webhook_queue,
     tenancy::{TenantRef, directory::TenantDirectory},
 };
 
 /// The channel commits signal on.
 pub const CHANNEL: &str = "webhook_pending";
-/// Schools one relay works on at once.
-const WORKERS: usize = 4;
-/// Deliveries sent at once for one school (each to a different record).
-const BATCH: i64 = 16;
-/// The longest a relay sleeps without looking for due schools.
+/// Schools one relay works on at once (tasks, not threads: a school waiting on its
+/// receiver holds no thread, and a worker's database work takes the pool's turns).
+const WORKERS: usize = 64;
+/// How often an idle worker looks for due schools without being woken (a lease run out,
+/// a retry come due).
 const IDLE_WAIT: Duration = Duration::from_secs(5);
-/// While deliveries are in flight: how often a school's queue is looked at again for
-/// what became due, at most (commits wake the relay earlier), and at least.
-const REFILL_TICK: Duration = Duration::from_secs(1);
-const MIN_FETCH_GAP: Duration = Duration::from_millis(10);
-/// Answers recorded in one transaction: this many, or those that came within this time.
-const RECORD_BATCH: usize = 8;
-const RECORD_GAP: Duration = Duration::from_millis(10);
 /// One visit of a school in this many prunes its attempts older than the retention.
 const PRUNE_ONE_IN: u32 = 50;
-/// How often a relay waiting on receivers renews its lease, at least.
-const RENEW_EVERY: Duration = Duration::from_secs(5);
-
-/// A delivery on its way: the delivery and how it went.
-type Sending<'a> = Pin<Box<dyn Future<Output = (Due, Outcome)> + Send + 'a>>;
 
 pub struct Relay {
     id: Uuid,
@@ -93,7 +74,8 @@ impl Subscriber for Relay {
     }
 
     fn notified(&self, _: &str) {
-        self.wake.notify_waiters();
+        // One idle worker claims; one that claimed a school hands on to the next.
+        self.wake.notify_one();
     }
 
     fn missed(&self) {
@@ -119,8 +101,8 @@ impl Relay {
     }
 
     /// How long a lease lasts: deliveries at their timeout, and spare. A working relay
-    /// renews it at least every `RENEW_EVERY` while a place is free, and after every answer
-    /// recorded, so it never runs out under a relay waiting on receivers.
+    /// renews it with every batch of answers it records and at least every `RENEW_EVERY`
+    /// (`school`), so it never runs out under a relay waiting on receivers.
     fn lease(&self) -> Duration {
         self.settings.webhook_timeout + Duration::from_secs(15)
     }
@@ -131,14 +113,25 @@ impl Relay {
             let relay = self.clone();
             async move { relay.work().await }
         });
-        join_all(workers).await;
+        let ticker = async {
+            loop {
+                tokio::time::sleep(IDLE_WAIT).await;
+                self.wake.notify_one();
+            }
+        };
+        futures_util::future::join(join_all(workers), ticker).await;
     }
 
+    /// Claims a due school when woken (by a commit's NOTIFY, the ticker, or a worker that
+    /// just claimed one: the schools due are taken one worker after another), serves it,
+    /// and looks again.
     async fn work(&self) {
         loop {
             let woken = self.wake.notified();
             match self.claim().await {
                 Ok(Some(schema)) => {
+                    // More schools may be due: the next idle worker looks.
+                    self.wake.notify_one();
                     if let Err(err) = self.serve_school(&schema).await {
                         log::warn!("webhook relay: school {schema}: {err}");
                     }
@@ -147,7 +140,7 @@ impl Relay {
                 Ok(None) => {}
                 Err(err) => log::warn!("webhook relay: {err}"),
             }
-            let _ = tokio::time::timeout(IDLE_WAIT, woken).await;
+            woken.await;
         }
     }
 
@@ -174,24 +167,6 @@ impl Relay {
             .await
     }
 
-    async fn renew(&self, schema: &str) -> ApiResult<()> {
-        let (relay, lease, schema) = (self.id, self.lease().as_secs_f64(), schema.to_owned());
-        self.db
-            .run(move |conn| {
-                diesel::sql_query(
-                    "UPDATE public.webhook_pending \
-                        SET leased_until = now() + make_interval(secs => $3) \
-                      WHERE schema_name = $1 AND leased_by = $2",
-                )
-                .bind::<sql_types::Text, _>(schema)
-                .bind::<sql_types::Uuid, _>(relay)
-                .bind::<sql_types::Double, _>(lease)
-                .execute(conn)?;
-                Ok(())
-            })
-            .await
-    }
-
     /// Delivers what is due for one leased school, then lets go of it.
     async fn serve_school(&self, schema: &str) -> ApiResult<()> {
         let directory = self.directory.clone();
@@ -213,7 +188,9 @@ impl Relay {
                 })
                 .await;
         };
-        self.deliver_due(schema, &tenant).await?;
+        school::SchoolRun::new(self, tenant.clone())
+            .deliver_due()
+            .await?;
         let (relay, retention) = (self.id, self.settings.retention_days);
         // One visit in `PRUNE_ONE_IN` also prunes the school's old attempts.
         let prune = rand::random::<u32>() % PRUNE_ONE_IN == 0;
@@ -222,150 +199,5 @@ impl Relay {
                 webhook_queue::settle(conn, relay, retention, prune)
             })
             .await
-    }
-
-    /// Sends what is due for the school, up to `BATCH` at once, until nothing is due or it
-    /// is time to yield to the other schools. Each answer is recorded as soon as it comes
-    /// (which lets the next event of its record go), and the free places are filled with
-    /// what became due meanwhile: a receiver that never answers holds its one place until
-    /// `WEBHOOK_TIMEOUT_MS`, and the school's other deliveries go on around it.
-    async fn deliver_due(&self, schema: &str, tenant: &TenantRef) -> ApiResult<()> {
-        let started = Instant::now();
-        let timeout = self.settings.webhook_timeout;
-        let insecure = self.settings.allow_insecure;
-        let own = self.own.as_slice();
-        let mut in_flight: FuturesUnordered<Sending<'_>> = FuturesUnordered::new();
-        let mut sending: HashSet<(Uuid, i64)> = HashSet::new();
-        let mut last_fetch: Option<Instant> = None;
-        // Answers not recorded yet (their events stay at the head of their records).
-        let mut answered: Vec<(Due, Outcome)> = Vec::new();
-        let mut last_record = Instant::now();
-        let mut last_renew = Instant::now();
-        let places = usize::try_from(BATCH).unwrap_or(16);
-        loop {
-            let yielding = started.elapsed() > self.lease() / 2;
-            let room = places.saturating_sub(in_flight.len());
-            if room > 0 && !yielding {
-                if let Some(wait) =
-                    last_fetch.and_then(|at| MIN_FETCH_GAP.checked_sub(at.elapsed()))
-                {
-                    tokio::time::sleep(wait).await;
-                }
-                last_fetch = Some(Instant::now());
-                let limit = BATCH + i64::try_from(sending.len()).unwrap_or(0);
-                let due = self
-                    .db
-                    .run_in_tenant(tenant.clone(), move |conn| {
-                        webhook_queue::queue_new_events(conn)?;
-                        webhook_queue::due(conn, limit)
-                    })
-                    .await?;
-                let fresh: Vec<Due> = due
-                    .into_iter()
-                    .filter(|d| !sending.contains(&(d.webhook_id, d.seq)))
-                    .take(room)
-                    .collect();
-                for d in fresh {
-                    sending.insert((d.webhook_id, d.seq));
-                    in_flight.push(Box::pin(async move {
-                        let outcome = deliver::deliver(&d, timeout, insecure, own).await;
-                        (d, outcome)
-                    }));
-                }
-            }
-            if in_flight.is_empty() && answered.is_empty() {
-                return Ok(());
-            }
-            // Answers are recorded together (one transaction): when nothing else is in
-            // flight, when enough came, or once the first waited `RECORD_GAP`.
-            if !answered.is_empty()
-                && (in_flight.is_empty()
-                    || answered.len() >= RECORD_BATCH
-                    || last_record.elapsed() >= RECORD_GAP)
-            {
-                let recorded: Vec<(Uuid, i64)> = answered
-                    .iter()
-                    .map(|(d, _)| (d.webhook_id, d.seq))
-                    .collect();
-                self.record(tenant, std::mem::take(&mut answered)).await?;
-                for key in &recorded {
-                    sending.remove(key);
-                }
-                self.renew(schema).await?;
-                last_record = Instant::now();
-                last_renew = last_record;
-                // What the answers let go (the next events of their records) is fetched
-                // at once.
-                last_fetch = None;
-                continue;
-            }
-            if last_renew.elapsed() >= RENEW_EVERY {
-                self.renew(schema).await?;
-                last_renew = Instant::now();
-            }
-            // The next answer; with room for more, also a commit's wake-up (or a tick):
-            // what it made due is fetched then; with answers waiting, their time to be
-            // recorded.
-            let refill = in_flight.len() < places && !yielding;
-            let waiting = !answered.is_empty();
-            let wait = if waiting {
-                RECORD_GAP.saturating_sub(last_record.elapsed())
-            } else {
-                REFILL_TICK
-            };
-            let woken = async {
-                if refill {
-                    let _ = tokio::time::timeout(wait, self.wake.notified()).await;
-                } else if waiting {
-                    tokio::time::sleep(wait).await;
-                } else {
-                    std::future::pending::<()>().await;
-                }
-            };
-            if let Either::Left((Some(answer), _)) = select(in_flight.next(), pin!(woken)).await {
-                if answered.is_empty() && last_record.elapsed() >= RECORD_GAP {
-                    // The first answer after a quiet spell starts its own wait.
-                    last_record = Instant::now() - RECORD_GAP / 2;
-                }
-                answered.push(answer);
-            }
-            while let Some(Some(answer)) = in_flight.next().now_or_never() {
-                answered.push(answer);
-            }
-        }
-    }
-
-    /// Records answered deliveries (one transaction) and their figures.
-    async fn record(&self, tenant: &TenantRef, done: Vec<(Due, Outcome)>) -> ApiResult<()> {
-        for (d, outcome) in &done {
-            match outcome {
-                Outcome::Acknowledged(_) => {
-                    let lag = Utc::now() - d.occurred_at;
-                    metrics::webhook_delivered(true, lag.to_std().unwrap_or_default());
-                }
-                Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
-            }
-        }
-        let settings = self.settings.clone();
-        let disabled = self
-            .db
-            .run_in_tenant(tenant.clone(), move |conn| {
-                let rules = RetryRules {
-                    schedule: &settings.retry_schedule,
-                    disable_after: settings.disable_after,
-                };
-                let mut disabled = 0;
-                for (d, outcome) in &done {
-                    if webhook_queue::record_attempt(conn, d, outcome, &rules)? {
-                        disabled += 1;
-                    }
-                }
-                Ok(disabled)
-            })
-            .await?;
-        for _ in 0..disabled {
-            metrics::webhook_disabled();
-        }
-        Ok(())
     }
 }

@@ -96,6 +96,81 @@ pub fn due(conn: &mut TenantConn, limit: i64) -> ApiResult<Vec<Due>> {
     .load(conn.pg())?)
 }
 
+/// Runs the relay's `work` in a transaction whose commit does not wait for the disk
+/// (`synchronous_commit = off`, local to it). Safe for the relay's own bookkeeping: a
+/// crash of PostgreSQL can lose only its last commits (the write-ahead log is flushed in
+/// order, so never an earlier one without the later ones), and losing them only sends the
+/// events again with their `webhook-id`, or queues them again from `queued_through`: at
+/// least once, as after a relay's crash. The school's own writes are not relaxed.
+pub fn relaxed<T>(
+    conn: &mut TenantConn,
+    work: impl FnOnce(&mut TenantConn) -> ApiResult<T>,
+) -> ApiResult<T> {
+    conn.transaction(|conn| {
+        diesel::sql_query("SET LOCAL synchronous_commit = off").execute(conn.pg())?;
+        work(conn)
+    })
+}
+
+/// One acknowledged delivery, to record with others (`record_acknowledged`).
+pub struct Acknowledged {
+    pub webhook_id: Uuid,
+    pub seq: i64,
+    pub event_id: Uuid,
+    /// This attempt's number (1 for the first).
+    pub attempt: i32,
+    pub status: i32,
+}
+
+/// Records acknowledged deliveries in one statement, whatever their number: their
+/// attempts, their events out of the queue, their subscriptions no longer failing. (A
+/// failure takes `record_attempt`: retries, giving up, disabling.)
+pub fn record_acknowledged(conn: &mut TenantConn, acked: &[Acknowledged]) -> ApiResult<()> {
+    if acked.is_empty() {
+        return Ok(());
+    }
+    let column = |f: fn(&Acknowledged) -> Uuid| acked.iter().map(f).collect::<Vec<Uuid>>();
+    diesel::sql_query(
+        "WITH acked AS ( \
+             SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::int[]) \
+                 AS a (webhook_id, seq, event_id, attempt, status_code)), \
+         recorded AS ( \
+             INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempt, status_code) \
+             SELECT gen_random_uuid(), webhook_id, event_id, attempt, status_code FROM acked), \
+         healthy AS ( \
+             UPDATE webhooks SET failing_since = NULL \
+              WHERE id IN (SELECT webhook_id FROM acked) AND failing_since IS NOT NULL) \
+         DELETE FROM webhook_queue q USING acked a \
+          WHERE q.webhook_id = a.webhook_id AND q.seq = a.seq",
+    )
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(column(|a| a.webhook_id))
+    .bind::<sql_types::Array<sql_types::BigInt>, _>(acked.iter().map(|a| a.seq).collect::<Vec<_>>())
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(column(|a| a.event_id))
+    .bind::<sql_types::Array<sql_types::Integer>, _>(
+        acked.iter().map(|a| a.attempt).collect::<Vec<_>>(),
+    )
+    .bind::<sql_types::Array<sql_types::Integer>, _>(
+        acked.iter().map(|a| a.status).collect::<Vec<_>>(),
+    )
+    .execute(conn.pg())?;
+    Ok(())
+}
+
+/// Renews the relay's lease of the school (`public.webhook_pending`).
+pub fn renew_lease(conn: &mut TenantConn, relay: Uuid, lease: Duration) -> ApiResult<()> {
+    let schema = conn.tenant().schema_name.to_string();
+    diesel::sql_query(
+        "UPDATE public.webhook_pending \
+            SET leased_until = now() + make_interval(secs => $3) \
+          WHERE schema_name = $1 AND leased_by = $2",
+    )
+    .bind::<sql_types::Text, _>(schema)
+    .bind::<sql_types::Uuid, _>(relay)
+    .bind::<sql_types::Double, _>(lease.as_secs_f64())
+    .execute(conn.pg())?;
+    Ok(())
+}
+
 /// Records one attempt of `due` and what follows from it: acknowledged, the event leaves
 /// the queue; failed, it is retried after the schedule's next wait or given up past its
 /// end, and a subscription failing for longer than `disable_after` is disabled (its queue
@@ -179,9 +254,12 @@ pub fn record_attempt(
     })
 }
 
-/// Lets go of the school: under its `webhook_pending` row's lock (a commit that signals
-/// the school meanwhile waits for it, then makes the row again), removes the row when
-/// nothing is left to send, or makes it due at the next retry. With `prune` (now and
+/// Lets go of the school: under the school's numbering lock (the lock a commit holds
+/// while it numbers its events and decides whether to signal: tenant migration
+/// `webhook_signal_once`), so a commit either comes first and its events are seen here,
+/// or comes after and finds the row gone or waiting, and signals; then under the row's
+/// lock (taken after, as commits do), removes the row when nothing is left to send, or
+/// makes it due at once or at the next retry. With `prune` (now and
 /// then: each is a scan), also drops queue entries whose event is gone (pruned) and
 /// attempts older than the retention.
 pub fn settle(
@@ -191,7 +269,10 @@ pub fn settle(
     prune: bool,
 ) -> ApiResult<()> {
     let schema = conn.tenant().schema_name.to_string();
-    conn.transaction(|conn| {
+    relaxed(conn, |conn| {
+        diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1 || '.events'))")
+            .bind::<sql_types::Text, _>(&schema)
+            .execute(conn.pg())?;
         let held = diesel::sql_query(
             "SELECT 1 FROM public.webhook_pending WHERE schema_name = $1 AND leased_by = $2 \
              FOR UPDATE",

@@ -4,4 +4,5 @@
 mod actions;
 mod hostile;
 mod import;
+mod signal;
 mod subscriptions;
