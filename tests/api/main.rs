@@ -30,6 +30,7 @@ mod imports_teachers;
 mod isolation;
 mod live_counts;
 mod observability;
+mod one_shape;
 mod oneroster;
 mod permission_sync;
 mod pgbouncer;
