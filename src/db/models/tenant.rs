@@ -78,8 +78,6 @@ impl TenantRow {
             .optional()
     }
 
-    /// Schools whose name, schema name or one of whose domains contains `search`
-    /// (case-insensitive); all of them without a search.
     /// One page (oldest first) of the schools whose name, schema or a domain holds
     /// `search` (case-insensitive), and the count of all of them.
     pub fn page(
