@@ -28,6 +28,8 @@ pub fn read(params: &HashMap<String, String>, filters: Filters) -> ApiResult<Lis
             "date_from" => filter.date_from = date_param(params, key)?,
             "date_to" => filter.date_to = date_param(params, key)?,
             "status" => filter.status = status_param(params, key)?,
+            "record" => filter.record = id_param(params, key)?,
+            "role" => filter.role = params.get(*key).map(|role| role.trim().to_owned()),
             other => {
                 return Err(ApiError::internal(anyhow::anyhow!(
                     "the list filter {other} has no reader"
@@ -133,6 +135,8 @@ mod tests {
             Students::FILTERS,
             Enrollments::FILTERS,
             crate::api::school::attendance::ATTENDANCE_FILTERS,
+            crate::api::school::events::HISTORY_FILTERS,
+            crate::api::school::users::USER_FILTERS,
         ];
         for filters in declared {
             assert!(read(&HashMap::new(), filters).is_ok(), "{filters:?}");

@@ -10,7 +10,10 @@ use serde::Serialize;
 use sha2::Sha256;
 use uuid::Uuid;
 
-use crate::db::schema_public::api_keys;
+use crate::db::{
+    page::{Span, page},
+    schema_public::api_keys,
+};
 
 pub const KEY_LEN: usize = 48;
 pub const PREFIX_LEN: usize = 8;
@@ -68,29 +71,21 @@ impl ApiKeyRecord {
     pub fn page(
         conn: &mut PgConnection,
         search: Option<&str>,
-        offset: i64,
-        limit: i64,
+        span: Span,
     ) -> QueryResult<(i64, Vec<Self>)> {
-        let filtered = || {
-            let mut q = api_keys::table.into_boxed();
-            if let Some(search) = search {
-                let pattern = crate::db::like_pattern(search);
-                q = q.filter(
+        let pattern = search.map(crate::db::like_pattern);
+        let matching = || {
+            let q = api_keys::table.select(Self::as_select()).into_boxed();
+            match &pattern {
+                Some(pattern) => q.filter(
                     api_keys::name
                         .ilike(pattern.clone())
-                        .or(api_keys::prefix.ilike(pattern)),
-                );
+                        .or(api_keys::prefix.ilike(pattern.clone())),
+                ),
+                None => q,
             }
-            q
         };
-        let count = filtered().count().get_result(conn)?;
-        let rows = filtered()
-            .order((api_keys::created_at, api_keys::id))
-            .offset(offset)
-            .limit(limit)
-            .select(Self::as_select())
-            .load(conn)?;
-        Ok((count, rows))
+        page(conn, matching, (api_keys::created_at, api_keys::id), span)
     }
 
     pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<Self>> {

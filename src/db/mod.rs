@@ -5,6 +5,7 @@ pub mod affinity;
 pub mod migrations;
 pub mod models;
 pub mod notify;
+pub mod page;
 pub mod pool;
 pub mod recycle;
 pub mod schema_name;

@@ -132,8 +132,8 @@ pub fn record<S: Store>(
 }
 
 /// Writes one event, `<resource>.<action>` of record `record_id` with `data` (the record as
-/// the API answers it); for the writes that are no store's record (report settings) and
-/// the records a hook changes besides its own (sessions deactivated by an activation).
+/// the API answers it); for the records a hook changes besides its own (sessions
+/// deactivated by an activation).
 pub fn emit(
     conn: &mut TenantConn,
     resource: &str,
@@ -175,11 +175,15 @@ fn json<R: serde::Serialize>(record: &R) -> ApiResult<Value> {
     serde_json::to_value(record).map_err(ApiError::internal)
 }
 
+/// The id of a changed record as answered; the nil id for a record without one (a
+/// school's one report settings record).
 fn id_of(data: &Value) -> ApiResult<Uuid> {
-    data.get("id")
-        .and_then(Value::as_str)
+    let Some(id) = data.get("id") else {
+        return Ok(Uuid::nil());
+    };
+    id.as_str()
         .and_then(|raw| Uuid::parse_str(raw).ok())
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a changed record without an id")))
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("a changed record with a bad id")))
 }
 
 fn is_deleted(record: Option<&Value>) -> bool {

@@ -12,7 +12,7 @@ use super::{
     Actor, FromRows, Store,
     links::LinkTable,
     schema::{department_teachers as dt, departments as t},
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
 
@@ -44,42 +44,15 @@ pub struct Department {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t)]
-pub struct NewDepartment {
-    pub name: String,
-    pub hod_id: Uuid,
-    pub subject_id: Uuid,
-    pub is_deleted: bool,
+school_forms!(t: NewDepartment, DepartmentChanges {
+    name: String,
+    hod_id: Uuid,
+    subject_id: Uuid,
+    is_deleted: bool,
+} linked {
     /// Teacher profile ids, in order (stored in `department_teachers`).
-    #[diesel(skip_insertion, skip_update)]
-    pub teachers: Vec<Uuid>,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct DepartmentChanges {
-    pub name: Option<String>,
-    pub hod_id: Option<Uuid>,
-    pub subject_id: Option<Uuid>,
-    pub is_deleted: Option<bool>,
-    #[diesel(skip_update)]
-    pub teachers: Option<Vec<Uuid>>,
-}
-
-impl TryFrom<DepartmentChanges> for NewDepartment {
-    type Error = Incomplete;
-
-    fn try_from(c: DepartmentChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            name: given(c.name, "name")?,
-            hod_id: given(c.hod_id, "hod")?,
-            subject_id: given(c.subject_id, "subject")?,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-            teachers: given(c.teachers, "teachers")?,
-        })
-    }
-}
+    teachers: Vec<Uuid>,
+});
 
 /// Departments, answered with their ordered teachers.
 pub struct Departments;

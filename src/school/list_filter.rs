@@ -19,6 +19,10 @@ pub struct ListFilter {
     pub date_to: Option<NaiveDate>,
     /// An enrollment status, one of `enrollments::STATUSES`.
     pub status: Option<&'static str>,
+    /// The record a history is of.
+    pub record: Option<Uuid>,
+    /// The name of a role the school users listed hold (trimmed).
+    pub role: Option<String>,
 }
 
 impl ListFilter {

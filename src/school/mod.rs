@@ -84,6 +84,14 @@ impl ListQuery {
     pub fn offset(&self) -> i64 {
         (self.page - 1) * self.page_size
     }
+
+    /// The rows of the page asked for.
+    pub fn span(&self) -> crate::db::page::Span {
+        crate::db::page::Span {
+            offset: self.offset(),
+            limit: self.page_size,
+        }
+    }
 }
 
 /// Whether `user_id` is a user of the connection's school (students, teachers and role

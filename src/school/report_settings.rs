@@ -1,15 +1,19 @@
-//! The school's report settings: one row per school, created with the defaults on first
-//! use.
+//! The school's report settings: one record per school (its row is keyed `id = true`),
+//! made with the defaults on first use. A store like the others, read and written through
+//! `Store`'s operations, on a table of one row: its statements (below, by hand, since
+//! `school_table!` describes tables of many rows) ignore ids, and the record has none, so
+//! its events name the nil id.
 
 use chrono::{DateTime, Utc};
-use diesel::prelude::*;
+use diesel::{pg::Pg, prelude::*};
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor,
-    change_log::{self, Action},
+    Store, Target,
     schema::report_settings as t,
+    store::{Narrowing, top_level},
+    table::{Sealed, Table, school_forms},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
 
@@ -24,49 +28,157 @@ pub struct ReportSettings {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The fields a PUT or PATCH sets (a PUT gives every one, defaults included).
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct ReportSettingsChanges {
-    pub show_position: Option<bool>,
-    pub show_class_average: Option<bool>,
-    pub show_teacher_comments: Option<bool>,
-    pub principal_signature: Option<String>,
-    pub footer_text: Option<String>,
-}
+school_forms!(t: NewReportSettings, ReportSettingsChanges {
+    show_position: bool,
+    show_class_average: bool,
+    show_teacher_comments: bool,
+    principal_signature: String,
+    footer_text: String,
+});
 
-impl ReportSettings {
-    /// The school's settings, created with the defaults on first use. The common case is
-    /// one SELECT; the insert happens once per school.
-    pub fn load(conn: &mut TenantConn) -> ApiResult<Self> {
-        let select = || t::table.select(Self::as_select());
-        if let Some(row) = select().first(conn.pg()).optional()? {
-            return Ok(row);
-        }
+/// The school's one report settings record.
+pub struct ReportSettingsStore;
+
+impl ReportSettingsStore {
+    /// The one record, whatever id a path would name.
+    pub const RECORD: Target<()> = Target {
+        parent: (),
+        id: Uuid::nil(),
+        include_deleted: false,
+    };
+
+    /// Makes the school's record with the defaults unless it exists: one INSERT that
+    /// does nothing on conflict, so concurrent first uses make one.
+    pub fn ensure(conn: &mut TenantConn) -> ApiResult<()> {
         diesel::insert_into(t::table)
             .values(t::id.eq(true))
             .on_conflict_do_nothing()
             .execute(conn.pg())?;
-        Ok(select().first(conn.pg())?)
+        Ok(())
     }
 
-    pub fn change(
+    /// The school's settings, made with the defaults on first use. The common case is
+    /// one SELECT; the insert happens once per school.
+    pub fn load(conn: &mut TenantConn) -> ApiResult<ReportSettings> {
+        if let Some(found) = Self::find(conn, Self::RECORD)? {
+            return Ok(found);
+        }
+        Self::ensure(conn)?;
+        Self::find(conn, Self::RECORD)?.ok_or_else(crate::error::ApiError::not_found)
+    }
+}
+
+impl Table for ReportSettingsStore {
+    type Row = ReportSettings;
+    type Parent = ();
+    type New = NewReportSettings;
+    type Changes = ReportSettingsChanges;
+    type Query = t::BoxedQuery<'static, Pg>;
+
+    fn resolve_parent(conn: &mut TenantConn, parents: &[Uuid]) -> ApiResult<()> {
+        top_level(conn, parents)
+    }
+
+    fn select(_: Sealed, _: (), _: bool) -> Self::Query {
+        t::table.into_boxed()
+    }
+
+    fn search(_: Sealed, rows: Self::Query, _: &str) -> Self::Query {
+        rows
+    }
+
+    fn with_id(_: Sealed, rows: Self::Query, _: Uuid) -> Self::Query {
+        rows
+    }
+
+    fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64> {
+        rows.count().get_result(conn.pg())
+    }
+
+    fn load(
+        _: Sealed,
         conn: &mut TenantConn,
+        rows: Self::Query,
+        offset: i64,
+        limit: i64,
+    ) -> QueryResult<Vec<ReportSettings>> {
+        let page = rows.offset(offset).limit(limit);
+        page.select(ReportSettings::as_select()).load(conn.pg())
+    }
+
+    fn insert(
+        _: Sealed,
+        conn: &mut TenantConn,
+        _: (),
+        new: &NewReportSettings,
+        by: Option<Uuid>,
+        unless_present: bool,
+    ) -> QueryResult<Option<ReportSettings>> {
+        let insert =
+            diesel::insert_into(t::table).values((new, t::id.eq(true), t::updated_by.eq(by)));
+        let returning = ReportSettings::as_returning();
+        match unless_present {
+            false => insert.returning(returning).get_result(conn.pg()).map(Some),
+            true => insert
+                .on_conflict_do_nothing()
+                .returning(returning)
+                .get_result(conn.pg())
+                .optional(),
+        }
+    }
+
+    fn update_all(
+        _: Sealed,
+        conn: &mut TenantConn,
+        _: Target<()>,
+        new: &NewReportSettings,
+        by: Option<Uuid>,
+    ) -> QueryResult<Option<ReportSettings>> {
+        diesel::update(t::table)
+            .set((new, t::updated_by.eq(by), t::updated_at.eq(Utc::now())))
+            .returning(ReportSettings::as_returning())
+            .get_result(conn.pg())
+            .optional()
+    }
+
+    fn update_given(
+        _: Sealed,
+        conn: &mut TenantConn,
+        _: Target<()>,
         changes: &ReportSettingsChanges,
-        actor: &Actor,
-    ) -> ApiResult<Self> {
-        Self::load(conn)?;
-        let changed: Self = diesel::update(t::table)
-            .set((
-                changes,
-                t::updated_by.eq(actor.user_id()),
-                t::updated_at.eq(Utc::now()),
-            ))
-            .returning(Self::as_returning())
-            .get_result(conn.pg())?;
-        // The school's one record has no id; its events name the nil id.
-        let data = serde_json::to_value(&changed).map_err(crate::error::ApiError::internal)?;
-        change_log::emit(conn, "report_settings", Action::Updated, Uuid::nil(), &data)?;
-        Ok(changed)
+        by: Option<Uuid>,
+    ) -> QueryResult<Option<ReportSettings>> {
+        diesel::update(t::table)
+            .set((changes, t::updated_by.eq(by), t::updated_at.eq(Utc::now())))
+            .returning(ReportSettings::as_returning())
+            .get_result(conn.pg())
+            .optional()
+    }
+
+    fn delete_rows(_: Sealed, conn: &mut TenantConn, _: Target<()>) -> QueryResult<usize> {
+        diesel::delete(t::table).execute(conn.pg())
+    }
+
+    fn lock_row(_: Sealed, conn: &mut TenantConn, _: Uuid) -> QueryResult<()> {
+        t::table
+            .select(t::id)
+            .for_update()
+            .load::<bool>(conn.pg())
+            .map(drop)
+    }
+
+    /// The record has no id, so no id names it.
+    fn live_rows(_: Sealed, _: &mut TenantConn, _: &[Uuid]) -> QueryResult<Vec<Uuid>> {
+        Ok(Vec::new())
+    }
+}
+
+impl Store for ReportSettingsStore {
+    type Record = ReportSettings;
+    const NAME: &'static str = "report_settings";
+
+    /// The settings are about no student: whoever may read them reads them whole.
+    fn about_students(_: &std::sync::Arc<[Uuid]>) -> Option<Narrowing<Self>> {
+        Some(Box::new(|rows| rows))
     }
 }

@@ -11,7 +11,7 @@ use super::{
     Store, Target,
     change_log::{self, Action},
     schema::academic_sessions as t,
-    table::{Incomplete, given, school_table},
+    table::{school_forms, school_table},
 };
 use crate::{error::ApiResult, tenancy::TenantConn};
 
@@ -30,41 +30,15 @@ pub struct AcademicSession {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Insertable, AsChangeset, Debug)]
-#[diesel(table_name = t)]
-pub struct NewSession {
-    pub name: String,
-    pub start_date: DateTime<Utc>,
-    pub end_date: DateTime<Utc>,
-    /// Changed only when given (a PUT without it leaves it as it is); decided by
-    /// [`Sessions`] on create.
-    pub is_active: Option<bool>,
-    pub is_deleted: bool,
-}
-
-#[derive(AsChangeset, Default, Debug)]
-#[diesel(table_name = t)]
-pub struct SessionChanges {
-    pub name: Option<String>,
-    pub start_date: Option<DateTime<Utc>>,
-    pub end_date: Option<DateTime<Utc>>,
-    pub is_active: Option<bool>,
-    pub is_deleted: Option<bool>,
-}
-
-impl TryFrom<SessionChanges> for NewSession {
-    type Error = Incomplete;
-
-    fn try_from(c: SessionChanges) -> Result<Self, Incomplete> {
-        Ok(Self {
-            name: given(c.name, "name")?,
-            start_date: given(c.start_date, "start_date")?,
-            end_date: given(c.end_date, "end_date")?,
-            is_active: c.is_active,
-            is_deleted: given(c.is_deleted, "is_deleted")?,
-        })
-    }
-}
+school_forms!(t: NewSession, SessionChanges {
+    name: String,
+    start_date: DateTime<Utc>,
+    end_date: DateTime<Utc>,
+    is_deleted: bool,
+} when_given {
+    /// A PUT without it leaves it as it is; decided by [`Sessions`] on create.
+    is_active: bool,
+});
 
 /// Academic sessions, with their activation rules.
 pub struct Sessions;

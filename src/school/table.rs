@@ -136,25 +136,51 @@ pub trait Table: Sized + Send + 'static {
 /// (every field; create and PUT, a nullable field given as `None` is written as NULL) and
 /// `XChanges` (each field optional; PATCH), with `TryFrom<XChanges> for NewX`.
 ///
+/// Two kinds of field may follow the columns. `when_given`: columns a PUT leaves as they
+/// are unless given (optional in both forms; a hook may decide them). `linked`: what is
+/// stored in other tables by the store's hooks (every create and PUT gives it; never
+/// written to this table).
+///
 /// ```ignore
 /// school_forms!(academic_classes: NewClass, ClassChanges {
 ///     name: String,
 ///     level: Option<i32>,
 ///     is_deleted: bool,
 /// });
+/// school_forms!(departments: NewDepartment, DepartmentChanges {
+///     name: String,
+/// } linked {
+///     teachers: Vec<Uuid>,
+/// });
 /// ```
 macro_rules! school_forms {
-    ($table:ident: $new:ident, $changes:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
+    (
+        $table:ident: $new:ident, $changes:ident { $($field:ident: $ty:ty),+ $(,)? }
+        $(when_given { $($(#[doc = $kept_doc:literal])* $kept:ident: $kept_ty:ty),+ $(,)? })?
+        $(linked { $($(#[doc = $link_doc:literal])* $link:ident: $link_ty:ty),+ $(,)? })?
+    ) => {
         #[derive(diesel::Insertable, diesel::AsChangeset, Debug)]
         #[diesel(table_name = $table, treat_none_as_null = true)]
         pub struct $new {
             $(pub $field: $ty,)+
+            $($(
+                $(#[doc = $kept_doc])*
+                #[diesel(treat_none_as_null = false)]
+                pub $kept: Option<$kept_ty>,
+            )+)?
+            $($(
+                $(#[doc = $link_doc])*
+                #[diesel(skip_insertion, skip_update)]
+                pub $link: $link_ty,
+            )+)?
         }
 
         #[derive(diesel::AsChangeset, Default, Debug)]
         #[diesel(table_name = $table)]
         pub struct $changes {
             $(pub $field: Option<$ty>,)+
+            $($(pub $kept: Option<$kept_ty>,)+)?
+            $($(#[diesel(skip_update)] pub $link: Option<$link_ty>,)+)?
         }
 
         impl TryFrom<$changes> for $new {
@@ -163,6 +189,8 @@ macro_rules! school_forms {
             fn try_from(changes: $changes) -> Result<Self, $crate::school::Incomplete> {
                 Ok(Self {
                     $($field: $crate::school::table::given(changes.$field, stringify!($field))?,)+
+                    $($($kept: changes.$kept,)+)?
+                    $($($link: $crate::school::table::given(changes.$link, stringify!($link))?,)+)?
                 })
             }
         }
@@ -329,5 +357,32 @@ mod tests {
         })
         .expect("complete");
         assert_eq!((complete.name.as_str(), complete.level), ("Form 1", None));
+    }
+
+    #[test]
+    fn a_when_given_field_may_be_left_out_and_a_linked_one_may_not() {
+        use crate::school::{
+            departments::{DepartmentChanges, NewDepartment},
+            sessions::{NewSession, SessionChanges},
+        };
+        let now = chrono::Utc::now();
+        let session = NewSession::try_from(SessionChanges {
+            name: Some("2026/27".into()),
+            start_date: Some(now),
+            end_date: Some(now),
+            is_deleted: Some(false),
+            is_active: None,
+        })
+        .expect("complete without is_active");
+        assert_eq!(session.is_active, None);
+        let department = DepartmentChanges {
+            name: Some("Sciences".into()),
+            hod_id: Some(uuid::Uuid::nil()),
+            subject_id: Some(uuid::Uuid::nil()),
+            is_deleted: Some(false),
+            teachers: None,
+        };
+        let missing = NewDepartment::try_from(department).expect_err("no teachers");
+        assert_eq!(missing.0, "teachers");
     }
 }

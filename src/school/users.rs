@@ -23,6 +23,7 @@ use super::{
 use crate::{
     db::{
         models::{NewUser, User, UserChangeset},
+        page::page,
         schema_public::users,
     },
     error::{ApiError, ApiResult},
@@ -77,12 +78,8 @@ pub struct SchoolUsers;
 impl SchoolUsers {
     /// One page of the school's users (oldest first) matching `?search=` (names, e-mail,
     /// phone) and, when given, holding the role called `role`; and how many match.
-    pub fn page(
-        conn: &mut TenantConn,
-        query: &ListQuery,
-        role: Option<&str>,
-    ) -> ApiResult<(i64, Vec<SchoolUser>)> {
-        let holders: Option<Vec<Uuid>> = match role {
+    pub fn page(conn: &mut TenantConn, query: &ListQuery) -> ApiResult<(i64, Vec<SchoolUser>)> {
+        let holders: Option<Vec<Uuid>> = match query.filter.role.as_deref() {
             Some(name) => Some(
                 a::table
                     .inner_join(r::table)
@@ -97,28 +94,22 @@ impl SchoolUsers {
         let matching = || {
             let mut q = users::table
                 .filter(users::client_id.eq(school))
+                .select(User::as_select())
                 .into_boxed();
             if let Some(pattern) = &pattern {
-                q = q.filter(
-                    users::email
-                        .ilike(pattern.clone())
-                        .or(users::phone.ilike(pattern.clone()))
-                        .or(users::first_name.ilike(pattern.clone()))
-                        .or(users::last_name.ilike(pattern.clone())),
-                );
+                q = q.filter(User::search_matches(pattern));
             }
             if let Some(holders) = &holders {
                 q = q.filter(users::id.eq_any(holders.clone()));
             }
             q
         };
-        let count: i64 = matching().count().get_result(conn.pg())?;
-        let rows = matching()
-            .order((users::created_at, users::id))
-            .offset(query.offset())
-            .limit(query.page_size)
-            .select(User::as_select())
-            .load(conn.pg())?;
+        let (count, rows) = page(
+            conn.pg(),
+            matching,
+            (users::created_at, users::id),
+            query.span(),
+        )?;
         Ok((count, Self::answer(conn, rows)?))
     }
 

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::{
     api::{
-        list_filter::id_param,
         openapi::{
             ApiDoc, Auth, Op,
             schema::{self, object_requiring, page_of},
@@ -162,16 +161,18 @@ async fn feed(request: SchoolRequest) -> ApiResult<HttpResponse> {
     }))
 }
 
+/// What a history is of: `?record=`, else `?student=` (read in this order).
+pub const HISTORY_FILTERS: &[(&str, &str)] =
+    &[("record", "the record's id"), ("student", "a student's id")];
+
 async fn history_list(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let query = ListQuery::parse(&http);
-    let params = query_map(&http);
+    let query = ListQuery::parse_filtered(&http, HISTORY_FILTERS);
     let page_query = query.as_ref().ok().cloned();
     let (count, entries) = request
         .run(Need::All(VIEW_HISTORY), move |conn, _| {
             let query = query?;
-            let params = params?;
-            let about = match (id_param(&params, "record")?, id_param(&params, "student")?) {
+            let about = match (query.filter.record, query.filter.student) {
                 (Some(record), _) => About::Record(record),
                 (None, Some(student)) => About::Student(student),
                 (None, None) => {

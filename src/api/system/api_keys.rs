@@ -79,12 +79,7 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let query = query?;
-            let (count, rows) = ApiKeyRecord::page(
-                conn,
-                query.search.as_deref(),
-                query.offset(),
-                query.page_size,
-            )?;
+            let (count, rows) = ApiKeyRecord::page(conn, query.search.as_deref(), query.span())?;
             query.check_page(count)?;
             Ok((count, rows))
         })

@@ -218,10 +218,8 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let page_query = query.clone();
     let (count, views) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
-            let search = query.search.as_deref();
-            let count = TenantRow::count(conn, search)?;
+            let (count, rows) = TenantRow::page(conn, query.search.as_deref(), query.span())?;
             query.check_page(count)?;
-            let rows = TenantRow::page(conn, search, query.offset(), query.page_size)?;
             Ok((count, with_domains(conn, rows)?))
         })
         .await?;

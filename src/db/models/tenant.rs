@@ -7,7 +7,10 @@ use diesel::prelude::*;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::db::schema_public::{domains, tenants};
+use crate::db::{
+    page::{Span, page},
+    schema_public::{domains, tenants},
+};
 
 #[derive(Queryable, Selectable, Identifiable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = tenants, check_for_backend(diesel::pg::Pg))]
@@ -75,42 +78,31 @@ impl TenantRow {
             .optional()
     }
 
-    /// Schools whose name, schema name or one of whose domains contains `search`
-    /// (case-insensitive); all of them without a search.
-    fn matching(search: Option<&str>) -> tenants::BoxedQuery<'static, diesel::pg::Pg> {
-        let mut query = tenants::table.into_boxed();
-        if let Some(search) = search {
-            let pattern = crate::db::like_pattern(search);
-            query = query.filter(
-                tenants::name
-                    .ilike(pattern.clone())
-                    .or(tenants::schema_name.ilike(pattern.clone()))
-                    .or(tenants::id.eq_any(
-                        domains::table
-                            .filter(domains::domain.ilike(pattern))
-                            .select(domains::tenant_id),
-                    )),
-            );
-        }
-        query
-    }
-
-    pub fn count(conn: &mut PgConnection, search: Option<&str>) -> QueryResult<i64> {
-        Self::matching(search).count().get_result(conn)
-    }
-
+    /// One page (oldest first) of the schools whose name, schema or a domain holds
+    /// `search` (case-insensitive), and the count of all of them.
     pub fn page(
         conn: &mut PgConnection,
         search: Option<&str>,
-        offset: i64,
-        limit: i64,
-    ) -> QueryResult<Vec<Self>> {
-        Self::matching(search)
-            .order((tenants::created_at, tenants::id))
-            .offset(offset)
-            .limit(limit)
-            .select(Self::as_select())
-            .load(conn)
+        span: Span,
+    ) -> QueryResult<(i64, Vec<Self>)> {
+        let pattern = search.map(crate::db::like_pattern);
+        let matching = || {
+            let q = tenants::table.select(Self::as_select()).into_boxed();
+            match &pattern {
+                Some(pattern) => q.filter(
+                    tenants::name
+                        .ilike(pattern.clone())
+                        .or(tenants::schema_name.ilike(pattern.clone()))
+                        .or(tenants::id.eq_any(
+                            domains::table
+                                .filter(domains::domain.ilike(pattern.clone()))
+                                .select(domains::tenant_id),
+                        )),
+                ),
+                None => q,
+            }
+        };
+        page(conn, matching, (tenants::created_at, tenants::id), span)
     }
 
     pub fn all(conn: &mut PgConnection) -> QueryResult<Vec<Self>> {

@@ -5,7 +5,11 @@ use diesel::prelude::*;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::db::{lower, schema_public::users};
+use crate::db::{
+    lower,
+    page::{Span, page},
+    schema_public::users,
+};
 
 #[derive(Queryable, Selectable, Identifiable, Debug, Clone)]
 #[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
@@ -110,6 +114,15 @@ pub fn normalize_phone(raw: &str) -> Option<String> {
     (7..=16).contains(&digits.len()).then_some(digits)
 }
 
+/// The condition of a search over users (see [`User::search_matches`]).
+pub type SearchMatches = Box<
+    dyn BoxableExpression<
+            users::table,
+            diesel::pg::Pg,
+            SqlType = diesel::sql_types::Nullable<diesel::sql_types::Bool>,
+        >,
+>;
+
 impl User {
     /// One page of users (oldest first) whose school is `client`, matching `search` (a
     /// case-insensitive substring of e-mail, phone and names), and the count of all that
@@ -118,36 +131,34 @@ impl User {
         conn: &mut PgConnection,
         client: UserClient,
         search: Option<&str>,
-        offset: i64,
-        limit: i64,
+        span: Span,
     ) -> QueryResult<(i64, Vec<User>)> {
-        let filtered = || {
-            let mut q = users::table.into_boxed();
+        let pattern = search.map(crate::db::like_pattern);
+        let matching = || {
+            let mut q = users::table.select(User::as_select()).into_boxed();
             match client {
                 UserClient::Any => {}
                 UserClient::Platform => q = q.filter(users::client_id.is_null()),
                 UserClient::School(id) => q = q.filter(users::client_id.eq(id)),
             }
-            if let Some(search) = search {
-                let pattern = crate::db::like_pattern(search);
-                q = q.filter(
-                    users::email
-                        .ilike(pattern.clone())
-                        .or(users::phone.ilike(pattern.clone()))
-                        .or(users::first_name.ilike(pattern.clone()))
-                        .or(users::last_name.ilike(pattern)),
-                );
+            match &pattern {
+                Some(pattern) => q.filter(Self::search_matches(pattern)),
+                None => q,
             }
-            q
         };
-        let count = filtered().count().get_result(conn)?;
-        let rows = filtered()
-            .order((users::created_at, users::id))
-            .offset(offset)
-            .limit(limit)
-            .select(User::as_select())
-            .load(conn)?;
-        Ok((count, rows))
+        page(conn, matching, (users::created_at, users::id), span)
+    }
+
+    /// Whether a user's e-mail, phone or names match `pattern` (an `ILIKE` pattern): the
+    /// search of every list of users (the platform's, a school's).
+    pub fn search_matches(pattern: &str) -> SearchMatches {
+        Box::new(
+            users::email
+                .ilike(pattern.to_owned())
+                .or(users::phone.ilike(pattern.to_owned()))
+                .or(users::first_name.ilike(pattern.to_owned()))
+                .or(users::last_name.ilike(pattern.to_owned())),
+        )
     }
 
     pub fn find(conn: &mut PgConnection, id: Uuid) -> QueryResult<Option<User>> {

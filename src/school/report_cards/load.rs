@@ -23,7 +23,7 @@ use crate::{
         general_settings::GeneralSettings,
         marks::ABSENT,
         report_remarks::ReportRemarks,
-        report_settings::ReportSettings,
+        report_settings::{ReportSettings, ReportSettingsStore},
         schema::{
             academic_sessions, academic_settings, exams, general_settings, marks, students,
             subjects, teacher_grade_comments as comments,
@@ -169,7 +169,7 @@ pub fn rules(conn: &mut TenantConn) -> ApiResult<Rules> {
         .select(AcademicSettings::as_select())
         .first(conn.pg())
         .optional()?;
-    let report = ReportSettings::load(conn)?;
+    let report = ReportSettingsStore::load(conn)?;
     let comments: Vec<(Option<Uuid>, i32, i32, String)> = comments::table
         .filter(comments::is_deleted.eq(false))
         .order((comments::created_at, comments::id))
@@ -348,5 +348,5 @@ pub fn print_settings(
         .select(GeneralSettings::as_select())
         .first(conn.pg())
         .optional()?;
-    Ok((school, ReportSettings::load(conn)?))
+    Ok((school, ReportSettingsStore::load(conn)?))
 }

@@ -6,6 +6,7 @@ mod class_students;
 mod crud;
 mod exams;
 mod grade_comment_owners;
+mod one_shape;
 pub(crate) mod guardians;
 mod school_day;
 mod school_users;

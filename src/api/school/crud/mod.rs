@@ -190,7 +190,7 @@ fn target_and_record<R: SchoolResource>(
 }
 
 /// Parses and validates `body` in `mode`: every problem of the body at once.
-fn parse_changes<R: SchoolResource>(
+pub fn parse_changes<R: SchoolResource>(
     conn: &mut TenantConn,
     parent: &R::Parent,
     body: &JsonObject,
@@ -217,7 +217,7 @@ pub fn validated<R: SchoolResource>(
 }
 
 /// A complete form from changes parsed in create or replace mode.
-fn complete<R: SchoolResource>(changes: R::Changes) -> ApiResult<R::New> {
+pub fn complete<R: SchoolResource>(changes: R::Changes) -> ApiResult<R::New> {
     R::New::try_from(changes).map_err(ApiError::internal)
 }
 
@@ -241,7 +241,7 @@ pub async fn list<R: SchoolResource>(request: SchoolRequest) -> ApiResult<HttpRe
 }
 
 /// Runs `write` in a transaction with the resource's announcement, then its `after_write`.
-async fn write<R, T, F>(request: SchoolRequest, write: F) -> ApiResult<T>
+pub async fn write<R, T, F>(request: SchoolRequest, write: F) -> ApiResult<T>
 where
     R: SchoolResource,
     T: Send + 'static,

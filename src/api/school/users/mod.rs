@@ -18,7 +18,7 @@ use crate::{
             ApiDoc, Auth, Op,
             schema::{self, page_of, request_schema},
         },
-        pagination::{ListQuery, page_response, query_map},
+        pagination::{ListQuery, page_response},
         routes::Mount,
     },
     auth::{
@@ -96,16 +96,17 @@ pub fn mount(m: &mut Mount) {
         );
 }
 
+/// `?role=`: only the users holding the role of this name.
+pub const USER_FILTERS: &[(&str, &str)] = &[("role", "only users holding the role so named")];
+
 async fn list(request: SchoolRequest) -> ApiResult<HttpResponse> {
     let http = request.http().clone();
-    let query = ListQuery::parse(&http);
-    let role = query_map(&http).map(|params| params.get("role").map(|r| r.trim().to_owned()));
+    let query = ListQuery::parse_filtered(&http, USER_FILTERS);
     let page_query = query.as_ref().ok().cloned();
     let (count, rows) = request
         .run(Need::Method(Resource::User), move |conn, _| {
             let query = query?;
-            let role = role?;
-            let (count, rows) = SchoolUsers::page(conn, &query, role.as_deref())?;
+            let (count, rows) = SchoolUsers::page(conn, &query)?;
             query.check_page(count)?;
             Ok((count, rows))
         })

@@ -104,13 +104,7 @@ async fn list(request: SystemRequest) -> ApiResult<HttpResponse> {
     let (count, rows) = request
         .run(SystemNeed::PlatformAdmin, move |conn, _| {
             let (query, client) = (query?, client?);
-            let (count, rows) = User::page(
-                conn,
-                client,
-                query.search.as_deref(),
-                query.offset(),
-                query.page_size,
-            )?;
+            let (count, rows) = User::page(conn, client, query.search.as_deref(), query.span())?;
             query.check_page(count)?;
             Ok((count, rows.iter().map(UserRecord::from).collect::<Vec<_>>()))
         })
