@@ -14,6 +14,7 @@ mod attendance;
 mod auth;
 mod baseline;
 mod black_box;
+mod bulk_writes;
 mod caches;
 mod class_students;
 mod contract;
