@@ -212,7 +212,9 @@ fn insert_events(conn: &mut TenantConn, rows: Vec<EventRow>) -> ApiResult<()> {
             .values(chunk)
             .execute(conn.pg())?;
     }
-    let writes = u32::try_from(rows.len()).unwrap_or(u32::MAX).min(PRUNE_ONE_IN);
+    let writes = u32::try_from(rows.len())
+        .unwrap_or(u32::MAX)
+        .min(PRUNE_ONE_IN);
     if rand::thread_rng().gen_ratio(writes, PRUNE_ONE_IN) {
         prune_expired(conn)?;
     }

@@ -76,9 +76,7 @@ fn plain(value: &Value, student: &str, number: &str) -> Value {
 /// What a re-read shows of one student: the events of their records (the student, their
 /// enrollments) in feed order, and their history oldest first.
 async fn trail(app: &TestApp, who: &As, events: &[Value], number: &str) -> (Value, Value) {
-    let found = app
-        .get(&format!("{STUDENTS}?search={number}"), who)
-        .await;
+    let found = app.get(&format!("{STUDENTS}?search={number}"), who).await;
     let student = text(&found.body, "/results/0/id");
     let theirs: Vec<Value> = (events.iter())
         .filter(|e| e["data"]["id"] == student.as_str() || e["data"]["student"] == student.as_str())
@@ -134,7 +132,14 @@ async fn an_imported_students_events_and_history_are_those_of_single_writes() {
     let done = csv(&app, &admin, "students", false, file).await;
     done.assert(200, None);
     assert_eq!(counts(&done), (json!(2), json!(2), json!(0), json!(0)));
-    let moved = csv(&app, &admin, "students", false, &file.replace(",One", ",Two")).await;
+    let moved = csv(
+        &app,
+        &admin,
+        "students",
+        false,
+        &file.replace(",One", ",Two"),
+    )
+    .await;
     assert_eq!(counts(&moved), (json!(2), json!(0), json!(1), json!(1)));
 
     let events = feed(&app, &admin).await;
@@ -171,19 +176,28 @@ async fn a_file_of_more_rows_than_one_statement_takes_is_written_whole() {
     }
     let done = csv(&app, &admin, "students", false, &file).await;
     done.assert(200, None);
-    assert_eq!(counts(&done), (json!(1100), json!(1100), json!(0), json!(0)));
+    assert_eq!(
+        counts(&done),
+        (json!(1100), json!(1100), json!(0), json!(0))
+    );
     let students = app.get(&format!("{STUDENTS}?page_size=1"), &admin).await;
     assert_eq!(students.body["count"], 1100);
     let events = feed(&app, &admin).await;
     let of = |kind: &str| events.iter().filter(|e| e["type"] == kind).count();
     // Two classes of three rows have a class, so an enrollment.
-    assert_eq!((of("student.created"), of("enrollment.created")), (1100, 734));
+    assert_eq!(
+        (of("student.created"), of("enrollment.created")),
+        (1100, 734)
+    );
     // The last row's student, written in the second statement, has both.
     let (last, history) = trail(&app, &admin, &events, "A-1099").await;
     assert_eq!(last.as_array().map(Vec::len), Some(2), "{last}");
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history}");
     let again = csv(&app, &admin, "students", false, &file).await;
-    assert_eq!(counts(&again), (json!(1100), json!(0), json!(0), json!(1100)));
+    assert_eq!(
+        counts(&again),
+        (json!(1100), json!(0), json!(0), json!(1100))
+    );
 }
 
 #[tokio::test]
@@ -244,10 +258,8 @@ async fn a_rollover_writes_each_students_events_and_history() {
     ];
     for (number, kinds) in expected {
         let (theirs, history) = trail(&app, &admin, &events, number).await;
-        let kinds: Vec<(String, Value)> = kinds
-            .into_iter()
-            .map(|(k, s)| (k.to_owned(), s))
-            .collect();
+        let kinds: Vec<(String, Value)> =
+            kinds.into_iter().map(|(k, s)| (k.to_owned(), s)).collect();
         assert_eq!(after_import(&theirs), kinds, "{number}: {theirs}");
         let entries = history.as_array().expect("history");
         assert_eq!(entries.len(), 2 + kinds.len(), "{number}: {history}");

@@ -64,7 +64,8 @@ fn create_batch<S: Store>(
         actor.user_id(),
         unless_present,
     )?;
-    let mut by_id: HashMap<Uuid, S::Row> = inserted.into_iter().map(|r| (S::row_id(&r), r)).collect();
+    let mut by_id: HashMap<Uuid, S::Row> =
+        inserted.into_iter().map(|r| (S::row_id(&r), r)).collect();
     let (rows, news): (Vec<S::Row>, Vec<S::New>) = ids
         .iter()
         .zip(news)
