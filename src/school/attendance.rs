@@ -63,8 +63,8 @@ impl Store for Attendances {
     const NAME: &'static str = "attendance";
     const KEEPS_HISTORY: bool = true;
 
-    fn student_of(_: &mut TenantConn, record: &Attendance) -> ApiResult<Option<Uuid>> {
-        Ok(Some(record.student_id))
+    fn students_of(_: &mut TenantConn, records: &[&Attendance]) -> ApiResult<Vec<Option<Uuid>>> {
+        Ok(records.iter().map(|r| Some(r.student_id)).collect())
     }
 
     fn about_students(

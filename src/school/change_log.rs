@@ -60,6 +60,16 @@ pub enum Change<'a, R> {
     Deleted(&'a R),
 }
 
+impl<'a, R> Change<'a, R> {
+    /// The record changed: as it is after the change, or as it was before a delete.
+    fn record(&self) -> &'a R {
+        match *self {
+            Self::Created(after) | Self::Updated { after, .. } => after,
+            Self::Deleted(before) => before,
+        }
+    }
+}
+
 /// The fields history leaves out of `changes`: the record's identity and bookkeeping,
 /// which every write touches.
 const BOOKKEEPING: [&str; 5] = ["id", "created_at", "updated_at", "created_by", "updated_by"];
@@ -100,32 +110,61 @@ pub fn record<S: Store>(
     actor: &Actor,
     change: Change<'_, S::Record>,
 ) -> ApiResult<()> {
-    let (record, before, after) = match change {
-        Change::Created(after) => (after, None, Some(json(after)?)),
-        Change::Updated { before, after } => (after, Some(json(before)?), Some(json(after)?)),
-        Change::Deleted(before) => (before, Some(json(before)?), None),
+    record_all::<S>(conn, actor, [change])
+}
+
+/// Records `changes` of `S`'s records by `actor`, in order, as [`record`] records each:
+/// the events by one statement, the history entries by another (`ROWS_A_STATEMENT` at a
+/// time).
+pub fn record_all<'a, S: Store>(
+    conn: &mut TenantConn,
+    actor: &Actor,
+    changes: impl IntoIterator<Item = Change<'a, S::Record>>,
+) -> ApiResult<()> {
+    let changes: Vec<Change<'a, S::Record>> = changes.into_iter().collect();
+    let students = match keeps_history::<S>() {
+        true => {
+            let records: Vec<&S::Record> = changes.iter().map(Change::record).collect();
+            Some(S::students_of(conn, &records)?)
+        }
+        false => None,
     };
-    let action = action_of(before.as_ref(), after.as_ref());
-    let Some(data) = after.as_ref().or(before.as_ref()) else {
-        return Ok(());
-    };
-    let record_id = id_of(data)?;
-    emit(conn, S::NAME, action, record_id, data)?;
-    if keeps_history::<S>() {
-        let student = S::student_of(conn, record)?;
-        let changes = field_changes(action, before.as_ref(), after.as_ref());
-        diesel::insert_into(history::table)
-            .values((
+    let mut events = Vec::new();
+    let mut entries = Vec::new();
+    for (index, change) in changes.into_iter().enumerate() {
+        let (before, after) = match change {
+            Change::Created(after) => (None, Some(json(after)?)),
+            Change::Updated { before, after } => (Some(json(before)?), Some(json(after)?)),
+            Change::Deleted(before) => (Some(json(before)?), None),
+        };
+        let action = action_of(before.as_ref(), after.as_ref());
+        let record_id = match after.as_ref().or(before.as_ref()) {
+            Some(data) => id_of(data)?,
+            None => continue,
+        };
+        if let Some(students) = &students {
+            let student = students.get(index).copied().flatten();
+            let changes = field_changes(action, before.as_ref(), after.as_ref());
+            entries.push((
                 history::id.eq(Uuid::new_v4()),
                 history::resource.eq(S::NAME),
                 history::record_id.eq(record_id),
                 history::student_id.eq(student),
                 history::actor_type.eq(actor.kind.as_str()),
                 history::actor_id.eq(actor.id),
-                history::actor_name.eq(&actor.name),
+                history::actor_name.eq(actor.name.clone()),
                 history::action.eq(action.as_str()),
                 history::changes.eq(Value::Object(changes)),
-            ))
+            ));
+        }
+        let data = after.or(before).unwrap_or_default();
+        events.push(event(S::NAME, action, record_id, data));
+    }
+    insert_events(conn, events)?;
+    // Each row's `at` is its own `clock_timestamp()`: the entries keep their order.
+    for chunk in entries.chunks(ROWS_A_STATEMENT) {
+        diesel::insert_into(history::table)
+            .values(chunk)
             .execute(conn.pg())?;
     }
     Ok(())
@@ -141,15 +180,42 @@ pub fn emit(
     record_id: Uuid,
     data: &Value,
 ) -> ApiResult<()> {
-    diesel::insert_into(events::table)
-        .values((
-            events::id.eq(Uuid::new_v4()),
-            events::type_.eq(format!("{resource}.{}", action.as_str())),
-            events::record_id.eq(record_id),
-            events::data.eq(data),
-        ))
-        .execute(conn.pg())?;
-    if rand::thread_rng().gen_ratio(1, PRUNE_ONE_IN) {
+    insert_events(conn, vec![event(resource, action, record_id, data.clone())])
+}
+
+/// The most rows one change-record statement inserts (bind parameters are bounded).
+const ROWS_A_STATEMENT: usize = 1000;
+
+type EventRow = (
+    diesel::dsl::Eq<events::id, Uuid>,
+    diesel::dsl::Eq<events::type_, String>,
+    diesel::dsl::Eq<events::record_id, Uuid>,
+    diesel::dsl::Eq<events::data, Value>,
+);
+
+fn event(resource: &str, action: Action, record_id: Uuid, data: Value) -> EventRow {
+    (
+        events::id.eq(Uuid::new_v4()),
+        events::type_.eq(format!("{resource}.{}", action.as_str())),
+        events::record_id.eq(record_id),
+        events::data.eq(data),
+    )
+}
+
+/// Inserts `rows` in order; then, as often as one write in `PRUNE_ONE_IN` would, prunes.
+fn insert_events(conn: &mut TenantConn, rows: Vec<EventRow>) -> ApiResult<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    for chunk in rows.chunks(ROWS_A_STATEMENT) {
+        diesel::insert_into(events::table)
+            .values(chunk)
+            .execute(conn.pg())?;
+    }
+    let writes = u32::try_from(rows.len())
+        .unwrap_or(u32::MAX)
+        .min(PRUNE_ONE_IN);
+    if rand::thread_rng().gen_ratio(writes, PRUNE_ONE_IN) {
         prune_expired(conn)?;
     }
     Ok(())

@@ -109,11 +109,14 @@ impl Store for Departments {
 
     fn after_create(
         conn: &mut TenantConn,
-        row: &DepartmentRow,
-        new: &NewDepartment,
+        rows: &[DepartmentRow],
+        news: &[NewDepartment],
         _: &Actor,
     ) -> ApiResult<()> {
-        set_teachers(conn, row.id, &new.teachers)
+        for (row, new) in rows.iter().zip(news) {
+            set_teachers(conn, row.id, &new.teachers)?;
+        }
+        Ok(())
     }
 
     fn after_replace(
@@ -127,13 +130,15 @@ impl Store for Departments {
 
     fn after_update(
         conn: &mut TenantConn,
-        row: &DepartmentRow,
+        rows: &[DepartmentRow],
         changes: &DepartmentChanges,
         _: &Actor,
     ) -> ApiResult<()> {
-        match &changes.teachers {
-            Some(teachers) => set_teachers(conn, row.id, teachers),
-            None => Ok(()),
+        if let Some(teachers) = &changes.teachers {
+            for row in rows {
+                set_teachers(conn, row.id, teachers)?;
+            }
         }
+        Ok(())
     }
 }

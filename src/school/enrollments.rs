@@ -8,6 +8,8 @@
 //! enrollment in it. Each side writes only when the other differs, so the pair settles after
 //! one round.
 
+use std::collections::{BTreeMap, HashMap};
+
 use crate::school::Actor;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -15,7 +17,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ListFilter, ListQuery, Store, Target,
+    ListFilter, ListQuery, Store, Targets,
     schema::enrollments as t,
     sessions::Sessions,
     store::Narrowing,
@@ -75,8 +77,8 @@ impl Store for Enrollments {
     const NAME: &'static str = "enrollment";
     const KEEPS_HISTORY: bool = true;
 
-    fn student_of(_: &mut TenantConn, record: &Enrollment) -> ApiResult<Option<Uuid>> {
-        Ok(Some(record.student_id))
+    fn students_of(_: &mut TenantConn, records: &[&Enrollment]) -> ApiResult<Vec<Option<Uuid>>> {
+        Ok(records.iter().map(|r| Some(r.student_id)).collect())
     }
 
     fn narrowing(_: &mut TenantConn, query: &ListQuery) -> ApiResult<Option<Narrowing<Self>>> {
@@ -109,11 +111,11 @@ impl Store for Enrollments {
 
     fn after_create(
         conn: &mut TenantConn,
-        row: &Enrollment,
-        _: &NewEnrollment,
+        rows: &[Enrollment],
+        _: &[NewEnrollment],
         actor: &Actor,
     ) -> ApiResult<()> {
-        class_follows_enrollment(conn, row, actor)
+        classes_follow_enrollments(conn, rows, actor)
     }
 
     fn after_replace(
@@ -122,47 +124,68 @@ impl Store for Enrollments {
         _: &NewEnrollment,
         actor: &Actor,
     ) -> ApiResult<()> {
-        class_follows_enrollment(conn, row, actor)
+        classes_follow_enrollments(conn, std::slice::from_ref(row), actor)
     }
 
     fn after_update(
         conn: &mut TenantConn,
-        row: &Enrollment,
+        rows: &[Enrollment],
         _: &EnrollmentChanges,
         actor: &Actor,
     ) -> ApiResult<()> {
-        class_follows_enrollment(conn, row, actor)
+        classes_follow_enrollments(conn, rows, actor)
     }
 }
 
 /// An enrollment written for the active session sets its student's class: the enrollment's
 /// class while it is live and active, none otherwise; written by `actor`, who wrote the
-/// enrollment.
-fn class_follows_enrollment(
+/// enrollment. The students whose class moves to the same class are written together.
+fn classes_follow_enrollments(
     conn: &mut TenantConn,
-    row: &Enrollment,
+    rows: &[Enrollment],
     actor: &Actor,
 ) -> ApiResult<()> {
-    if Sessions::active_id(conn)? != Some(row.academic_session_id) {
+    if rows.is_empty() {
         return Ok(());
     }
-    let class = (!row.is_deleted && row.status == ACTIVE).then_some(row.academic_class_id);
-    let target = Target {
+    let Some(active) = Sessions::active_id(conn)? else {
+        return Ok(());
+    };
+    let wanted: HashMap<Uuid, Option<Uuid>> = (rows.iter())
+        .filter(|row| row.academic_session_id == active)
+        .map(|row| {
+            let class = (!row.is_deleted && row.status == ACTIVE).then_some(row.academic_class_id);
+            (row.student_id, class)
+        })
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let students = Targets {
         parent: (),
-        id: row.student_id,
+        ids: (rows.iter()).map(|row| row.student_id).collect(),
         include_deleted: true,
     };
-    let Some(student) = Students::find(conn, target)? else {
-        return Ok(());
-    };
-    if student.academic_class_id == class {
-        return Ok(());
+    let mut moves: BTreeMap<Option<Uuid>, Vec<Uuid>> = BTreeMap::new();
+    for student in Students::find_many(conn, &students)? {
+        match wanted.get(&student.id) {
+            Some(class) if *class != student.academic_class_id => {
+                moves.entry(*class).or_default().push(student.id);
+            }
+            _ => {}
+        }
     }
-    let changes = StudentChanges {
-        academic_class_id: Some(class),
-        ..Default::default()
-    };
-    Students::update(conn, target, changes, actor)?;
+    for (class, ids) in moves {
+        let changes = StudentChanges {
+            academic_class_id: Some(class),
+            ..Default::default()
+        };
+        let targets = Targets {
+            ids,
+            ..students.clone()
+        };
+        Students::update_many(conn, targets, changes, actor)?;
+    }
     Ok(())
 }
 
@@ -225,49 +248,67 @@ impl Enrollments {
         .get_result(conn.pg())?)
     }
 
-    /// Moves `student`'s enrollment in the active session to `class` (creating it when
-    /// missing; withdrawing it when `class` is `None`), written by `actor`: the other half
-    /// of the two-way step (see the module's documentation). Nothing without an active
-    /// session, or when the enrollment already says so.
-    pub fn follow_student(
+    /// Moves each `(student, class)`'s enrollment in the active session to `class`
+    /// (creating it when missing; withdrawing it when `class` is `None`), written by
+    /// `actor`: the other half of the two-way step (see the module's documentation).
+    /// Nothing without an active session, or where the enrollment already says so. The
+    /// enrollments moved to one class are written together, the new ones by one create.
+    pub fn follow_students(
         conn: &mut TenantConn,
-        student: Uuid,
-        class: Option<Uuid>,
+        students: &[(Uuid, Option<Uuid>)],
         actor: &Actor,
     ) -> ApiResult<()> {
+        if students.is_empty() {
+            return Ok(());
+        }
         let Some(session) = Sessions::active_id(conn)? else {
             return Ok(());
         };
-        match (class, Self::of_student_in(conn, student, session)?) {
-            (Some(class), Some(current))
-                if current.academic_class_id != class || current.status != ACTIVE =>
-            {
-                let changes = EnrollmentChanges {
-                    academic_class_id: Some(class),
-                    status: Some(ACTIVE.into()),
-                    ..Default::default()
-                };
-                Self::update(conn, Target::live((), current.id), changes, actor)?;
-            }
-            (Some(class), None) => {
-                let new = NewEnrollment {
-                    student_id: student,
-                    academic_class_id: class,
+        let ids: Vec<Uuid> = students.iter().map(|(student, _)| *student).collect();
+        let current: HashMap<Uuid, Enrollment> = t::table
+            .filter(t::student_id.eq_any(&ids))
+            .filter(t::academic_session_id.eq(session))
+            .filter(t::is_deleted.eq(false))
+            .select(Enrollment::as_select())
+            .load(conn.pg())?
+            .into_iter()
+            .map(|e: Enrollment| (e.student_id, e))
+            .collect();
+        let mut moves: BTreeMap<Uuid, Vec<Uuid>> = BTreeMap::new();
+        let mut withdrawn = Vec::new();
+        let mut new = Vec::new();
+        for (student, class) in students {
+            match (class, current.get(student)) {
+                (Some(class), Some(e)) if e.academic_class_id != *class || e.status != ACTIVE => {
+                    moves.entry(*class).or_default().push(e.id);
+                }
+                (Some(class), None) => new.push(NewEnrollment {
+                    student_id: *student,
+                    academic_class_id: *class,
                     academic_session_id: session,
                     status: ACTIVE.into(),
                     is_deleted: false,
-                };
-                Self::create(conn, (), new, actor)?;
+                }),
+                (None, Some(e)) if e.status == ACTIVE => withdrawn.push(e.id),
+                _ => {}
             }
-            (None, Some(current)) if current.status == ACTIVE => {
-                let changes = EnrollmentChanges {
-                    status: Some(WITHDRAWN.into()),
-                    ..Default::default()
-                };
-                Self::update(conn, Target::live((), current.id), changes, actor)?;
-            }
-            _ => {}
         }
+        for (class, ids) in moves {
+            let changes = EnrollmentChanges {
+                academic_class_id: Some(class),
+                status: Some(ACTIVE.into()),
+                ..Default::default()
+            };
+            Self::update_many(conn, Targets::live((), ids), changes, actor)?;
+        }
+        if !withdrawn.is_empty() {
+            let changes = EnrollmentChanges {
+                status: Some(WITHDRAWN.into()),
+                ..Default::default()
+            };
+            Self::update_many(conn, Targets::live((), withdrawn), changes, actor)?;
+        }
+        Self::create_many(conn, (), new, actor)?;
         Ok(())
     }
 }

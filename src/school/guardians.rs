@@ -173,11 +173,14 @@ impl Store for Guardians {
 
     fn after_create(
         conn: &mut TenantConn,
-        row: &GuardianRow,
-        new: &NewGuardian,
+        rows: &[GuardianRow],
+        news: &[NewGuardian],
         _: &Actor,
     ) -> ApiResult<()> {
-        set_students(conn, row.id, &new.students)
+        for (row, new) in rows.iter().zip(news) {
+            set_students(conn, row.id, &new.students)?;
+        }
+        Ok(())
     }
 
     fn after_replace(
@@ -191,14 +194,16 @@ impl Store for Guardians {
 
     fn after_update(
         conn: &mut TenantConn,
-        row: &GuardianRow,
+        rows: &[GuardianRow],
         changes: &GuardianChanges,
         _: &Actor,
     ) -> ApiResult<()> {
-        match &changes.students {
-            Some(students) => set_students(conn, row.id, students),
-            None => Ok(()),
+        if let Some(students) = &changes.students {
+            for row in rows {
+                set_students(conn, row.id, students)?;
+            }
         }
+        Ok(())
     }
 }
 

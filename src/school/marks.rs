@@ -6,7 +6,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Store, Target,
+    Actor, Store, Target, Targets,
     exams::Exams,
     schema::marks as t,
     table::{school_forms, school_table},
@@ -128,19 +128,27 @@ impl Store for Marks {
     const NAME: &'static str = "mark";
     const KEEPS_HISTORY: bool = true;
 
-    /// The student a mark names by admission number: the live one, else the newest.
-    fn student_of(conn: &mut TenantConn, record: &Mark) -> ApiResult<Option<Uuid>> {
+    /// The student each mark names by admission number: the live one, else the newest
+    /// (one query).
+    fn students_of(conn: &mut TenantConn, records: &[&Mark]) -> ApiResult<Vec<Option<Uuid>>> {
         use super::schema::students as s;
-        Ok(s::table
-            .filter(s::admission_number.eq(&record.studentadmissionnumber))
-            .order((s::is_deleted, s::created_at.desc()))
-            .select(s::id)
-            .first(conn.pg())
-            .optional()?)
+        let numbers: Vec<String> = (records.iter())
+            .map(|r| r.studentadmissionnumber.clone())
+            .collect();
+        // Newest-preferred last, so the map keeps it.
+        let rows: Vec<(String, Uuid)> = s::table
+            .filter(s::admission_number.eq_any(numbers))
+            .order((s::is_deleted.desc(), s::created_at))
+            .select((s::admission_number, s::id))
+            .load(conn.pg())?;
+        let by_number: std::collections::HashMap<String, Uuid> = rows.into_iter().collect();
+        Ok((records.iter())
+            .map(|r| by_number.get(&r.studentadmissionnumber).copied())
+            .collect())
     }
 
-    fn before_create(_: &mut TenantConn, _: Uuid, new: &mut NewMark) -> ApiResult<()> {
-        agree(new);
+    fn before_create(_: &mut TenantConn, _: Uuid, news: &mut [NewMark]) -> ApiResult<()> {
+        news.iter_mut().for_each(agree);
         Ok(())
     }
 
@@ -151,7 +159,7 @@ impl Store for Marks {
 
     fn before_update(
         _: &mut TenantConn,
-        _: Target<Uuid>,
+        _: &Targets<Uuid>,
         changes: &mut MarkChanges,
     ) -> ApiResult<()> {
         if let Some((mark, score)) = agreed(changes.mark, changes.score.take()) {

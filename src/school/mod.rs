@@ -61,7 +61,7 @@ pub mod webhooks;
 
 pub use list_filter::ListFilter;
 pub use store::{FromRows, Store};
-pub use table::{Actor, Incomplete, Table, Target};
+pub use table::{Actor, Incomplete, Table, Target, Targets};
 
 use uuid::Uuid;
 

@@ -60,8 +60,8 @@ impl Store for ReportRemarks {
         Ok(records.iter().map(|r| r.student_id).collect())
     }
 
-    fn student_of(_: &mut TenantConn, record: &ReportRemark) -> ApiResult<Option<Uuid>> {
-        Ok(Some(record.student_id))
+    fn students_of(_: &mut TenantConn, records: &[&ReportRemark]) -> ApiResult<Vec<Option<Uuid>>> {
+        Ok(records.iter().map(|r| Some(r.student_id)).collect())
     }
 
     /// A guardian reads their children's remarks only.

@@ -5,7 +5,8 @@
 //! the apply writes exactly that plan, so a dry run shows what an apply does. The apply
 //! runs in one transaction: it locks the old session's row, so of two concurrent applies
 //! the second waits and then finds the `rollovers` row the first wrote (409). Every record
-//! is written through its store (enrollments, students, the new session).
+//! is written through its store (enrollments, students, the new session), each kind of
+//! change to all its students at once by the store's write of many.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -15,7 +16,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Actor, Store, Target,
+    Actor, Store, Target, Targets,
     enrollments::{ACTIVE, COMPLETED, EnrollmentChanges, Enrollments, NewEnrollment, WITHDRAWN},
     schema::{academic_classes, academic_sessions, rollovers, students},
     sessions::{AcademicSession, NewSession, Sessions},
@@ -375,7 +376,10 @@ pub fn roll_over(
     Ok((decided.plan, Some(new)))
 }
 
-/// Writes `decided`, every record through its store.
+/// Writes `decided`, every record through its store, set by set: each store's write of
+/// many takes all the students of one kind of change at once (the old enrollments
+/// completed, those withdrawn, the new enrollments, the students who leave a class), with
+/// the events and history a write of each would make.
 fn apply(
     conn: &mut TenantConn,
     old: &AcademicSession,
@@ -385,23 +389,20 @@ fn apply(
 ) -> ApiResult<AcademicSession> {
     // Students whose class had no enrollment yet get theirs in the old session first, so
     // last year's class lists hold them.
-    let mut old_enrollment: HashMap<Uuid, Uuid> = HashMap::new();
-    for (e, _) in &decided.fates {
-        let id = match e.enrollment {
-            Some(id) => id,
-            None => {
-                let new = NewEnrollment {
-                    student_id: e.student,
-                    academic_class_id: e.class,
-                    academic_session_id: old.id,
-                    status: ACTIVE.into(),
-                    is_deleted: false,
-                };
-                Enrollments::create(conn, (), new, actor)?.id
-            }
-        };
-        old_enrollment.insert(e.student, id);
-    }
+    let unenrolled: Vec<NewEnrollment> = (decided.fates.iter())
+        .filter(|(e, _)| e.enrollment.is_none())
+        .map(|(e, _)| NewEnrollment {
+            student_id: e.student,
+            academic_class_id: e.class,
+            academic_session_id: old.id,
+            status: ACTIVE.into(),
+            is_deleted: false,
+        })
+        .collect();
+    let made: HashMap<Uuid, Uuid> = Enrollments::create_many(conn, (), unenrolled, actor)?
+        .into_iter()
+        .map(|e| (e.student_id, e.id))
+        .collect();
     let new_session = Sessions::create(
         conn,
         (),
@@ -421,47 +422,45 @@ fn apply(
             rollovers::created_by.eq(actor.user_id()),
         ))
         .execute(conn.pg())?;
+    let (mut completed, mut withdrawn) = (Vec::new(), Vec::new());
+    let (mut enrolled, mut unplaced) = (Vec::new(), Vec::new());
     for (e, fate) in &decided.fates {
-        let status = match fate {
-            Fate::Left => WITHDRAWN,
-            _ => COMPLETED,
-        };
+        let last_year = (e.enrollment.or_else(|| made.get(&e.student).copied()))
+            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("an enrollment not made")))?;
+        match fate {
+            Fate::Left => withdrawn.push(last_year),
+            _ => completed.push(last_year),
+        }
+        match fate {
+            Fate::Promoted(class) | Fate::Retained(class) => enrolled.push(NewEnrollment {
+                student_id: e.student,
+                academic_class_id: *class,
+                academic_session_id: new_session.id,
+                status: ACTIVE.into(),
+                is_deleted: false,
+            }),
+            Fate::Graduated | Fate::Left => unplaced.push(e.student),
+        }
+    }
+    for (ids, status) in [(completed, COMPLETED), (withdrawn, WITHDRAWN)] {
         let changes = EnrollmentChanges {
             status: Some(status.into()),
             ..Default::default()
         };
-        Enrollments::update(
-            conn,
-            Target::live((), old_enrollment[&e.student]),
-            changes,
-            actor,
-        )?;
-        match fate {
-            Fate::Promoted(class) | Fate::Retained(class) => {
-                let new = NewEnrollment {
-                    student_id: e.student,
-                    academic_class_id: *class,
-                    academic_session_id: new_session.id,
-                    status: ACTIVE.into(),
-                    is_deleted: false,
-                };
-                // Its hook sets the student's class (the new session is the active one).
-                Enrollments::create(conn, (), new, actor)?;
-            }
-            Fate::Graduated | Fate::Left => {
-                let changes = StudentChanges {
-                    academic_class_id: Some(None),
-                    ..Default::default()
-                };
-                let target = Target {
-                    parent: (),
-                    id: e.student,
-                    include_deleted: true,
-                };
-                Students::update(conn, target, changes, actor)?;
-            }
-        }
+        Enrollments::update_many(conn, Targets::live((), ids), changes, actor)?;
     }
+    // Their hook sets the students' classes (the new session is the active one).
+    Enrollments::create_many(conn, (), enrolled, actor)?;
+    let changes = StudentChanges {
+        academic_class_id: Some(None),
+        ..Default::default()
+    };
+    let unplaced = Targets {
+        parent: (),
+        ids: unplaced,
+        include_deleted: true,
+    };
+    Students::update_many(conn, unplaced, changes, actor)?;
     Ok(new_session)
 }
 

@@ -8,12 +8,15 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Store, Target,
+    Store, Target, Targets,
     change_log::{self, Action},
     schema::academic_sessions as t,
     table::{school_forms, school_table},
 };
-use crate::{error::ApiResult, tenancy::TenantConn};
+use crate::{
+    error::{ApiError, ApiResult},
+    tenancy::TenantConn,
+};
 
 #[derive(Queryable, Selectable, Serialize, Debug, Clone, utoipa::ToSchema)]
 #[diesel(table_name = t, check_for_backend(diesel::pg::Pg))]
@@ -118,13 +121,19 @@ impl Store for Sessions {
     }
 
     /// A new session becomes the active one, unless it is created deleted: then it is
-    /// inactive and the others stay as they are.
-    fn before_create(conn: &mut TenantConn, _: (), new: &mut NewSession) -> ApiResult<()> {
-        new.is_active = Some(!new.is_deleted);
-        if !new.is_deleted {
-            deactivate_others(conn, None)?;
+    /// inactive and the others stay as they are. One session is active: live ones are
+    /// created one at a time.
+    fn before_create(conn: &mut TenantConn, _: (), news: &mut [NewSession]) -> ApiResult<()> {
+        for new in news.iter_mut() {
+            new.is_active = Some(!new.is_deleted);
         }
-        Ok(())
+        match news.iter().filter(|new| !new.is_deleted).count() {
+            0 => Ok(()),
+            1 => deactivate_others(conn, None),
+            _ => Err(ApiError::internal(anyhow::anyhow!(
+                "live sessions are created one at a time"
+            ))),
+        }
     }
 
     fn before_replace(
@@ -135,11 +144,17 @@ impl Store for Sessions {
         settle_activation(conn, target.id, Some(new.is_deleted), &mut new.is_active)
     }
 
+    /// Sessions are updated one at a time (an activation deactivates the others).
     fn before_update(
         conn: &mut TenantConn,
-        target: Target<()>,
+        targets: &Targets<()>,
         changes: &mut SessionChanges,
     ) -> ApiResult<()> {
-        settle_activation(conn, target.id, changes.is_deleted, &mut changes.is_active)
+        let [id] = targets.ids[..] else {
+            return Err(ApiError::internal(anyhow::anyhow!(
+                "sessions are updated one at a time"
+            )));
+        };
+        settle_activation(conn, id, changes.is_deleted, &mut changes.is_active)
     }
 }

@@ -5,9 +5,14 @@
 //! (sessions' activation, departments' teachers, teachers' names and search); the
 //! operations themselves are the default methods here, one body for every resource.
 //!
+//! Every write is a write of many records (`writes`): `create` is `create_many` of one, so a
+//! bulk import and a single POST take the same statements, hooks, events and history.
+//!
 //! A store is a unit type of its own (`Classes`, `Sessions`), not the row type: the row
 //! has no methods that write, and the API's resource is the store itself
 //! (`api::school::crud::SchoolResource: Store`), so it cannot be paired with another.
+
+mod writes;
 
 use std::{collections::HashSet, marker::PhantomData, sync::Arc};
 
@@ -15,7 +20,7 @@ use diesel::{OptionalExtension, QueryDsl, QueryResult, RunQueryDsl};
 use uuid::Uuid;
 
 use super::{
-    Actor, ListQuery, Table, Target,
+    Actor, ListQuery, Table, Target, Targets,
     change_log::{self, Change},
     schema::live_counts,
 };
@@ -116,16 +121,20 @@ pub trait Store: Table {
         Ok(None)
     }
 
-    /// The student a record is about, for history's `?student=` (stores that keep history).
-    fn student_of(_conn: &mut TenantConn, _record: &Self::Record) -> ApiResult<Option<Uuid>> {
-        Ok(None)
+    /// The student each of `records` is about, in order, for history's `?student=`
+    /// (stores that keep history).
+    fn students_of(
+        _conn: &mut TenantConn,
+        records: &[&Self::Record],
+    ) -> ApiResult<Vec<Option<Uuid>>> {
+        Ok(vec![None; records.len()])
     }
 
-    /// Before a create is written, in its transaction.
+    /// Before the records `news` are created under `parent`, in the write's transaction.
     fn before_create(
         _conn: &mut TenantConn,
         _parent: Self::Parent,
-        _new: &mut Self::New,
+        _news: &mut [Self::New],
     ) -> ApiResult<()> {
         Ok(())
     }
@@ -139,22 +148,23 @@ pub trait Store: Table {
         Ok(())
     }
 
-    /// Before an update (PATCH) of `target` is written.
+    /// Before an update (PATCH) of `targets`, each with the same `changes`, is written.
     fn before_update(
         _conn: &mut TenantConn,
-        _target: Target<Self::Parent>,
+        _targets: &Targets<Self::Parent>,
         _changes: &mut Self::Changes,
     ) -> ApiResult<()> {
         Ok(())
     }
 
-    /// After `row` was created from `new` (rows of other tables that go with it), by
-    /// `actor`: the writes a hook makes through other stores name the same actor, so their
-    /// events and history say who acted.
+    /// After `rows` were created, each from the `news` at its place (rows of other tables
+    /// that go with them), by `actor`: the writes a hook makes through other stores name
+    /// the same actor, so their events and history say who acted. A hook writes for all
+    /// the rows at once (its own writes of many), not row by row.
     fn after_create(
         _conn: &mut TenantConn,
-        _row: &Self::Row,
-        _new: &Self::New,
+        _rows: &[Self::Row],
+        _news: &[Self::New],
         _actor: &Actor,
     ) -> ApiResult<()> {
         Ok(())
@@ -170,10 +180,10 @@ pub trait Store: Table {
         Ok(())
     }
 
-    /// After `row` was updated with `changes` by `actor`.
+    /// After `rows` were updated with `changes` by `actor`.
     fn after_update(
         _conn: &mut TenantConn,
-        _row: &Self::Row,
+        _rows: &[Self::Row],
         _changes: &Self::Changes,
         _actor: &Actor,
     ) -> ApiResult<()> {
@@ -253,6 +263,15 @@ pub trait Store: Table {
         Ok(Some(record))
     }
 
+    /// The records `targets` names that exist and the connection's reader may read, in
+    /// the order of `targets.ids` (one query).
+    fn find_many(
+        conn: &mut TenantConn,
+        targets: &Targets<Self::Parent>,
+    ) -> ApiResult<Vec<Self::Record>> {
+        writes::find_many::<Self>(conn, targets)
+    }
+
     /// Every write below records its change (`change_log::record`: the event, and history
     /// where the store keeps it) in the write's transaction; callers run them in one.
     fn create(
@@ -261,7 +280,21 @@ pub trait Store: Table {
         new: Self::New,
         actor: &Actor,
     ) -> ApiResult<Self::Record> {
-        create_with::<Self>(conn, parent, new, actor, false)?.ok_or_else(ApiError::not_found)
+        writes::create::<Self>(conn, parent, vec![new], actor, false)?
+            .pop()
+            .ok_or_else(ApiError::not_found)
+    }
+
+    /// Creates a record under `parent` for each of `news`, in order: one multi-row
+    /// statement per table for `writes::BATCH` records at a time, with the same hooks,
+    /// events and history as a create of each.
+    fn create_many(
+        conn: &mut TenantConn,
+        parent: Self::Parent,
+        news: Vec<Self::New>,
+        actor: &Actor,
+    ) -> ApiResult<Vec<Self::Record>> {
+        writes::create::<Self>(conn, parent, news, actor, false)
     }
 
     /// Creates the record unless a live one conflicts on a unique index: `None` then (the
@@ -272,7 +305,7 @@ pub trait Store: Table {
         new: Self::New,
         actor: &Actor,
     ) -> ApiResult<Option<Self::Record>> {
-        create_with::<Self>(conn, parent, new, actor, true)
+        Ok(writes::create::<Self>(conn, parent, vec![new], actor, true)?.pop())
     }
 
     /// Sets every writable field (PUT); 404 when `target` names no record.
@@ -303,24 +336,24 @@ pub trait Store: Table {
     fn update(
         conn: &mut TenantConn,
         target: Target<Self::Parent>,
-        mut changes: Self::Changes,
+        changes: Self::Changes,
         actor: &Actor,
     ) -> ApiResult<Self::Record> {
-        let before = record_before::<Self>(conn, target)?;
-        Self::before_update(conn, target, &mut changes)?;
-        let row = Self::update_given(SEALED, conn, target, &changes, actor.user_id())?
-            .ok_or_else(ApiError::not_found)?;
-        Self::after_update(conn, &row, &changes, actor)?;
-        let after = record_of::<Self>(conn, row)?;
-        change_log::record::<Self>(
-            conn,
-            actor,
-            Change::Updated {
-                before: &before,
-                after: &after,
-            },
-        )?;
-        Ok(after)
+        writes::update::<Self>(conn, target.into(), changes, actor)?
+            .pop()
+            .ok_or_else(ApiError::not_found)
+    }
+
+    /// Sets the same given fields of every record `targets` names, answering them in the
+    /// order of `targets.ids`: one statement, with the same hooks, events and history as
+    /// an update of each; 404 (nothing written) when one of them names no record.
+    fn update_many(
+        conn: &mut TenantConn,
+        targets: Targets<Self::Parent>,
+        changes: Self::Changes,
+        actor: &Actor,
+    ) -> ApiResult<Vec<Self::Record>> {
+        writes::update::<Self>(conn, targets, changes, actor)
     }
 
     /// A real delete: 404 when `target` names no record, 409 while others reference it.
@@ -343,25 +376,6 @@ pub trait Store: Table {
     }
 }
 
-/// A create, with the store's hooks around the insert (see `Table::insert` for
-/// `unless_present`).
-fn create_with<S: Store>(
-    conn: &mut TenantConn,
-    parent: S::Parent,
-    mut new: S::New,
-    actor: &Actor,
-    unless_present: bool,
-) -> ApiResult<Option<S::Record>> {
-    S::before_create(conn, parent, &mut new)?;
-    let Some(row) = S::insert(SEALED, conn, parent, &new, actor.user_id(), unless_present)? else {
-        return Ok(None);
-    };
-    S::after_create(conn, &row, &new, actor)?;
-    let record = record_of::<S>(conn, row)?;
-    change_log::record::<S>(conn, actor, Change::Created(&record))?;
-    Ok(Some(record))
-}
-
 /// The record `target` names before a write changes it (404 when there is none). Where
 /// history is kept the row is locked first, so the entry's old values are the ones the
 /// write replaces, whatever writes concurrently.
@@ -370,7 +384,7 @@ fn record_before<S: Store>(
     target: Target<S::Parent>,
 ) -> ApiResult<S::Record> {
     if change_log::keeps_history::<S>() {
-        S::lock_row(SEALED, conn, target.id)?;
+        S::lock_rows(SEALED, conn, &[target.id])?;
     }
     S::find(conn, target)?.ok_or_else(ApiError::not_found)
 }

@@ -52,14 +52,14 @@ school_table!(Students: Student in t, new: NewStudent, changes: StudentChanges,
 /// `?academic_class=` narrows a list to one class's students: today's (the active
 /// session's, which is each student's `academic_class`), or those of the session
 /// `?academic_session=` names, read from its enrollments. A student's class written while a
-/// session is active moves their enrollment in it (`Enrollments::follow_student`).
+/// session is active moves their enrollment in it (`Enrollments::follow_students`).
 impl Store for Students {
     type Record = Student;
     const NAME: &'static str = "student";
     const KEEPS_HISTORY: bool = true;
 
-    fn student_of(_: &mut TenantConn, record: &Student) -> ApiResult<Option<Uuid>> {
-        Ok(Some(record.id))
+    fn students_of(_: &mut TenantConn, records: &[&Student]) -> ApiResult<Vec<Option<Uuid>>> {
+        Ok(records.iter().map(|r| Some(r.id)).collect())
     }
 
     fn about_students(
@@ -105,11 +105,11 @@ impl Store for Students {
 
     fn after_create(
         conn: &mut TenantConn,
-        row: &Student,
-        _: &NewStudent,
+        rows: &[Student],
+        _: &[NewStudent],
         actor: &Actor,
     ) -> ApiResult<()> {
-        enrollment_follows_class(conn, row, actor)
+        enrollments_follow_classes(conn, rows, actor)
     }
 
     fn after_replace(
@@ -118,17 +118,17 @@ impl Store for Students {
         _: &NewStudent,
         actor: &Actor,
     ) -> ApiResult<()> {
-        enrollment_follows_class(conn, row, actor)
+        enrollments_follow_classes(conn, std::slice::from_ref(row), actor)
     }
 
     fn after_update(
         conn: &mut TenantConn,
-        row: &Student,
+        rows: &[Student],
         changes: &StudentChanges,
         actor: &Actor,
     ) -> ApiResult<()> {
         match changes.academic_class_id {
-            Some(_) => enrollment_follows_class(conn, row, actor),
+            Some(_) => enrollments_follow_classes(conn, rows, actor),
             None => Ok(()),
         }
     }
@@ -136,11 +136,16 @@ impl Store for Students {
 
 /// A live student's class written while a session is active moves their enrollment in it,
 /// written by `actor`, who wrote the student's class.
-fn enrollment_follows_class(conn: &mut TenantConn, row: &Student, actor: &Actor) -> ApiResult<()> {
-    if row.is_deleted {
-        return Ok(());
-    }
-    Enrollments::follow_student(conn, row.id, row.academic_class_id, actor)
+fn enrollments_follow_classes(
+    conn: &mut TenantConn,
+    rows: &[Student],
+    actor: &Actor,
+) -> ApiResult<()> {
+    let live: Vec<(Uuid, Option<Uuid>)> = (rows.iter())
+        .filter(|row| !row.is_deleted)
+        .map(|row| (row.id, row.academic_class_id))
+        .collect();
+    Enrollments::follow_students(conn, &live, actor)
 }
 
 const CLASS_FILTER: &str = "academic_class";

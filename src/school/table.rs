@@ -47,13 +47,43 @@ impl<P> Target<P> {
     }
 }
 
+/// The records a write of many addresses: each of `ids` under `parent`, soft-deleted ones
+/// only with `include_deleted` (one record is the `Target` of a single write).
+#[derive(Debug, Clone)]
+pub struct Targets<P> {
+    pub parent: P,
+    pub ids: Vec<Uuid>,
+    pub include_deleted: bool,
+}
+
+impl<P> Targets<P> {
+    /// The live records `ids` under `parent`.
+    pub fn live(parent: P, ids: Vec<Uuid>) -> Self {
+        Self {
+            parent,
+            ids,
+            include_deleted: false,
+        }
+    }
+}
+
+impl<P> From<Target<P>> for Targets<P> {
+    fn from(target: Target<P>) -> Self {
+        Self {
+            parent: target.parent,
+            ids: vec![target.id],
+            include_deleted: target.include_deleted,
+        }
+    }
+}
+
 /// The statements over one school table (see the module's documentation).
 pub trait Table: Sized + Send + 'static {
     /// A row as selected.
     type Row: Send + 'static;
     /// What the rows live under: `()` for a top-level table, the parent's id for a nested
     /// one.
-    type Parent: Copy + Send + Sync + 'static;
+    type Parent: Copy + PartialEq + Send + Sync + 'static;
     /// Every writable field, as create and replace set them; made from a complete set of
     /// changes.
     type New: TryFrom<Self::Changes, Error = Incomplete> + Send + 'static;
@@ -76,6 +106,12 @@ pub trait Table: Sized + Send + 'static {
     /// `rows` narrowed to the row `id`.
     fn with_id(_: Sealed, rows: Self::Query, id: Uuid) -> Self::Query;
 
+    /// `rows` narrowed to the rows `ids`.
+    fn with_ids(_: Sealed, rows: Self::Query, ids: &[Uuid]) -> Self::Query;
+
+    /// A row's id.
+    fn row_id(row: &Self::Row) -> Uuid;
+
     fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64>;
 
     /// `limit` rows of `rows` from `offset`, in list order (`created_at, id`).
@@ -87,17 +123,19 @@ pub trait Table: Sized + Send + 'static {
         limit: i64,
     ) -> QueryResult<Vec<Self::Row>>;
 
-    /// Inserts a row under `parent`, made and last changed `by` (the user, if one
-    /// acted). With `unless_present`, a conflict on a unique index
-    /// inserts nothing (`None`).
+    /// Inserts a row under `parent` for each of `news`, with the id of the same place in
+    /// `ids`, made and last changed `by` (the user, if one acted): one multi-row
+    /// statement, answering the rows inserted (in any order). With `unless_present`, a
+    /// row that conflicts on a unique index is not inserted (nor answered).
     fn insert(
         _: Sealed,
         conn: &mut TenantConn,
         parent: Self::Parent,
-        new: &Self::New,
+        news: &[Self::New],
+        ids: &[Uuid],
         by: Option<Uuid>,
         unless_present: bool,
-    ) -> QueryResult<Option<Self::Row>>;
+    ) -> QueryResult<Vec<Self::Row>>;
 
     /// Sets every writable field of the row `target` names (`None`: there is none).
     fn update_all(
@@ -108,14 +146,15 @@ pub trait Table: Sized + Send + 'static {
         by: Option<Uuid>,
     ) -> QueryResult<Option<Self::Row>>;
 
-    /// Sets the given fields of the row `target` names (`None`: there is none).
+    /// Sets the given fields of the rows `targets` names (one statement), answering those
+    /// it found (in any order).
     fn update_given(
         _: Sealed,
         conn: &mut TenantConn,
-        target: Target<Self::Parent>,
+        targets: &Targets<Self::Parent>,
         changes: &Self::Changes,
         by: Option<Uuid>,
-    ) -> QueryResult<Option<Self::Row>>;
+    ) -> QueryResult<Vec<Self::Row>>;
 
     /// Deletes the row `target` names; how many were deleted.
     fn delete_rows(
@@ -124,9 +163,10 @@ pub trait Table: Sized + Send + 'static {
         target: Target<Self::Parent>,
     ) -> QueryResult<usize>;
 
-    /// Locks the row `id` (any parent, deleted or not) until the transaction ends, so the
-    /// record read next is the one the following write changes.
-    fn lock_row(_: Sealed, conn: &mut TenantConn, id: Uuid) -> QueryResult<()>;
+    /// Locks the rows `ids` (any parent, deleted or not; in id order, so two writers of
+    /// overlapping rows cannot deadlock) until the transaction ends, so the records read
+    /// next are the ones the following write changes.
+    fn lock_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<()>;
 
     /// Which of `ids` name live rows (any parent): one `= ANY($1)` query.
     fn live_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<Vec<Uuid>>;
@@ -220,7 +260,7 @@ macro_rules! school_table {
             use uuid::Uuid;
             use $crate::{
                 error::ApiResult,
-                school::table::{Sealed, Table, Target, school_table},
+                school::table::{Sealed, Table, Target, Targets, school_table},
                 tenancy::TenantConn,
             };
 
@@ -253,6 +293,14 @@ macro_rules! school_table {
                     rows.filter($t::id.eq(id))
                 }
 
+                fn with_ids(_: Sealed, rows: Self::Query, ids: &[Uuid]) -> Self::Query {
+                    rows.filter($t::id.eq_any(ids.to_vec()))
+                }
+
+                fn row_id(row: &$row) -> Uuid {
+                    row.id
+                }
+
                 fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64> {
                     rows.count().get_result(conn.pg())
                 }
@@ -263,21 +311,26 @@ macro_rules! school_table {
                     page.select(<$row>::as_select()).load(conn.pg())
                 }
 
-                fn insert(_: Sealed, conn: &mut TenantConn, parent: Self::Parent, new: &$new,
-                    by: Option<Uuid>, unless_present: bool) -> QueryResult<Option<$row>> {
+                fn insert(_: Sealed, conn: &mut TenantConn, parent: Self::Parent, news: &[$new],
+                    ids: &[Uuid], by: Option<Uuid>, unless_present: bool)
+                -> QueryResult<Vec<$row>> {
                     let _ = parent;
-                    let insert = diesel::insert_into($t::table).values((
+                    if news.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    let values: Vec<_> = news.iter().zip(ids).map(|(new, id)| (
                         new,
-                        $t::id.eq(Uuid::new_v4()),
+                        $t::id.eq(*id),
                         $t::created_by.eq(by),
                         $t::updated_by.eq(by),
                         $($t::$parent_column.eq(parent),)?
-                    ));
+                    )).collect();
+                    let insert = diesel::insert_into($t::table).values(values);
                     let returning = <$row>::as_returning();
                     match unless_present {
-                        false => insert.returning(returning).get_result(conn.pg()).map(Some),
+                        false => insert.returning(returning).get_results(conn.pg()),
                         true => insert.on_conflict_do_nothing().returning(returning)
-                            .get_result(conn.pg()).optional(),
+                            .get_results(conn.pg()),
                     }
                 }
 
@@ -288,11 +341,19 @@ macro_rules! school_table {
                         .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
                 }
 
-                fn update_given(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>,
-                    changes: &$changes, by: Option<Uuid>) -> QueryResult<Option<$row>> {
-                    school_table!(@target diesel::update($t::table), $t, target $(, $live)? $(; $parent_column)?)
+                fn update_given(_: Sealed, conn: &mut TenantConn, targets: &Targets<Self::Parent>,
+                    changes: &$changes, by: Option<Uuid>) -> QueryResult<Vec<$row>> {
+                    if targets.ids.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    #[allow(unused_mut)]
+                    let mut statement = diesel::update($t::table)
+                        .filter($t::id.eq_any(targets.ids.clone())).into_boxed();
+                    $(statement = statement.filter($t::$parent_column.eq(targets.parent));)?
+                    $(if !targets.include_deleted { statement = statement.filter($t::$live.eq(false)); })?
+                    statement
                         .set((changes, $t::updated_by.eq(by), $t::updated_at.eq(chrono::Utc::now())))
-                        .returning(<$row>::as_returning()).get_result(conn.pg()).optional()
+                        .returning(<$row>::as_returning()).get_results(conn.pg())
                 }
 
                 fn delete_rows(_: Sealed, conn: &mut TenantConn, target: Target<Self::Parent>)
@@ -301,8 +362,8 @@ macro_rules! school_table {
                         .execute(conn.pg())
                 }
 
-                fn lock_row(_: Sealed, conn: &mut TenantConn, id: Uuid) -> QueryResult<()> {
-                    $t::table.filter($t::id.eq(id)).select($t::id).for_update()
+                fn lock_rows(_: Sealed, conn: &mut TenantConn, ids: &[Uuid]) -> QueryResult<()> {
+                    $t::table.filter($t::id.eq_any(ids)).order($t::id).select($t::id).for_update()
                         .load::<Uuid>(conn.pg()).map(drop)
                 }
 

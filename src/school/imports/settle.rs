@@ -1,8 +1,10 @@
 //! The one mechanism every kind ends with: each good row is a [`RowWrite`] (create, update
 //! or leave a record alone); when any row was bad nothing is written and every bad row is
 //! answered; otherwise the writes are counted and, unless a dry run, made in order.
-//! [`Write`] is the row write of any store; a kind whose record is more than one store's
-//! row (a teacher: an account and a profile) has its own.
+//! [`Write`] is the row write of any store: its creates in a row are made together, by
+//! the store's create of many (a few multi-row statements for a thousand rows, the same
+//! events and history as one create each); a kind whose record is more than one store's
+//! row (a teacher: an account and a profile) has its own, written row by row.
 
 use std::collections::HashMap;
 
@@ -27,9 +29,14 @@ pub enum Effect {
 }
 
 /// A good row's write.
-pub trait RowWrite {
+pub trait RowWrite: Sized {
     fn effect(&self) -> Effect;
     fn write(self, conn: &mut TenantConn, actor: &Actor) -> ApiResult<()>;
+
+    /// Writes `writes` in order; one after the other unless a kind writes many at once.
+    fn write_all(writes: Vec<Self>, conn: &mut TenantConn, actor: &Actor) -> ApiResult<()> {
+        writes.into_iter().try_for_each(|w| w.write(conn, actor))
+    }
 }
 
 /// What one row does to a record of store `S`, written through the store.
@@ -59,13 +66,41 @@ impl<S: Store> RowWrite for Write<S> {
     }
 
     fn write(self, conn: &mut TenantConn, actor: &Actor) -> ApiResult<()> {
-        match self {
-            Self::Create(parent, new) => drop(S::create(conn, parent, new, actor)?),
-            Self::Update(target, changes) => drop(S::update(conn, target, changes, actor)?),
-            Self::Unchanged => {}
-        }
-        Ok(())
+        Self::write_all(vec![self], conn, actor)
     }
+
+    /// The creates of a run of rows (under one parent) by one create of many, each update
+    /// by itself, in the rows' order.
+    fn write_all(writes: Vec<Self>, conn: &mut TenantConn, actor: &Actor) -> ApiResult<()> {
+        let mut run: Option<(S::Parent, Vec<S::New>)> = None;
+        for w in writes {
+            match w {
+                Self::Create(parent, new) => match &mut run {
+                    Some((under, news)) if *under == parent => news.push(new),
+                    _ => {
+                        create_run::<S>(conn, run.replace((parent, vec![new])), actor)?;
+                    }
+                },
+                Self::Update(target, changes) => {
+                    create_run::<S>(conn, run.take(), actor)?;
+                    S::update(conn, target, changes, actor)?;
+                }
+                Self::Unchanged => {}
+            }
+        }
+        create_run::<S>(conn, run, actor)
+    }
+}
+
+fn create_run<S: Store>(
+    conn: &mut TenantConn,
+    run: Option<(S::Parent, Vec<S::New>)>,
+    actor: &Actor,
+) -> ApiResult<()> {
+    if let Some((parent, news)) = run {
+        S::create_many(conn, parent, news, actor)?;
+    }
+    Ok(())
 }
 
 /// The rows of a sheet as a kind reads them: every bad cell collected, the good rows'
@@ -111,9 +146,7 @@ impl<W: RowWrite> Rows<W> {
             }
         }
         if !dry_run {
-            for w in self.writes {
-                w.write(conn, actor)?;
-            }
+            W::write_all(self.writes, conn, actor)?;
         }
         Ok(Ok(counts))
     }
