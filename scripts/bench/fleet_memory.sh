@@ -5,10 +5,19 @@
 # exams, an exam's marks, attendance) round robin, FLEET_PASSES passes over every school.
 # After each pass: the pool's backends' Pss_Anon (median, max), the pass's throughput and
 # p99. Two variants, alternating, FLEET_RUNS times each:
-#   before: DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 (any connection serves any school);
-#   after:  the defaults (one home connection per school, recycling after
-#           DB_POOL_MAX_SCHOOLS distinct schools);
-#   capped: (only when named in FLEET_VARIANTS) the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP.
+#   before: DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 (any connection
+#           serves any school, never recycled);
+#   after:  the defaults (one home connection per school, recycling at
+#           DB_POOL_MAX_BACKEND_MIB of backend memory or DB_POOL_MAX_SCHOOLS schools);
+# and, only when named in FLEET_VARIANTS:
+#   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
+#   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
+#   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
+#   pgbouncer: the server in transaction mode behind a PgBouncer (pool of the server's
+#           size) whose server_lifetime is FLEET_SERVER_LIFETIME s (default 60): what
+#           bounds PostgreSQL's backends there (their Pss_Anon is what is measured).
+# Each row also gives the pool's distinct schools per connection (median, max, from
+# /metrics) and the share of units of work that borrowed a connection not their home.
 # The summary gives medians over runs; the machine's load average is printed with it,
 # since other work on the machine moves throughput and latency (not memory).
 # The database is provisioned with `tenant create-many --jobs` (FLEET_JOBS) and dropped at
@@ -16,6 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
+source scripts/pgbouncer.sh
 pg_ensure
 
 SCHOOLS="${FLEET_SCHOOLS:-2000}"
@@ -42,6 +52,7 @@ rm -f "$out"/run-*.txt
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  pgbouncer_stop
   if [ "${FLEET_KEEP_DB:-0}" != 1 ]; then
     psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   fi
@@ -125,9 +136,18 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
     case "$variant" in
-      before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 ;;
+      before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       after) start_server ;;
+      homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;
+      budget) start_server DB_POOL_MAX_BACKEND_MIB="${FLEET_BUDGET:-32}" ;;
+      pgbouncer)
+        settings="$out/pgbouncer-settings.ini"
+        { cat scripts/pgbouncer-settings.ini
+          echo "server_lifetime = ${FLEET_SERVER_LIFETIME:-60}"; } > "$settings"
+        PGBOUNCER_POOL_SIZE=$(( $(nproc) * 2 + 2 )) PGBOUNCER_SETTINGS="$PWD/$settings" pgbouncer_start
+        start_server DB_POOL_MODE=transaction DATABASE_URL="$PGBOUNCER_URL/$db" \
+          DATABASE_LISTEN_URL="$DATABASE_URL" ;;
       *) echo "unknown variant $variant" >&2; exit 2 ;;
     esac
     for pass in $(seq 1 "$PASSES"); do
@@ -144,13 +164,15 @@ for run in $(seq 1 "$RUNS"); do
       wait "$wrk_pid" || true
       load=$(python3 scripts/bench/parse_wrk.py pass "$out/wrk.out" | awk '{print $2, $4, $5}')
       mem=$(python3 scripts/bench/fleet_memory.py memory --db "$db" --admin-url "$(pg_admin_url)")
-      row="$variant $run $pass $mem $load"
+      pool=$(curl -s "http://127.0.0.1:$PORT/metrics/" | python3 scripts/bench/fleet_memory.py pool)
+      row="$variant $run $pass $mem $load $pool"
       echo "$row" | tee -a "$out/run-$run.txt"
     done
     stop_server
+    pgbouncer_stop
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$RUNS" -gt 0 ] || exit 0
-echo "== columns: variant pass backends' Pss_Anon median/max, the pass's req/s and p99"
+echo "== columns: variant pass backends' Pss_Anon median/max, the pass's req/s and p99; schools per connection, borrowed share"
 python3 scripts/bench/fleet_memory.py summary "$out"/run-*.txt | tee "$out/summary.txt"
