@@ -21,7 +21,8 @@
 # The summary gives medians over runs; the machine's load average is printed with it,
 # since other work on the machine moves throughput and latency (not memory).
 # The database is provisioned with `tenant create-many --jobs` (FLEET_JOBS) and dropped at
-# the end unless FLEET_KEEP_DB=1 (then a later run reuses it). FLEET_BIN: another build.
+# the end unless FLEET_KEEP_DB=1 (then a later run reuses it; FLEET_DB names it). FLEET_BIN:
+# another build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
@@ -36,7 +37,7 @@ JOBS="${FLEET_JOBS:-4}"
 VARIANTS="${FLEET_VARIANTS:-before after}"
 PORT="${FLEET_PORT:-18090}"
 PASSWORD="fleet-password"
-db="school_fleet_memory_$SCHOOLS"
+db="${FLEET_DB:-school_fleet_memory_$SCHOOLS}"
 out="${FLEET_OUT:-target/fleet-memory}"
 
 need_command wrk

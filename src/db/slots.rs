@@ -220,8 +220,8 @@ impl Slots {
                 self.measuring.store(false, Ordering::Relaxed);
                 log::warn!(
                     "DB_POOL_MAX_BACKEND_MIB is not applied: this role may not read \
-                     pg_backend_memory_contexts (PostgreSQL 14-15 allow superusers only unless \
-                     granted; see docs/scale-out.md)"
+                     pg_backend_memory_contexts (grant it pg_read_all_stats; see \
+                     docs/scale-out.md)"
                 );
             }
             Err(err) => log::warn!("could not read a pooled backend's memory: {err}"),
