@@ -76,6 +76,8 @@ if [ "$(schools_there)" != "$SCHOOLS" ]; then
     --teacher-password "$PASSWORD" --jobs "$JOBS" >/dev/null
   echo "provisioned in $(( $(date +%s) - start )) s"
 fi
+# FLEET_SEED=0 skips the seeding below (and its checkpoint) for a database seeded before.
+if [ "${FLEET_SEED:-1}" = 1 ]; then
 # What the five reads find in every school: a session, an exam with 20 marks, 20 students
 # with a day's attendance, which teachers may read (fixed ids: one wrk script for all).
 psql -q -v ON_ERROR_STOP=1 "$DATABASE_URL" <<'SQL'
@@ -110,6 +112,7 @@ END LOOP;
 END $$;
 SQL
 psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
+fi
 
 start_server() { # env assignments...
   env "$@" "$bin" serve &

@@ -94,9 +94,10 @@ impl Preference {
     fn rank_of(&self, slot: usize) -> usize {
         match self {
             Self::Any => 0,
-            Self::School { ranking, .. } => {
-                ranking.iter().position(|&s| s == slot).unwrap_or(usize::MAX)
-            }
+            Self::School { ranking, .. } => ranking
+                .iter()
+                .position(|&s| s == slot)
+                .unwrap_or(usize::MAX),
         }
     }
 
@@ -239,7 +240,8 @@ impl Dispatcher {
     pub fn release(&self, slot: usize) {
         let mut state = self.state();
         loop {
-            let Some(at) = Self::next_holder(&mut state, slot, self.size * PASSED_OVER_LIMIT) else {
+            let Some(at) = Self::next_holder(&mut state, slot, self.size * PASSED_OVER_LIMIT)
+            else {
                 state.idle[slot] = true;
                 return;
             };

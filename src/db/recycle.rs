@@ -143,7 +143,9 @@ impl ConnLife {
 
     /// Whether the connection should be replaced, and why.
     pub fn due(&self, settings: &RecycleSettings, now: Instant) -> Option<Reason> {
-        let budget = settings.max_backend_bytes.map(|max| (max as f64 * self.share) as u64);
+        let budget = settings
+            .max_backend_bytes
+            .map(|max| (max as f64 * self.share) as u64);
         if let (Some(budget), Some(memory)) = (budget, self.memory) {
             if memory >= budget {
                 return Some(Reason::Memory);
@@ -300,7 +302,10 @@ mod tests {
         assert!(life.reading_due(&settings));
         // Its budget is three quarters of 32 MiB: 24 MiB.
         life.read_memory(23 << 20);
-        assert!(!life.reading_due(&settings), "read: due again after more schools");
+        assert!(
+            !life.reading_due(&settings),
+            "read: due again after more schools"
+        );
         assert_eq!(life.due(&settings, now), None);
         life.read_memory(25 << 20);
         assert_eq!(life.due(&settings, now), Some(Reason::Memory));

@@ -131,7 +131,11 @@ fn a_waiter_passed_over_four_times_the_pool_size_gets_the_next_one() {
     }
     let (_, mut next) = queue(&dispatcher, Some(b));
     dispatcher.release(1);
-    assert_eq!(starved.try_recv(), Ok(1), "passed over {limit} times: its turn");
+    assert_eq!(
+        starved.try_recv(),
+        Ok(1),
+        "passed over {limit} times: its turn"
+    );
     assert!(next.try_recv().is_err());
 }
 
