@@ -127,9 +127,10 @@ impl ConnLife {
             && self.schools.len() >= self.schools_at_reading + MEASURE_EVERY
     }
 
-    /// What the backend's memory was read to be.
-    pub fn read_memory(&mut self, bytes: u64) {
-        self.memory = Some(bytes);
+    /// What the backend's memory was read to be (`None`: the read failed; the next is
+    /// due after as many new schools again, not at every unit of work).
+    pub fn read_memory(&mut self, bytes: Option<u64>) {
+        self.memory = bytes.or(self.memory);
         self.schools_at_reading = self.schools.len();
     }
 
@@ -301,13 +302,13 @@ mod tests {
         life.served(Some(1_000));
         assert!(life.reading_due(&settings));
         // Its budget is three quarters of 32 MiB: 24 MiB.
-        life.read_memory(23 << 20);
+        life.read_memory(Some(23 << 20));
         assert!(
             !life.reading_due(&settings),
             "read: due again after more schools"
         );
         assert_eq!(life.due(&settings, now), None);
-        life.read_memory(25 << 20);
+        life.read_memory(Some(25 << 20));
         assert_eq!(life.due(&settings, now), Some(Reason::Memory));
     }
 }

@@ -208,11 +208,11 @@ impl Slots {
     pub(crate) fn measure(&self, mut conn: PgConn, ticket: SlotTicket) {
         use diesel::{RunQueryDsl, dsl::sql, sql_types::BigInt};
         let query = "(SELECT coalesce(sum(total_bytes), 0)::int8 FROM pg_backend_memory_contexts)";
-        match diesel::select(sql::<BigInt>(query)).get_result::<i64>(&mut conn.conn) {
+        let bytes = match diesel::select(sql::<BigInt>(query)).get_result::<i64>(&mut conn.conn) {
             Ok(bytes) => {
                 let bytes = u64::try_from(bytes).unwrap_or(0);
-                self.slot(ticket.slot).life.read_memory(bytes);
                 metrics::pool_connection_memory(ticket.slot, bytes);
+                Some(bytes)
             }
             Err(diesel::result::Error::DatabaseError(_, info))
                 if info.message().contains("permission denied") =>
@@ -223,9 +223,14 @@ impl Slots {
                      pg_backend_memory_contexts (grant it pg_read_all_stats; see \
                      docs/scale-out.md)"
                 );
+                None
             }
-            Err(err) => log::warn!("could not read a pooled backend's memory: {err}"),
-        }
+            Err(err) => {
+                log::warn!("could not read a pooled backend's memory: {err}");
+                None
+            }
+        };
+        self.slot(ticket.slot).life.read_memory(bytes);
         self.store(&ticket, conn);
     }
 
