@@ -81,8 +81,8 @@ pub struct Config {
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
     pub archive_signing_key: Option<Secret>,
-    /// `DB_POOL_HOMES`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_LIFETIME_SECS`,
-    /// `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
+    /// `DB_POOL_HOMES`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_BACKEND_MIB`,
+    /// `DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
     /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
     pub db_pool_affinity: AffinitySettings,
     /// Change events and their webhooks.
@@ -390,6 +390,11 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
                 recycling.max_schools.map(|n| n as u64),
             )?
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            max_backend_bytes: limit(
+                "DB_POOL_MAX_BACKEND_MIB",
+                recycling.max_backend_bytes.map(|bytes| bytes >> 20),
+            )?
+            .map(|mib| mib.saturating_mul(1 << 20)),
             idle_timeout: secs("DB_POOL_IDLE_TIMEOUT_SECS", recycling.idle_timeout)?,
         },
     })

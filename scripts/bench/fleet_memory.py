@@ -3,6 +3,8 @@ the backends' anonymous memory, and the summary.
 
   fleet_memory.py prepare --port P --schools N --password PW --threads T --out DIR
   fleet_memory.py memory --db NAME --admin-url URL      (one line: n median_mib max_mib)
+  fleet_memory.py pool < METRICS        (one line: schools per connection median max, % borrowed,
+                                        connections recycled)
   fleet_memory.py summary FILE...                      (the runs' rows, medians per variant)
 """
 import argparse
@@ -111,18 +113,36 @@ def memory(args):
     print(f"{len(mib)} {statistics.median(mib):.1f} {max(mib):.1f}")
 
 
+def pool(_args):
+    """From the server's /metrics: distinct schools per pooled connection (median, max),
+    the share of placements that borrowed, and the connections recycled so far."""
+    schools, placements, recycled = [], {}, 0
+    for line in sys.stdin:
+        if line.startswith("db_pool_connection_schools{"):
+            schools.append(float(line.split()[-1]))
+        elif line.startswith("db_pool_placements_total{"):
+            kind = "home" if 'connection="home"' in line else "borrowed"
+            placements[kind] = float(line.split()[-1])
+        elif line.startswith("db_pool_connections_recycled_total{"):
+            recycled += float(line.split()[-1])
+    total = sum(placements.values()) or 1
+    median = statistics.median(schools) if schools else 0
+    print(f"{median:.0f} {max(schools, default=0):.0f} {100 * placements.get('borrowed', 0) / total:.1f} {recycled:.0f}")
+
+
 def summary(args):
     """Rows `variant run pass backends median_mib max_mib req_s p99_ms errors`: per variant,
     the median over runs of each pass's figures."""
     rows = [line.split() for path in args.files for line in open(path) if line.strip()]
     variants = sorted({r[0] for r in rows}, key=lambda v: (v != "before", v))
-    print(f"{'variant':8} {'pass':>4} {'median MiB':>10} {'max MiB':>8} {'req/s':>7} {'p99 ms':>7} {'errors':>6}  (medians of {len({r[1] for r in rows})} runs)")
+    print(f"{'variant':8} {'pass':>4} {'median MiB':>10} {'max MiB':>8} {'req/s':>7} {'p99 ms':>7} {'errors':>6} {'schools/conn':>12} {'borrowed %':>10} {'recycled':>8}  (medians of {len({r[1] for r in rows})} runs)")
     for variant in variants:
         passes = sorted({int(r[2]) for r in rows if r[0] == variant})
         for p in passes:
             mine = [r for r in rows if r[0] == variant and int(r[2]) == p]
             med = lambda i: statistics.median(float(r[i]) for r in mine)
-            print(f"{variant:8} {p:>4} {med(4):>10.1f} {med(5):>8.1f} {med(6):>7.0f} {med(7):>7.1f} {int(max(float(r[8]) for r in mine)):>6}")
+            pool = f"{med(9):>5.0f} / {med(10):<4.0f} {med(11):>10.1f} {med(12):>8.0f}" if all(len(r) > 12 for r in mine) else ""
+            print(f"{variant:8} {p:>4} {med(4):>10.1f} {med(5):>8.1f} {med(6):>7.0f} {med(7):>7.1f} {int(max(float(r[8]) for r in mine)):>6} {pool}")
 
 
 def main():
@@ -137,10 +157,11 @@ def main():
     m = sub.add_parser("memory")
     m.add_argument("--db", required=True)
     m.add_argument("--admin-url", required=True)
+    sub.add_parser("pool")
     s = sub.add_parser("summary")
     s.add_argument("files", nargs="+")
     args = parser.parse_args()
-    {"prepare": prepare, "memory": memory, "summary": summary}[args.command](args)
+    {"prepare": prepare, "memory": memory, "pool": pool, "summary": summary}[args.command](args)
 
 
 if __name__ == "__main__":

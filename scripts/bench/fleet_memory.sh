@@ -5,17 +5,28 @@
 # exams, an exam's marks, attendance) round robin, FLEET_PASSES passes over every school.
 # After each pass: the pool's backends' Pss_Anon (median, max), the pass's throughput and
 # p99. Two variants, alternating, FLEET_RUNS times each:
-#   before: DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 (any connection serves any school);
-#   after:  the defaults (one home connection per school, recycling after
-#           DB_POOL_MAX_SCHOOLS distinct schools);
-#   capped: (only when named in FLEET_VARIANTS) the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP.
+#   before: DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 (any connection
+#           serves any school, never recycled);
+#   after:  the defaults (one home connection per school, recycling at
+#           DB_POOL_MAX_BACKEND_MIB of backend memory or DB_POOL_MAX_SCHOOLS schools);
+# and, only when named in FLEET_VARIANTS:
+#   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
+#   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
+#   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
+#   pgbouncer: the server in transaction mode behind a PgBouncer (pool of the server's
+#           size) whose server_lifetime is FLEET_SERVER_LIFETIME s (default 60): what
+#           bounds PostgreSQL's backends there (their Pss_Anon is what is measured).
+# Each row also gives the pool's distinct schools per connection (median, max, from
+# /metrics) and the share of units of work that borrowed a connection not their home.
 # The summary gives medians over runs; the machine's load average is printed with it,
 # since other work on the machine moves throughput and latency (not memory).
 # The database is provisioned with `tenant create-many --jobs` (FLEET_JOBS) and dropped at
-# the end unless FLEET_KEEP_DB=1 (then a later run reuses it). FLEET_BIN: another build.
+# the end unless FLEET_KEEP_DB=1 (then a later run reuses it; FLEET_DB names it). FLEET_BIN:
+# another build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/pg.sh
+source scripts/pgbouncer.sh
 pg_ensure
 
 SCHOOLS="${FLEET_SCHOOLS:-2000}"
@@ -26,7 +37,7 @@ JOBS="${FLEET_JOBS:-4}"
 VARIANTS="${FLEET_VARIANTS:-before after}"
 PORT="${FLEET_PORT:-18090}"
 PASSWORD="fleet-password"
-db="school_fleet_memory_$SCHOOLS"
+db="${FLEET_DB:-school_fleet_memory_$SCHOOLS}"
 out="${FLEET_OUT:-target/fleet-memory}"
 
 need_command wrk
@@ -42,6 +53,7 @@ rm -f "$out"/run-*.txt
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  pgbouncer_stop
   if [ "${FLEET_KEEP_DB:-0}" != 1 ]; then
     psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   fi
@@ -64,6 +76,8 @@ if [ "$(schools_there)" != "$SCHOOLS" ]; then
     --teacher-password "$PASSWORD" --jobs "$JOBS" >/dev/null
   echo "provisioned in $(( $(date +%s) - start )) s"
 fi
+# FLEET_SEED=0 skips the seeding below (and its checkpoint) for a database seeded before.
+if [ "${FLEET_SEED:-1}" = 1 ]; then
 # What the five reads find in every school: a session, an exam with 20 marks, 20 students
 # with a day's attendance, which teachers may read (fixed ids: one wrk script for all).
 psql -q -v ON_ERROR_STOP=1 "$DATABASE_URL" <<'SQL'
@@ -98,6 +112,7 @@ END LOOP;
 END $$;
 SQL
 psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
+fi
 
 start_server() { # env assignments...
   env "$@" "$bin" serve &
@@ -125,9 +140,18 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
     case "$variant" in
-      before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 ;;
+      before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       after) start_server ;;
+      homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;
+      budget) start_server DB_POOL_MAX_BACKEND_MIB="${FLEET_BUDGET:-32}" ;;
+      pgbouncer)
+        settings="$out/pgbouncer-settings.ini"
+        { cat scripts/pgbouncer-settings.ini
+          echo "server_lifetime = ${FLEET_SERVER_LIFETIME:-60}"; } > "$settings"
+        PGBOUNCER_POOL_SIZE=$(( $(nproc) * 2 + 2 )) PGBOUNCER_SETTINGS="$PWD/$settings" pgbouncer_start
+        start_server DB_POOL_MODE=transaction DATABASE_URL="$PGBOUNCER_URL/$db" \
+          DATABASE_LISTEN_URL="$DATABASE_URL" ;;
       *) echo "unknown variant $variant" >&2; exit 2 ;;
     esac
     for pass in $(seq 1 "$PASSES"); do
@@ -144,13 +168,15 @@ for run in $(seq 1 "$RUNS"); do
       wait "$wrk_pid" || true
       load=$(python3 scripts/bench/parse_wrk.py pass "$out/wrk.out" | awk '{print $2, $4, $5}')
       mem=$(python3 scripts/bench/fleet_memory.py memory --db "$db" --admin-url "$(pg_admin_url)")
-      row="$variant $run $pass $mem $load"
+      pool=$(curl -s "http://127.0.0.1:$PORT/metrics/" | python3 scripts/bench/fleet_memory.py pool)
+      row="$variant $run $pass $mem $load $pool"
       echo "$row" | tee -a "$out/run-$run.txt"
     done
     stop_server
+    pgbouncer_stop
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$RUNS" -gt 0 ] || exit 0
-echo "== columns: variant pass backends' Pss_Anon median/max, the pass's req/s and p99"
+echo "== columns: variant pass backends' Pss_Anon median/max, the pass's req/s and p99; schools per connection, borrowed share"
 python3 scripts/bench/fleet_memory.py summary "$out"/run-*.txt | tee "$out/summary.txt"

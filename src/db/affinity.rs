@@ -11,16 +11,22 @@
 //! `n + 1` connections moves only the schools whose top ranks the new slot enters, about
 //! `homes / (n + 1)` of them.
 //!
-//! The rule:
+//! The rule: a school's work stays on its homes, unless another connection would
+//! otherwise sit idle with nobody of its own waiting.
 //! - a unit of work that arrives while one of its homes is idle takes it; when only other
 //!   connections are idle it waits up to [`BORROW_AFTER`] for a home to come back, then
 //!   borrows the first idle one in its school's ranking. (Borrowing at once spread each
 //!   school over most connections whenever the pool was not saturated: see
-//!   docs/performance.md, "Fleet memory".);
+//!   docs/performance.md, "Fleet memory".)
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
-//!   when it is nobody's home, to the oldest waiting unit of work (a borrow). A waiter that
-//!   has seen `size` connections go to younger waiters gets the next one whatever it is, so
-//!   nobody waits for long behind its own busy homes.
+//!   when it is nobody's home, to the waiter that ranks it highest (the oldest of those), so
+//!   a school that borrows borrows its next choices, the same few connections every time,
+//!   not whichever one happens to come back.
+//! - a waiter that has seen [`PASSED_OVER_LIMIT`] times the pool's size of connections go to
+//!   younger waiters gets the next one whatever it is, so nobody waits for long behind its
+//!   own busy homes. (A limit of once the pool's size made about a third of all units of
+//!   work borrow under saturation, every school reaching most connections within a few
+//!   passes; four times keeps the borrowing to the imbalance of the moment.)
 //!
 //! Platform work (no school) has every connection as home. `homes == 0` switches affinity
 //! off: every connection is everyone's home, and waiters are served in arrival order.
@@ -39,6 +45,10 @@ use crate::{db::schema_name::SchemaName, observability::metrics};
 /// How long a unit of work whose homes are busy waits for one before it borrows an idle
 /// connection: about one short unit of work, so a home usually comes back in time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
+
+/// How many times the pool's size a waiter may be passed over by younger waiters taking
+/// their homes before it gets the next connection, home or not.
+pub const PASSED_OVER_LIMIT: usize = 4;
 
 /// A school's key for hashing: stable for the life of the build.
 pub fn school_key(school: &SchemaName) -> u64 {
@@ -77,6 +87,17 @@ impl Preference {
         match self {
             Self::Any => true,
             Self::School { ranking, homes } => ranking[..*homes].contains(&slot),
+        }
+    }
+
+    /// Where `slot` stands in this order of preference (0: first).
+    fn rank_of(&self, slot: usize) -> usize {
+        match self {
+            Self::Any => 0,
+            Self::School { ranking, .. } => ranking
+                .iter()
+                .position(|&s| s == slot)
+                .unwrap_or(usize::MAX),
         }
     }
 
@@ -219,7 +240,8 @@ impl Dispatcher {
     pub fn release(&self, slot: usize) {
         let mut state = self.state();
         loop {
-            let Some(at) = Self::next_holder(&mut state, slot, self.size) else {
+            let Some(at) = Self::next_holder(&mut state, slot, self.size * PASSED_OVER_LIMIT)
+            else {
                 state.idle[slot] = true;
                 return;
             };
@@ -233,7 +255,8 @@ impl Dispatcher {
     }
 
     /// Which waiter gets `slot`: the oldest one passed over `limit` times, else the oldest
-    /// whose home it is (those older than it are passed over once more), else the oldest.
+    /// whose home it is, else the one that ranks it highest (the oldest of those). Waiters
+    /// older than the one chosen are passed over once more.
     fn next_holder(state: &mut State, slot: usize, limit: usize) -> Option<usize> {
         let oldest = state.waiters.front()?;
         if oldest.passed_over >= limit {
@@ -243,15 +266,18 @@ impl Dispatcher {
             .waiters
             .iter()
             .position(|waiter| waiter.preference.is_home(slot));
-        match home_of {
-            Some(at) => {
-                for older in state.waiters.iter_mut().take(at) {
-                    older.passed_over += 1;
-                }
-                Some(at)
-            }
-            None => Some(0),
+        let at = home_of.unwrap_or_else(|| {
+            let ranks = state.waiters.iter().map(|w| w.preference.rank_of(slot));
+            // `min_by_key` keeps the first of equals: the oldest.
+            ranks
+                .enumerate()
+                .min_by_key(|&(_, rank)| rank)
+                .map_or(0, |(at, _)| at)
+        });
+        for older in state.waiters.iter_mut().take(at) {
+            older.passed_over += 1;
         }
+        Some(at)
     }
 
     /// Slots idle now.

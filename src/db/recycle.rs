@@ -1,13 +1,19 @@
 //! When a pooled connection is replaced, and the thread that replaces it.
 //!
-//! A backend's caches only grow (see `db::affinity`): a connection is replaced once it has
-//! served `max_schools` distinct schools or lived `max_lifetime`, whichever comes first.
-//! Replacing happens off the request path: the connection that is due keeps serving
-//! while the recycler thread opens its successor, which takes over at the slot's next
-//! checkout; the old one is closed by the recycler too. One replacement is opened at a
-//! time, and every connection's lifetime is drawn between three quarters of
-//! `max_lifetime` and all of it, so connections opened together are not all replaced
-//! together. Connections idle for `idle_timeout` are closed (reopened on next use).
+//! A backend's caches only grow (see `db::affinity`): a connection is replaced once its
+//! backend holds `max_backend_bytes` of its own memory, has served `max_schools` distinct
+//! schools, or has lived `max_lifetime`, whichever comes first. The memory is what the
+//! backend says of itself (`pg_backend_memory_contexts`), read by the recycler thread
+//! after every [`MEASURE_EVERY`] new schools the connection serves, while the slot is
+//! still held but the request already answered: the cost of a school differs with what
+//! its users read (about 50 KB to several hundred), so a byte budget bounds what a count
+//! cannot. Replacing happens off the request path too: the connection that is due keeps
+//! serving while the recycler opens its successor, which takes over at the slot's next
+//! checkout; the old one is closed by the recycler. One replacement is opened at a time,
+//! and each connection's lifetime and memory budget are drawn between three quarters of
+//! the maximum and all of it, so connections opened together, which with affinity grow
+//! alike, are not replaced together. Connections idle for `idle_timeout` are closed
+//! (reopened on next use).
 
 use std::{
     collections::HashSet,
@@ -17,16 +23,25 @@ use std::{
 
 use rand::Rng;
 
-use crate::db::{pool::PgConn, slots::Slots};
+use crate::db::{
+    pool::PgConn,
+    slots::{SlotTicket, Slots},
+};
 
 /// How long pooled connections live (`DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_MAX_SCHOOLS`,
-/// `DB_POOL_IDLE_TIMEOUT_SECS`); `None`: no such limit.
+/// `DB_POOL_MAX_BACKEND_MIB`, `DB_POOL_IDLE_TIMEOUT_SECS`); `None`: no such limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecycleSettings {
     pub max_lifetime: Option<Duration>,
     pub max_schools: Option<usize>,
+    /// The backend's own memory (`pg_backend_memory_contexts`) past which it is replaced.
+    /// Session mode only: behind a transaction pooler the backend is PgBouncer's choice.
+    pub max_backend_bytes: Option<u64>,
     pub idle_timeout: Option<Duration>,
 }
+
+/// How many new schools a connection serves between two reads of its backend's memory.
+pub const MEASURE_EVERY: usize = 16;
 
 impl Default for RecycleSettings {
     /// Thirty and ten minutes are r2d2's defaults, which the pool had before. A school's
@@ -38,16 +53,21 @@ impl Default for RecycleSettings {
         Self {
             max_lifetime: Some(Duration::from_secs(30 * 60)),
             max_schools: Some(1_000),
+            max_backend_bytes: Some(DEFAULT_MAX_BACKEND_MIB << 20),
             idle_timeout: Some(Duration::from_secs(10 * 60)),
         }
     }
 }
+
+/// The default of `DB_POOL_MAX_BACKEND_MIB`.
+pub const DEFAULT_MAX_BACKEND_MIB: u64 = 48;
 
 /// Why a connection was replaced (the metric's label).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reason {
     Lifetime,
     Schools,
+    Memory,
 }
 
 impl Reason {
@@ -55,6 +75,7 @@ impl Reason {
         match self {
             Self::Lifetime => "lifetime",
             Self::Schools => "schools",
+            Self::Memory => "memory",
         }
     }
 }
@@ -63,8 +84,13 @@ impl Reason {
 #[derive(Debug)]
 pub struct ConnLife {
     opened: Instant,
-    /// This connection's own lifetime: `max_lifetime` scaled by a factor in [0.75, 1].
+    /// This connection's share of the maxima, in [0.75, 1].
+    share: f64,
+    /// This connection's own lifetime: `max_lifetime` scaled by its share.
     lifetime: Option<Duration>,
+    /// Its backend's memory at the last read, and how many schools it had served then.
+    memory: Option<u64>,
+    schools_at_reading: usize,
     /// The schools it has served, by `affinity::school_key`.
     schools: HashSet<u64>,
     last_used: Instant,
@@ -80,16 +106,32 @@ impl ConnLife {
         let now = Instant::now();
         Self {
             opened: now,
+            share,
             lifetime: settings.max_lifetime.map(|max| max.mul_f64(share)),
+            memory: None,
+            schools_at_reading: 0,
             schools: HashSet::new(),
             last_used: now,
         }
     }
 
-    pub fn served(&mut self, school: Option<u64>) {
-        if let Some(key) = school {
-            self.schools.insert(key);
-        }
+    /// Counts a unit of work for `school`; true when the school is new to the connection.
+    pub fn served(&mut self, school: Option<u64>) -> bool {
+        school.is_some_and(|key| self.schools.insert(key))
+    }
+
+    /// Whether the backend's memory should be read now: a budget is set, and the
+    /// connection has served [`MEASURE_EVERY`] new schools since the last reading.
+    pub fn reading_due(&self, settings: &RecycleSettings) -> bool {
+        settings.max_backend_bytes.is_some()
+            && self.schools.len() >= self.schools_at_reading + MEASURE_EVERY
+    }
+
+    /// What the backend's memory was read to be (`None`: the read failed; the next is
+    /// due after as many new schools again, not at every unit of work).
+    pub fn read_memory(&mut self, bytes: Option<u64>) {
+        self.memory = bytes.or(self.memory);
+        self.schools_at_reading = self.schools.len();
     }
 
     pub fn used(&mut self, now: Instant) {
@@ -102,6 +144,14 @@ impl ConnLife {
 
     /// Whether the connection should be replaced, and why.
     pub fn due(&self, settings: &RecycleSettings, now: Instant) -> Option<Reason> {
+        let budget = settings
+            .max_backend_bytes
+            .map(|max| (max as f64 * self.share) as u64);
+        if let (Some(budget), Some(memory)) = (budget, self.memory) {
+            if memory >= budget {
+                return Some(Reason::Memory);
+            }
+        }
         if settings
             .max_schools
             .is_some_and(|max| self.schools.len() >= max)
@@ -124,6 +174,9 @@ impl ConnLife {
 pub enum Job {
     /// Open a successor for the connection in this slot.
     Replace(usize),
+    /// Read the backend memory of this connection, whose slot the ticket still holds,
+    /// then put it back.
+    Measure(Box<PgConn>, SlotTicket),
     /// Close a connection that is no longer used.
     Close(Box<PgConn>),
 }
@@ -139,6 +192,10 @@ pub fn spawn(slots: Weak<Slots>, jobs: mpsc::Receiver<Job>) {
             loop {
                 match jobs.recv_timeout(SWEEP_EVERY) {
                     Ok(Job::Close(conn)) => drop(conn),
+                    Ok(Job::Measure(conn, ticket)) => {
+                        let slots = ticket.slots().clone();
+                        slots.measure(*conn, ticket);
+                    }
                     Ok(Job::Replace(slot)) => match slots.upgrade() {
                         Some(slots) => slots.open_successor(slot),
                         None => return,
@@ -160,12 +217,13 @@ pub fn spawn(slots: Weak<Slots>, jobs: mpsc::Receiver<Job>) {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::{ConnLife, Reason, RecycleSettings};
+    use super::{ConnLife, MEASURE_EVERY, Reason, RecycleSettings};
 
     fn settings(schools: usize, lifetime_secs: u64) -> RecycleSettings {
         RecycleSettings {
             max_lifetime: Some(Duration::from_secs(lifetime_secs)),
             max_schools: Some(schools),
+            max_backend_bytes: Some(32 << 20),
             idle_timeout: Some(Duration::from_secs(60)),
         }
     }
@@ -218,12 +276,39 @@ mod tests {
         let settings = RecycleSettings {
             max_lifetime: None,
             max_schools: None,
+            max_backend_bytes: None,
             idle_timeout: None,
         };
         let mut life = ConnLife::new(&settings);
-        (0..10_000).for_each(|key| life.served(Some(key)));
+        (0..10_000).for_each(|key| {
+            life.served(Some(key));
+        });
+        assert!(!life.reading_due(&settings));
         let later = Instant::now() + Duration::from_secs(1_000_000);
         assert_eq!(life.due(&settings, later), None);
         assert!(!life.idle_too_long(&settings, later));
+    }
+
+    #[test]
+    fn memory_is_read_every_few_new_schools_and_a_backend_over_its_budget_is_due() {
+        let settings = settings(1000, 3600);
+        let mut life = ConnLife::with_share(&settings, 0.75);
+        let now = Instant::now();
+        for key in 0..MEASURE_EVERY as u64 - 1 {
+            assert!(life.served(Some(key)), "new school {key}");
+            assert!(!life.served(Some(key)), "not new twice");
+        }
+        assert!(!life.reading_due(&settings));
+        life.served(Some(1_000));
+        assert!(life.reading_due(&settings));
+        // Its budget is three quarters of 32 MiB: 24 MiB.
+        life.read_memory(Some(23 << 20));
+        assert!(
+            !life.reading_due(&settings),
+            "read: due again after more schools"
+        );
+        assert_eq!(life.due(&settings, now), None);
+        life.read_memory(Some(25 << 20));
+        assert_eq!(life.due(&settings, now), Some(Reason::Memory));
     }
 }

@@ -7,7 +7,11 @@
 
 use std::{
     ops::{Deref, DerefMut},
-    sync::{Arc, Mutex, MutexGuard, mpsc},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicBool, Ordering},
+        mpsc,
+    },
     time::{Duration, Instant},
 };
 
@@ -16,7 +20,7 @@ use tokio::sync::oneshot;
 use crate::{
     db::{
         affinity::{BORROW_AFTER, Claim, Dispatcher, Grant},
-        pool::{Connector, PgConn},
+        pool::{Connector, PgConn, PoolMode},
         recycle::{self, ConnLife, Job, Reason, RecycleSettings},
     },
     error::{ApiError, ApiResult},
@@ -39,6 +43,9 @@ pub struct Slots {
     recycling: RecycleSettings,
     /// To the recycler thread.
     jobs: Mutex<mpsc::Sender<Job>>,
+    /// Backends' memory can be read (a budget is set, and the role may read
+    /// `pg_backend_memory_contexts`: cleared at the first refusal).
+    measuring: AtomicBool,
 }
 
 impl Slots {
@@ -63,6 +70,7 @@ impl Slots {
                 .collect(),
             dispatcher: Dispatcher::new(size, homes),
             connector,
+            measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
             recycling,
             jobs: Mutex::new(jobs),
         });
@@ -155,7 +163,9 @@ impl Slots {
                 conn
             }
         };
-        slot.life.served(school);
+        if slot.life.served(school) {
+            metrics::pool_connection_schools(ticket.slot, slot.life.schools());
+        }
         drop(slot);
         Ok(PooledConn {
             conn: Some(conn),
@@ -163,21 +173,65 @@ impl Slots {
         })
     }
 
-    /// A unit of work is done with `conn`: back into its slot unless broken; a successor
-    /// is asked for when the connection is due.
-    fn put_back(&self, slot_index: usize, mut conn: PgConn) {
+    /// A unit of work is done with `conn`: back into its slot unless broken (then the
+    /// ticket frees the slot); a successor is asked for when the connection is due. When
+    /// its backend's memory is to be read, the recycler does that first, holding the slot
+    /// meanwhile, so the request that used it is not kept waiting.
+    fn put_back(&self, ticket: SlotTicket, conn: PgConn) {
+        if self.measuring.load(Ordering::Relaxed) && conn.mode == PoolMode::Session {
+            let reading_due = self.slot(ticket.slot).life.reading_due(&self.recycling);
+            if reading_due && !conn.broken {
+                self.send(Job::Measure(Box::new(conn), ticket));
+                return;
+            }
+        }
+        self.store(&ticket, conn);
+    }
+
+    fn store(&self, ticket: &SlotTicket, mut conn: PgConn) {
         if conn.broken || diesel::r2d2::R2D2Connection::is_broken(&mut conn.conn) {
             return;
         }
         let now = Instant::now();
-        let mut slot = self.slot(slot_index);
+        let mut slot = self.slot(ticket.slot);
         slot.life.used(now);
         slot.conn = Some(conn);
         if !slot.replacing && slot.life.due(&self.recycling, now).is_some() {
             slot.replacing = true;
             drop(slot);
-            self.send(Job::Replace(slot_index));
+            self.send(Job::Replace(ticket.slot));
         }
+    }
+
+    /// The recycler's part: reads the memory of `conn`'s backend, then puts it back into
+    /// the slot `ticket` holds (and frees the slot).
+    pub(crate) fn measure(&self, mut conn: PgConn, ticket: SlotTicket) {
+        use diesel::{RunQueryDsl, dsl::sql, sql_types::BigInt};
+        let query = "(SELECT coalesce(sum(total_bytes), 0)::int8 FROM pg_backend_memory_contexts)";
+        let bytes = match diesel::select(sql::<BigInt>(query)).get_result::<i64>(&mut conn.conn) {
+            Ok(bytes) => {
+                let bytes = u64::try_from(bytes).unwrap_or(0);
+                metrics::pool_connection_memory(ticket.slot, bytes);
+                Some(bytes)
+            }
+            Err(diesel::result::Error::DatabaseError(_, info))
+                if info.message().contains("permission denied") =>
+            {
+                self.measuring.store(false, Ordering::Relaxed);
+                log::warn!(
+                    "DB_POOL_MAX_BACKEND_MIB is not applied: this role may not read \
+                     pg_backend_memory_contexts (grant it pg_read_all_stats; see \
+                     docs/scale-out.md)"
+                );
+                None
+            }
+            Err(err) => {
+                log::warn!("could not read a pooled backend's memory: {err}");
+                None
+            }
+        };
+        self.slot(ticket.slot).life.read_memory(bytes);
+        self.store(&ticket, conn);
     }
 
     /// The recycler's part: opens a successor for `slot_index` (one at a time: the
@@ -309,8 +363,7 @@ impl Drop for PooledConn {
     /// The connection goes back before the slot is freed, so its next holder finds it.
     fn drop(&mut self) {
         if let (Some(conn), Some(ticket)) = (self.conn.take(), self.ticket.take()) {
-            ticket.slots.put_back(ticket.slot, conn);
-            drop(ticket);
+            ticket.slots.clone().put_back(ticket, conn);
         }
     }
 }

@@ -33,6 +33,8 @@ pub const SCHOOLS_PROVISIONED: &str = "schools_provisioned_total";
 pub const SCHOOLS: &str = "schools";
 pub const POOL_PLACEMENTS: &str = "db_pool_placements_total";
 pub const POOL_RECYCLED: &str = "db_pool_connections_recycled_total";
+pub const POOL_CONNECTION_SCHOOLS: &str = "db_pool_connection_schools";
+pub const POOL_CONNECTION_MEMORY: &str = "db_pool_connection_memory_bytes";
 pub const WEBHOOK_DELIVERIES: &str = "webhook_deliveries_total";
 pub const WEBHOOK_LAG: &str = "webhook_delivery_lag_seconds";
 pub const WEBHOOKS_DISABLED: &str = "webhooks_disabled_total";
@@ -100,7 +102,16 @@ fn describe() {
     );
     describe_counter!(
         POOL_RECYCLED,
-        "Pooled connections replaced by a fresh one, by reason (lifetime, schools: DB_POOL_MAX_SCHOOLS distinct schools served)"
+        "Pooled connections replaced by a fresh one, by reason (lifetime, schools: DB_POOL_MAX_SCHOOLS distinct schools served, memory: DB_POOL_MAX_BACKEND_MIB reached)"
+    );
+    describe_gauge!(
+        POOL_CONNECTION_SCHOOLS,
+        "Distinct schools the connection in each pool slot has served since it opened"
+    );
+    describe_gauge!(
+        POOL_CONNECTION_MEMORY,
+        Unit::Bytes,
+        "The PostgreSQL backend's own memory (pg_backend_memory_contexts) of each pool slot's connection, at its last check"
     );
     describe_counter!(
         CACHE_LOOKUPS,
@@ -265,7 +276,17 @@ pub fn pool_placement(home: bool) {
     counter!(POOL_PLACEMENTS, "connection" => if home { "home" } else { "borrowed" }).increment(1);
 }
 
-/// A pooled connection was replaced by its successor (`reason`: lifetime or schools).
+/// The connection in pool slot `slot` has served `schools` distinct schools so far.
+pub fn pool_connection_schools(slot: usize, schools: usize) {
+    gauge!(POOL_CONNECTION_SCHOOLS, "slot" => slot.to_string()).set(schools as f64);
+}
+
+/// The backend of the connection in pool slot `slot` holds `bytes` of its own memory.
+pub fn pool_connection_memory(slot: usize, bytes: u64) {
+    gauge!(POOL_CONNECTION_MEMORY, "slot" => slot.to_string()).set(bytes as f64);
+}
+
+/// A pooled connection was replaced by its successor (`reason`: lifetime, schools, memory).
 pub fn pool_connection_recycled(reason: &'static str) {
     counter!(POOL_RECYCLED, "reason" => reason).increment(1);
 }

@@ -77,14 +77,20 @@ async fn serve(pool: &Db, schools: &[TenantRef], passes: usize) -> HashMap<i32, 
 }
 
 fn pool(url: &str, homes: usize, max_schools: Option<usize>) -> Db {
-    let settings = PoolSettings {
-        affinity: AffinitySettings {
-            homes,
-            recycling: RecycleSettings {
-                max_schools,
-                ..RecycleSettings::default()
-            },
+    pool_with(
+        url,
+        homes,
+        RecycleSettings {
+            max_schools,
+            max_backend_bytes: None,
+            ..RecycleSettings::default()
         },
+    )
+}
+
+fn pool_with(url: &str, homes: usize, recycling: RecycleSettings) -> Db {
+    let settings = PoolSettings {
+        affinity: AffinitySettings { homes, recycling },
         ..PoolSettings::new(POOL, Duration::from_secs(10))
     };
     Db::open(url, &settings)
@@ -134,4 +140,30 @@ async fn a_connection_past_its_school_limit_is_replaced_and_no_backend_grows_pas
     // The pool's own count of the current connections' schools is bounded the same way.
     let current = pool.schools_per_connection();
     assert!(current.iter().all(|&n| n <= cap + 8), "{current:?}");
+}
+
+#[tokio::test]
+async fn a_backend_past_its_memory_budget_is_replaced_and_one_within_it_is_kept() {
+    let (db, schools) = fleet().await;
+    // Every connection serves every school (no homes), so each meets 16 new schools and
+    // has its backend's memory read; a budget of 1 MiB is below any backend's.
+    let recycling = |mib: u64| RecycleSettings {
+        max_schools: None,
+        max_backend_bytes: Some(mib << 20),
+        ..RecycleSettings::default()
+    };
+    let small = pool_with(&db.url, 0, recycling(1));
+    let served = serve(&small, &schools, 6).await;
+    assert!(
+        served.len() > POOL as usize,
+        "over budget: connections were replaced ({} backends)",
+        served.len()
+    );
+    let ample = pool_with(&db.url, 0, recycling(1024));
+    let served = serve(&ample, &schools, 6).await;
+    assert!(
+        served.len() <= POOL as usize,
+        "within budget: none replaced ({} backends)",
+        served.len()
+    );
 }
