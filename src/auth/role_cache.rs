@@ -34,11 +34,7 @@ impl Default for RoleCache {
 
 impl RoleCache {
     /// The user's role names and permissions in the connection's school.
-    pub fn get_or_load(
-        &self,
-        conn: &mut TenantConn,
-        user_id: Uuid,
-    ) -> ApiResult<Grants> {
+    pub fn get_or_load(&self, conn: &mut TenantConn, user_id: Uuid) -> ApiResult<Grants> {
         let key = (conn.tenant().id, user_id);
         if let Some(hit) = self.0.get(&key) {
             return Ok(hit);
