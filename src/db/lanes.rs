@@ -122,13 +122,18 @@ impl Lanes {
         if let Some(slot) = dispatcher.borrow(id) {
             queued.id = None;
             self.start(slots, slot, &unit);
-        } else if tokio::time::timeout_at(deadline.into(), &mut answered)
-            .await
-            .is_err()
-            && dispatcher.cancel(id)
-        {
-            queued.id = None;
-            return Err(Missed::Timeout);
+        } else {
+            match tokio::time::timeout_at(deadline.into(), &mut answered).await {
+                Ok(answer) => {
+                    queued.id = None;
+                    return answer.map_err(|_| Missed::Failed);
+                }
+                Err(_) if dispatcher.cancel(id) => {
+                    queued.id = None;
+                    return Err(Missed::Timeout);
+                }
+                Err(_) => {}
+            }
         }
         // Granted (or answered) meanwhile: it runs to the end.
         queued.id = None;

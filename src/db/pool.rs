@@ -536,6 +536,20 @@ mod tests {
     }
 
     #[tokio::test(flavor = "current_thread")]
+    async fn a_unit_of_work_queued_past_the_borrowing_time_gets_the_slot_that_comes_back() {
+        let db = db(1);
+        let (held, _) = hold(&db, None).await;
+        let waiter = {
+            let db = db.clone();
+            tokio::spawn(async move { db.in_turn(None, |_, _| Ok(7)).await })
+        };
+        // Past BORROW_AFTER, with nothing idle to borrow, before the checkout timeout.
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        drop(held);
+        assert_eq!(waiter.await.expect("waiter").expect("answer"), 7);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
     async fn a_unit_of_work_runs_on_a_lane_not_on_the_executor() {
         let db = db(1);
         let executor = std::thread::current().id();
