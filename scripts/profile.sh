@@ -4,7 +4,9 @@
 # software clock: this machine has no hardware counters) samples the server; prints the
 # CPU time each process used during the load (server, PostgreSQL backends, wrk) and the
 # server's hottest functions, with the CPU and the context switches per request (the
-# server's threads, voluntary and not). Nothing here asserts a number; it exits 0.
+# server's threads, voluntary and not). PROFILE_ALLOCS=1 also counts the server's heap
+# allocations per request (scripts/profile/alloc_count.c, preloaded; it costs some CPU, so
+# take the CPU figures from a run without it). Nothing here asserts a number; it exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/pg.sh
@@ -40,7 +42,13 @@ export DB_POOL_SIZE=16 BIND_ADDR="127.0.0.1:$PORT"
 "$bin" migrate >/dev/null
 "$bin" tenant create-many --prefix bench --count 1 --teacher-password "$PASSWORD" >/dev/null
 "$bin" user create --tenant bench1 --email admin@bench1.test --password "$PASSWORD" --role admin >/dev/null
-"$bin" serve &
+preload=""
+if [ "${PROFILE_ALLOCS:-0}" = 1 ]; then
+  need_command cc
+  cc -O2 -shared -fPIC -o "$work/alloc_count.so" scripts/profile/alloc_count.c
+  preload="$work/alloc_count.so"
+fi
+ALLOC_COUNT_FILE="$work/allocs" LD_PRELOAD="$preload" "$bin" serve &
 server_pid=$!
 wait_ready "http://127.0.0.1:$PORT"
 python3 scripts/bench/setup.py --port "$PORT" --schools 1 --password "$PASSWORD" --out "$work" >/dev/null
@@ -63,9 +71,13 @@ server_before=$(ticks "/proc/$server_pid/stat")
 pg_before=$(ticks $(pg_stats))
 wrk_before=$(ticks "/proc/$wrk_pid/stat")
 switches_before=$(switches)
+# With PROFILE_ALLOCS=1 the server appends its allocations so far on SIGUSR2.
+mark_allocs() { if [ -n "$preload" ]; then kill -USR2 "$server_pid"; fi; }
+mark_allocs
 perf record -q -e cpu-clock -F 499 -g -p "$server_pid" -o "$work/perf.data" -- sleep "$SECONDS_UNDER_LOAD" 2>/dev/null
 server_used=$(( $(ticks "/proc/$server_pid/stat") - server_before ))
 switched=$(( $(switches) - switches_before ))
+mark_allocs
 pg_used=$(( $(ticks $(pg_stats)) - pg_before ))
 wrk_used=$(( $(ticks "/proc/$wrk_pid/stat") - wrk_before ))
 wait "$wrk_pid" || true
@@ -85,6 +97,11 @@ echo "== per request (${requests} requests in the window)"
 echo "server CPU     $(per_request "$server_used" "$tick_us") us"
 echo "postgres CPU   $(per_request "$pg_used" "$tick_us") us"
 echo "server context switches $(per_request "$switched" 1)"
+if [ -n "$preload" ]; then
+  sleep 0.2
+  allocated=$(awk 'NR == 1 {first = $1} {last = $1} END {print last - first}' "$work/allocs")
+  echo "server allocations $(per_request "$allocated" 1)"
+fi
 echo "load average   $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== server: hottest functions (self time)"
 perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null |

@@ -3,10 +3,10 @@
 //! `SchoolRequest` (here) and `SystemRequest` (`system_context`) read headers only (no I/O)
 //! when extracted. `SchoolRequest::run` then steps through the stages `request` lists:
 //! tenant selection, authentication and the tenant match, the school's pace and turn, and
-//! in one trip to the blocking pool on one pooled connection the permission check and the
+//! in one trip to a pooled connection's lane (`db::lanes`) the permission check and the
 //! handler's own database work. Checks happen in the order API.md section 2 fixes.
 
-use std::future::Ready;
+use std::{future::Ready, sync::Arc};
 
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, http::Method, web};
 use chrono::Utc;
@@ -85,7 +85,8 @@ pub enum Need {
 /// The authenticated party of a school request.
 #[derive(Debug, Clone)]
 pub enum Principal {
-    User(Box<User>),
+    /// Shared with the user cache: a cached user is not copied per request.
+    User(Arc<User>),
     ApiKey(ApiKeyRecord),
 }
 
@@ -93,7 +94,7 @@ pub enum Principal {
 pub struct Caller {
     pub tenant: TenantRef,
     pub principal: Principal,
-    pub roles: Vec<String>,
+    pub roles: Arc<[String]>,
     pub permissions: PermissionSet,
 }
 
@@ -188,7 +189,7 @@ impl FromRequest for SchoolRequest {
 
 /// Who a request authenticated as, before its roles are loaded.
 enum Authenticated {
-    User(User),
+    User(Arc<User>),
     Key(ApiKeyRecord),
 }
 
@@ -305,16 +306,19 @@ impl SchoolRequest {
 
     /// The token's user (from the cache, else one platform query), if it may still use the
     /// token and belongs to `tenant`.
-    async fn token_user(&self, claims: Claims, tenant: &TenantRef) -> ApiResult<User> {
+    async fn token_user(&self, claims: Claims, tenant: &TenantRef) -> ApiResult<Arc<User>> {
         let users = self.state.user_cache.clone();
         let user = match users.get(claims.sub) {
-            Some(user) => usable_token_user(Some(User::clone(&user)), &claims)?,
+            Some(user) if usable(&user, &claims) => user,
+            Some(_) => return Err(revoked()),
             None => {
                 let claims = claims.clone();
-                self.state
+                let user = self
+                    .state
                     .db
                     .run(move |conn| cached_token_user(conn, &users, &claims))
-                    .await?
+                    .await?;
+                Arc::new(user)
             }
         };
         if user.client_id != Some(tenant.id)
@@ -348,7 +352,7 @@ impl SchoolRequest {
     }
 
     /// Runs the request's stages (`request`): tenant, authenticate, pace, admit, then in
-    /// one blocking task on one pooled connection bound to the school, require and `work`.
+    /// one unit of work on a pooled connection bound to the school, require and `work`.
     pub async fn run<T, F>(self, need: Need, work: F) -> ApiResult<T>
     where
         F: FnOnce(&mut TenantConn, &Caller) -> ApiResult<T> + Send + 'static,
@@ -370,7 +374,8 @@ impl SchoolRequest {
         let role_cache = self.state.role_cache.clone();
         let task_tenant = tenant.clone();
         let reading = matches!(method, Method::GET | Method::HEAD);
-        let target = self.http.uri().to_string();
+        // Written out only for a disclosure (a copy of the request's URI is a reference).
+        let target = self.http.uri().clone();
         let state = self.state.clone();
         self.state
             .db
@@ -386,7 +391,7 @@ impl SchoolRequest {
                 let answer = work(conn, &caller)?;
                 if let Some(party) = outsider {
                     let disclosed = conn.reader().take_disclosed();
-                    let entries = disclosures_of(&party, &target, disclosed);
+                    let entries = disclosures_of(&party, &target.to_string(), disclosed);
                     state.disclosures.record(caller.tenant.clone(), entries);
                 }
                 Ok(answer)
@@ -400,7 +405,7 @@ enum Authenticate {
     Key(String),
 }
 
-/// Stage 6's first half, on the blocking pool: the authenticated caller's permissions in
+/// Stage 6's first half, on the connection's lane: the authenticated caller's permissions in
 /// this school (an API key's `last_used_at` is recorded here, once it is let in).
 fn caller_of(
     conn: &mut TenantConn,
@@ -410,7 +415,8 @@ fn caller_of(
 ) -> ApiResult<Caller> {
     match authenticated {
         Authenticated::User(user) => {
-            let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
+            let grants = role_cache.get_or_load(conn, user.id)?;
+            let (role_names, permissions) = (grants.roles, grants.permissions);
             if role_names.iter().any(|role| role == GUARDIAN_ROLE) {
                 // A guardian reads their children's records only, whatever else they hold.
                 let children = Guardians::children_of(conn, user.id)?;
@@ -418,7 +424,7 @@ fn caller_of(
             }
             Ok(Caller {
                 tenant,
-                principal: Principal::User(Box::new(user)),
+                principal: Principal::User(user),
                 roles: role_names,
                 permissions,
             })
@@ -433,7 +439,7 @@ fn caller_of(
             Ok(Caller {
                 tenant,
                 principal: Principal::ApiKey(record),
-                roles: Vec::new(),
+                roles: Arc::new([]),
                 permissions,
             })
         }
@@ -464,8 +470,14 @@ pub fn cached_token_user(
 
 /// `user` (the token's subject) if it is active and the token is of its current version.
 fn usable_token_user(user: Option<User>, claims: &Claims) -> ApiResult<User> {
-    user.filter(|user| user.is_active && user.token_version == claims.ver)
-        .ok_or(ApiError::TokenNotValid(
-            "the user is inactive or the token was revoked",
-        ))
+    user.filter(|user| usable(user, claims)).ok_or_else(revoked)
+}
+
+/// Whether `user` may still use a token with these claims.
+fn usable(user: &User, claims: &Claims) -> bool {
+    user.is_active && user.token_version == claims.ver
+}
+
+fn revoked() -> ApiError {
+    ApiError::TokenNotValid("the user is inactive or the token was revoked")
 }

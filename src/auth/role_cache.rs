@@ -3,6 +3,8 @@
 //! processes' through the `school_roles` NOTIFY that every role write sends
 //! (`roles::announce_change`; the change listener in `db::notify` forwards it).
 
+use std::sync::Arc;
+
 use uuid::Uuid;
 
 use crate::{
@@ -11,11 +13,18 @@ use crate::{
     tenancy::TenantConn,
 };
 
-/// A user's role names and what they grant, in one school.
-type Grants = (Vec<String>, PermissionSet);
+/// A user's role names and what they grant, in one school. A copy shares the names: a
+/// cache hit allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Grants {
+    pub roles: Arc<[String]>,
+    pub permissions: PermissionSet,
+    /// The school's schema name, for dropping a school's entries.
+    school: Arc<str>,
+}
 
-/// (schema name, user id) → grants.
-pub struct RoleCache(Cache<(String, Uuid), Grants>);
+/// (school id, user id) → grants.
+pub struct RoleCache(Cache<(Uuid, Uuid), Grants>);
 
 impl Default for RoleCache {
     fn default() -> Self {
@@ -25,24 +34,25 @@ impl Default for RoleCache {
 
 impl RoleCache {
     /// The user's role names and permissions in the connection's school.
-    pub fn get_or_load(
-        &self,
-        conn: &mut TenantConn,
-        user_id: Uuid,
-    ) -> ApiResult<(Vec<String>, PermissionSet)> {
-        let key = (conn.tenant().schema_name.as_str().to_owned(), user_id);
+    pub fn get_or_load(&self, conn: &mut TenantConn, user_id: Uuid) -> ApiResult<Grants> {
+        let key = (conn.tenant().id, user_id);
         if let Some(hit) = self.0.get(&key) {
             return Ok(hit);
         }
         let generation = self.0.generation();
-        let loaded = roles::for_user(conn, user_id)?;
+        let (roles, permissions) = roles::for_user(conn, user_id)?;
+        let loaded = Grants {
+            roles: roles.into(),
+            permissions,
+            school: conn.tenant().schema_name.as_str().into(),
+        };
         self.0.insert(generation, key, loaded.clone());
         Ok(loaded)
     }
 
     /// Drops what is cached for one school.
     pub fn invalidate_school(&self, schema: &str) {
-        self.0.retain(|(s, _), _| s != schema);
+        self.0.retain(|_, grants| &*grants.school != schema);
     }
 
     /// Drops everything.

@@ -114,6 +114,9 @@ impl Preference {
 pub enum Grant {
     Async(oneshot::Sender<usize>),
     Blocking(mpsc::SyncSender<usize>),
+    /// Queued work itself (`db::lanes`): called with the slot where it is released, under
+    /// the dispatcher's lock, so it only hands the work on (false: the work is gone).
+    Hand(Box<dyn FnOnce(usize) -> bool + Send>),
 }
 
 impl Grant {
@@ -122,6 +125,7 @@ impl Grant {
         match self {
             Self::Async(sender) => sender.send(slot).is_ok(),
             Self::Blocking(sender) => sender.try_send(slot).is_ok(),
+            Self::Hand(hand) => hand(slot),
         }
     }
 }

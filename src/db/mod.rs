@@ -2,6 +2,7 @@
 //! the school tables' is `school::schema`), platform models and the change listener.
 
 pub mod affinity;
+mod lanes;
 pub mod migrations;
 pub mod models;
 pub mod notify;

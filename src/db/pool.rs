@@ -19,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::{
     db::{
         affinity::school_key,
+        lanes::{Lanes, Missed},
         recycle::RecycleSettings,
         schema_name::SchemaName,
         slots::{SlotTicket, Slots},
@@ -233,13 +234,13 @@ pub struct Db {
     /// the pool. A school whose requests hold connections for long fills its own share and
     /// waits behind itself; the rest of the pool stays free for the other schools.
     school_turns: Arc<Turns<SchemaName>>,
+    /// A thread per connection, running the units of work granted its slot.
+    lanes: Arc<Lanes>,
     checkout_timeout: Duration,
 }
 
 /// A unit of work's turn at the pool: the right to one connection slot, chosen for its
-/// school (`db::affinity`). Async callers take one before they move to a blocking thread:
-/// at most as many units of work as there are connections then reach the pool, so none
-/// waits in its checkout. Waiting happens here instead, on the executor.
+/// school (`db::affinity`), held while the work runs on the slot's lane (`db::lanes`).
 pub(crate) struct Turn {
     /// The slot, until `checkout` takes the connection in it (which then frees the slot).
     ticket: std::sync::Mutex<Option<SlotTicket>>,
@@ -287,9 +288,11 @@ impl Db {
             mode: settings.mode,
             statement_timeout: settings.statement_timeout_setting().into(),
         };
+        let size = settings.size.max(1) as usize;
         Self {
+            lanes: Lanes::new(size),
             slots: Slots::new(
-                settings.size.max(1) as usize,
+                size,
                 settings.affinity.homes,
                 connector,
                 settings.affinity.recycling,
@@ -298,37 +301,6 @@ impl Db {
                 settings.per_school.clamp(1, settings.size.max(1)) as usize,
             )),
             checkout_timeout: settings.checkout_timeout,
-        }
-    }
-
-    /// Waits (at most the checkout timeout in all) for a turn at the pool; for work bound
-    /// to `school`, first (in arrival order) for one of that school's own turns.
-    pub(crate) async fn turn(&self, school: Option<&SchemaName>) -> ApiResult<Turn> {
-        let started = Instant::now();
-        let school_turns = school.map(|school| self.school_turns.of(school));
-        let key = school.map(school_key);
-        let taken = tokio::time::timeout(self.checkout_timeout, async {
-            let school_permit = match school_turns {
-                Some(turns) => Some(turns.acquire_owned().await.ok()?),
-                None => None,
-            };
-            let ticket = self.slots.take(key).await?;
-            Some((ticket, school_permit))
-        })
-        .await
-        .ok()
-        .flatten();
-        match taken {
-            Some((ticket, school_permit)) => Ok(Turn {
-                ticket: std::sync::Mutex::new(Some(ticket)),
-                _school_permit: school_permit,
-                school: key,
-                queued: started.elapsed(),
-            }),
-            None => {
-                metrics::pool_checkout(started.elapsed(), true);
-                Err(ApiError::ServiceUnavailable)
-            }
         }
     }
 
@@ -349,20 +321,57 @@ impl Db {
             .checkout(ticket, turn.and_then(|turn| turn.school))
     }
 
-    /// Runs `job` on the blocking thread pool once this unit of work has its turn at the
-    /// pool (and, for work bound to `school`, its school's turn): how every async caller
-    /// reaches the database.
+    /// Runs `job` on a connection's lane (`db::lanes`) once this unit of work has its turn
+    /// at the pool (and, for work bound to `school`, first its school's turn, in arrival
+    /// order on the executor): how every async caller reaches the database. Waits at most
+    /// the checkout timeout in all for both, then answers 503.
     pub(crate) async fn in_turn<T, F>(&self, school: Option<&SchemaName>, job: F) -> ApiResult<T>
     where
         F: FnOnce(&Db, &Turn) -> ApiResult<T> + Send + 'static,
         T: Send + 'static,
     {
-        let turn = self.turn(school).await?;
+        let started = Instant::now();
+        let deadline = started + self.checkout_timeout;
+        let school_permit = match school {
+            Some(school) => {
+                let turns = self.school_turns.of(school);
+                match tokio::time::timeout_at(deadline.into(), turns.acquire_owned()).await {
+                    Ok(Ok(permit)) => Some(permit),
+                    _ => return Err(self.missed_turn(started)),
+                }
+            }
+            None => None,
+        };
+        let key = school.map(school_key);
         let db = self.clone();
-        super::blocking(move || job(&db, &turn)).await?
+        // Work on a lane sees the runtime it came from, as on the blocking pool.
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let work = move |ticket| {
+            let _runtime = runtime.as_ref().map(tokio::runtime::Handle::enter);
+            let turn = Turn {
+                ticket: std::sync::Mutex::new(Some(ticket)),
+                _school_permit: school_permit,
+                school: key,
+                queued: started.elapsed(),
+            };
+            job(&db, &turn)
+        };
+        match self.lanes.run(&self.slots, key, deadline, work).await {
+            Ok(answer) => answer,
+            Err(Missed::Timeout) => Err(self.missed_turn(started)),
+            Err(Missed::Failed) => Err(ApiError::internal(anyhow::anyhow!(
+                "a unit of work failed on its database lane"
+            ))),
+        }
     }
 
-    /// Runs `work` on a pooled connection on the blocking thread pool. Use for platform
+    /// No turn came within the checkout timeout.
+    fn missed_turn(&self, started: Instant) -> ApiError {
+        metrics::pool_checkout(started.elapsed(), true);
+        ApiError::ServiceUnavailable
+    }
+
+    /// Runs `work` on a pooled connection on its lane (`db::lanes`). Use for platform
     /// (public schema) queries only: the connection is bound to no particular school.
     pub async fn run<T, F>(&self, work: F) -> ApiResult<T>
     where
@@ -441,12 +450,16 @@ pub(crate) fn mark_if_lost<T>(pooled: &mut PooledConn, result: &ApiResult<T>) {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use std::{sync::mpsc, time::Duration};
 
     use super::{Db, PoolSettings};
-    use crate::{db::schema_name::SchemaName, error::ApiError};
+    use crate::{
+        db::schema_name::SchemaName,
+        error::{ApiError, ApiResult},
+    };
 
-    /// No database is needed: the pool connects lazily.
+    /// No database is needed: the pool connects lazily, and these units of work never
+    /// check a connection out.
     fn db(size: u32) -> Db {
         Db::new(
             "postgres://nobody@127.0.0.1:1/none",
@@ -455,18 +468,43 @@ mod tests {
         )
     }
 
+    /// A unit of work (for `school`, or platform work) holding its turn until the returned
+    /// sender is dropped; returns once it runs.
+    async fn hold(
+        db: &Db,
+        school: Option<&SchemaName>,
+    ) -> (mpsc::Sender<()>, tokio::task::JoinHandle<ApiResult<()>>) {
+        let (release, released) = mpsc::channel::<()>();
+        let (started, has_started) = tokio::sync::oneshot::channel();
+        let (db, school) = (db.clone(), school.cloned());
+        let task = tokio::spawn(async move {
+            db.in_turn(school.as_ref(), move |_, _| {
+                let _ = started.send(());
+                let _ = released.recv();
+                Ok(())
+            })
+            .await
+        });
+        has_started.await.expect("the turn came");
+        (release, task)
+    }
+
+    async fn quick(db: &Db, school: Option<&SchemaName>) -> ApiResult<()> {
+        db.in_turn(school, |_, _| Ok(())).await
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn turns_are_as_many_as_connections_and_waiting_ends_in_503() {
         let db = db(2);
-        let first = db.turn(None).await.expect("first turn");
-        let _second = db.turn(None).await.expect("second turn");
+        let (first, _) = hold(&db, None).await;
+        let _second = hold(&db, None).await;
         assert!(matches!(
-            db.turn(None).await,
+            quick(&db, None).await,
             Err(ApiError::ServiceUnavailable)
         ));
         drop(first);
         assert!(
-            db.turn(None).await.is_ok(),
+            quick(&db, None).await.is_ok(),
             "a returned turn is handed out again"
         );
     }
@@ -474,14 +512,18 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn turns_are_handed_out_in_arrival_order() {
         let db = db(1);
-        let held = db.turn(None).await.expect("turn");
+        let (held, _) = hold(&db, None).await;
         let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut waiters = Vec::new();
         for n in 0..5 {
             let (db, order) = (db.clone(), order.clone());
             waiters.push(tokio::spawn(async move {
-                let _turn = db.turn(None).await.expect("turn");
-                order.lock().expect("order").push(n);
+                db.in_turn(None, move |_, _| {
+                    order.lock().expect("order").push(n);
+                    Ok(())
+                })
+                .await
+                .expect("turn");
             }));
             // Each waiter queues before the next one is spawned.
             tokio::task::yield_now().await;
@@ -491,6 +533,31 @@ mod tests {
             waiter.await.expect("waiter");
         }
         assert_eq!(*order.lock().expect("order"), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_unit_of_work_queued_past_the_borrowing_time_gets_the_slot_that_comes_back() {
+        let db = db(1);
+        let (held, _) = hold(&db, None).await;
+        let waiter = {
+            let db = db.clone();
+            tokio::spawn(async move { db.in_turn(None, |_, _| Ok(7)).await })
+        };
+        // Past BORROW_AFTER, with nothing idle to borrow, before the checkout timeout.
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        drop(held);
+        assert_eq!(waiter.await.expect("waiter").expect("answer"), 7);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_unit_of_work_runs_on_a_lane_not_on_the_executor() {
+        let db = db(1);
+        let executor = std::thread::current().id();
+        let lane = db
+            .in_turn(None, |_, _| Ok(std::thread::current().id()))
+            .await
+            .expect("turn");
+        assert_ne!(lane, executor);
     }
 
     fn school(name: &str) -> SchemaName {
@@ -505,29 +572,20 @@ mod tests {
         };
         let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
         let (busy, quiet) = (school("busy"), school("quiet"));
-        let _first = db
-            .turn(Some(&busy))
-            .await
-            .expect("busy school's first turn");
-        let second = db
-            .turn(Some(&busy))
-            .await
-            .expect("busy school's second turn");
+        let _first = hold(&db, Some(&busy)).await;
+        let (second, _) = hold(&db, Some(&busy)).await;
         assert!(
             matches!(
-                db.turn(Some(&busy)).await,
+                quick(&db, Some(&busy)).await,
                 Err(ApiError::ServiceUnavailable)
             ),
             "a third unit of work of the busy school waits for its own share"
         );
-        let _other = db
-            .turn(Some(&quiet))
-            .await
-            .expect("another school is not held back");
-        let _public = db.turn(None).await.expect("platform work is not held back");
+        let _other = hold(&db, Some(&quiet)).await;
+        let _public = hold(&db, None).await;
         drop(second);
         assert!(
-            db.turn(Some(&busy)).await.is_ok(),
+            quick(&db, Some(&busy)).await.is_ok(),
             "the school's own turn came back"
         );
     }

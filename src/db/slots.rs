@@ -131,7 +131,13 @@ impl Slots {
         receiver.try_recv().ok().map(|slot| self.ticket(slot))
     }
 
-    fn ticket(self: &Arc<Self>, slot: usize) -> SlotTicket {
+    /// The dispatcher, for work queued as jobs (`db::lanes`).
+    pub(crate) fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
+    /// The ticket of `slot`, which the caller was granted.
+    pub(crate) fn ticket(self: &Arc<Self>, slot: usize) -> SlotTicket {
         SlotTicket {
             slots: self.clone(),
             slot,

@@ -108,10 +108,14 @@ impl<K: Eq + Clone> RecentSchools<K> {
         let others_there = other
             .as_ref()
             .is_some_and(|(_, at)| now.saturating_duration_since(*at) < window);
-        if !same {
-            self.before = self.last.take();
+        match &mut self.last {
+            // The same school again: only its time (no copy of its name per request).
+            Some((_, at)) if same => *at = now,
+            last => {
+                self.before = last.take();
+                *last = Some((school.clone(), now));
+            }
         }
-        self.last = Some((school.clone(), now));
         others_there
     }
 }

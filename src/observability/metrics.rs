@@ -273,7 +273,13 @@ pub fn pool_checkout(waited: Duration, timed_out: bool) {
 
 /// A unit of work got a connection: one of its school's homes, or a borrowed one.
 pub fn pool_placement(home: bool) {
-    counter!(POOL_PLACEMENTS, "connection" => if home { "home" } else { "borrowed" }).increment(1);
+    // Literal labels: a static key, nothing allocated per unit of work.
+    let placements = if home {
+        counter!(POOL_PLACEMENTS, "connection" => "home")
+    } else {
+        counter!(POOL_PLACEMENTS, "connection" => "borrowed")
+    };
+    placements.increment(1);
 }
 
 /// The connection in pool slot `slot` has served `schools` distinct schools so far.
@@ -291,14 +297,30 @@ pub fn pool_connection_recycled(reason: &'static str) {
     counter!(POOL_RECYCLED, "reason" => reason).increment(1);
 }
 
-/// A lookup in one of the in-process caches.
 pub fn statement_timed_out() {
     counter!(STATEMENT_TIMEOUTS).increment(1);
 }
 
+/// A lookup in one of the in-process caches.
 pub fn cache_lookup(cache: &'static str, hit: bool) {
-    counter!(CACHE_LOOKUPS, "cache" => cache, "result" => if hit { "hit" } else { "miss" })
-        .increment(1);
+    thread_local! {
+        /// Each cache's (hit, miss) counters on this thread: the labels are built once,
+        /// not per lookup.
+        static LOOKUPS: std::cell::RefCell<Vec<(&'static str, [metrics::Counter; 2])>> =
+            std::cell::RefCell::default();
+    }
+    LOOKUPS.with_borrow_mut(|lookups| {
+        let at = match lookups.iter().position(|(name, _)| *name == cache) {
+            Some(at) => at,
+            None => {
+                let hits = counter!(CACHE_LOOKUPS, "cache" => cache, "result" => "hit");
+                let misses = counter!(CACHE_LOOKUPS, "cache" => cache, "result" => "miss");
+                lookups.push((cache, [hits, misses]));
+                lookups.len() - 1
+            }
+        };
+        lookups[at].1[usize::from(!hit)].increment(1);
+    });
 }
 
 pub fn cache_invalidated(cache: &'static str) {

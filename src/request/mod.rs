@@ -12,7 +12,7 @@
 //!    held until the answer is ready;
 //! 6. **require** (`auth::context`, in the unit of work): the caller's roles and the
 //!    permission the endpoint needs; then the handler's own database work, on the same
-//!    connection, in one blocking task.
+//!    connection, in one unit of work on the connection's lane (`db::lanes`).
 //!
 //! Pace and admit come after authentication (issue 35): only a school's own authenticated
 //! callers can use up its rate or its turns. `SchoolRequest::run` steps through them.

@@ -235,7 +235,7 @@ impl TenantConn {
 
 /// The ways to run work on a connection bound to a school.
 impl Db {
-    /// Runs `work` on a connection bound to `tenant`'s schema, on the blocking thread pool.
+    /// Runs `work` on a connection bound to `tenant`'s schema, on the connection's lane.
     pub async fn run_in_tenant<T, F>(&self, tenant: TenantRef, work: F) -> ApiResult<T>
     where
         F: FnOnce(&mut TenantConn) -> ApiResult<T> + Send + 'static,

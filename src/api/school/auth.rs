@@ -156,7 +156,8 @@ async fn login_handler(
     let (user, role_names, permissions, teacher) = state
         .db
         .run_in_tenant(tenant, move |conn| {
-            let (role_names, permissions) = role_cache.get_or_load(conn, user.id)?;
+            let grants = role_cache.get_or_load(conn, user.id)?;
+            let (role_names, permissions) = (grants.roles, grants.permissions);
             let teacher = TeacherView::of_user(conn, &user)?;
             Ok((user.view(), role_names, permissions.codenames(), teacher))
         })
@@ -166,7 +167,7 @@ async fn login_handler(
         "refresh": tokens.refresh,
         "user": user,
         "tenant": tenant_view,
-        "roles": role_names,
+        "roles": &*role_names,
         "permissions": permissions,
         "teacher": teacher,
     })))
@@ -223,7 +224,7 @@ async fn me(request: SchoolRequest) -> ApiResult<HttpResponse> {
                 Principal::User(user) => json!({
                     "user": user.view(),
                     "tenant": tenant,
-                    "roles": caller.roles,
+                    "roles": &*caller.roles,
                     "permissions": permissions,
                     "teacher": TeacherView::of_user(conn, user)?,
                     "student": Students::live_of_user(conn, user.id)?,
