@@ -10,7 +10,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    Store, Target,
+    Store, Target, Targets,
     schema::report_settings as t,
     store::{Narrowing, top_level},
     table::{Sealed, Table, school_forms},
@@ -91,6 +91,15 @@ impl Table for ReportSettingsStore {
         rows
     }
 
+    fn with_ids(_: Sealed, rows: Self::Query, _: &[Uuid]) -> Self::Query {
+        rows
+    }
+
+    /// The record has no id: it is named by the nil id (as `RECORD` names it).
+    fn row_id(_: &ReportSettings) -> Uuid {
+        Uuid::nil()
+    }
+
     fn count(_: Sealed, conn: &mut TenantConn, rows: Self::Query) -> QueryResult<i64> {
         rows.count().get_result(conn.pg())
     }
@@ -106,24 +115,28 @@ impl Table for ReportSettingsStore {
         page.select(ReportSettings::as_select()).load(conn.pg())
     }
 
+    /// At most one row: the settings are one record.
     fn insert(
         _: Sealed,
         conn: &mut TenantConn,
         _: (),
-        new: &NewReportSettings,
+        news: &[NewReportSettings],
+        _: &[Uuid],
         by: Option<Uuid>,
         unless_present: bool,
-    ) -> QueryResult<Option<ReportSettings>> {
+    ) -> QueryResult<Vec<ReportSettings>> {
+        let Some(new) = news.first() else {
+            return Ok(Vec::new());
+        };
         let insert =
             diesel::insert_into(t::table).values((new, t::id.eq(true), t::updated_by.eq(by)));
         let returning = ReportSettings::as_returning();
         match unless_present {
-            false => insert.returning(returning).get_result(conn.pg()).map(Some),
+            false => insert.returning(returning).load(conn.pg()),
             true => insert
                 .on_conflict_do_nothing()
                 .returning(returning)
-                .get_result(conn.pg())
-                .optional(),
+                .load(conn.pg()),
         }
     }
 
@@ -144,22 +157,21 @@ impl Table for ReportSettingsStore {
     fn update_given(
         _: Sealed,
         conn: &mut TenantConn,
-        _: Target<()>,
+        _: &Targets<()>,
         changes: &ReportSettingsChanges,
         by: Option<Uuid>,
-    ) -> QueryResult<Option<ReportSettings>> {
+    ) -> QueryResult<Vec<ReportSettings>> {
         diesel::update(t::table)
             .set((changes, t::updated_by.eq(by), t::updated_at.eq(Utc::now())))
             .returning(ReportSettings::as_returning())
-            .get_result(conn.pg())
-            .optional()
+            .load(conn.pg())
     }
 
     fn delete_rows(_: Sealed, conn: &mut TenantConn, _: Target<()>) -> QueryResult<usize> {
         diesel::delete(t::table).execute(conn.pg())
     }
 
-    fn lock_row(_: Sealed, conn: &mut TenantConn, _: Uuid) -> QueryResult<()> {
+    fn lock_rows(_: Sealed, conn: &mut TenantConn, _: &[Uuid]) -> QueryResult<()> {
         t::table
             .select(t::id)
             .for_update()

@@ -2,5 +2,5 @@
 //! teachers and their assignments.
 
 mod marks;
-mod spreadsheets;
+pub(crate) mod spreadsheets;
 mod teachers;

@@ -5,4 +5,4 @@ mod actions;
 mod hostile;
 mod import;
 mod signal;
-mod subscriptions;
+pub(crate) mod subscriptions;

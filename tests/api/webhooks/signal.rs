@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::{
     helpers::{As, TestApp, spawn_app_on_with, spawn_app_with},
-    webhooks::{Receiver, acknowledged, event_of, subscribe},
+    webhooks::subscriptions::{Receiver, acknowledged, event_of, subscribe},
 };
 
 #[derive(QueryableByName, Debug, PartialEq)]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     helpers::{As, TestApp, spawn_app},
-    imports::{counts, csv},
+    imports::spreadsheets::{counts, csv},
 };
 
 const EVENTS: &str = "/api/v1/school/events/";
