@@ -377,7 +377,9 @@ async fn migrate_brings_each_school_to_the_latest_version() {
             .execute(&mut conn)
             .expect("path");
         for statement in [
-            include_str!("../../../tenant_migrations/2026-11-28-400001_webhook_signal_once/down.sql"),
+            include_str!(
+                "../../../tenant_migrations/2026-11-28-400001_webhook_signal_once/down.sql"
+            ),
             include_str!("../../../tenant_migrations/2026-11-27-400001_report_remarks/down.sql"),
             include_str!("../../../tenant_migrations/2026-11-26-500002_disclosures/down.sql"),
             include_str!("../../../tenant_migrations/2026-11-26-500001_guardians/down.sql"),
