@@ -8,16 +8,19 @@
 //! - `db`: the pool, migrations, the public schema and platform models; `config`;
 //! - `tenancy`: which school a request is for, and connections bound to its schema;
 //! - `school`: school records, their forms and queries (the only code naming school tables);
-//! - `request`: the stages a school request goes through, in order (`request` explains);
 //! - `relay`: the webhook relay (signing, safe destinations, delivery), over `school`;
-//! - `auth`: tokens, passwords, API keys, permissions, roles, the caller extractors and the
-//!   `AppState` they hand out;
+//! - `auth`: tokens, passwords, API keys, login throttling, permissions and roles;
+//! - `cache`: the token users and role grants the request stages read instead of querying;
+//! - `state`: `AppState`, what every handler can reach, built once at start-up;
+//! - `request`: the stages a request goes through before its handler's work, in order, and
+//!   the extractors (`SchoolRequest`, `SystemRequest`) that step through them;
 //! - `api`: routes and handlers, `api::system` for the platform, `api::school` per school,
 //!   each module mounting and describing its own routes;
 //! - `startup`: the server built around them; `cli`: the `school-service` command line.
 
 pub mod api;
 pub mod auth;
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -29,6 +32,7 @@ pub mod request;
 pub mod school;
 pub mod secret;
 pub mod startup;
+pub mod state;
 pub mod tenancy;
 
 #[cfg(test)]

@@ -16,10 +16,10 @@ use crate::{
     api,
     api::access::access_log,
     api::host::classify_host,
-    auth::AppState,
     config::Config,
     db::notify::{self, Subscriber},
     relay::Relay,
+    state::AppState,
 };
 
 /// `school-service relay`: the webhook relay alone (no HTTP), until SIGTERM or SIGINT.

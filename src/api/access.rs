@@ -13,8 +13,8 @@ use actix_web::{
 };
 
 use crate::{
-    api::router::RouteTable, auth::AppState, auth::context::LogIdentity, error::ApiError,
-    observability::metrics, tenancy::HostKind,
+    api::router::RouteTable, error::ApiError, observability::metrics,
+    request::identity::LogIdentity, state::AppState,
 };
 
 /// Answers errors of the middleware below the service's own (a CORS preflight that
@@ -160,17 +160,12 @@ pub async fn access_log<B: MessageBody>(
         log::error!(target: "access", request_id = request_id; "internal error: {cause:#}");
     }
     if log::log_enabled!(target: "access", log::Level::Info) {
+        // Noted by the host check and the request's `run` (`request::identity` says why).
         let extensions = res.request().extensions();
         let identity = extensions.get::<LogIdentity>();
-        let school = match (
-            identity.and_then(|i| i.tenant.as_ref()),
-            extensions.get::<HostKind>(),
-        ) {
-            (Some(tenant), _) | (None, Some(HostKind::Tenant(tenant))) => {
-                tenant.schema_name.as_str()
-            }
-            _ => "-",
-        };
+        let school = identity
+            .and_then(|i| i.tenant.as_ref())
+            .map_or("-", |tenant| tenant.schema_name.as_str());
         let mut user_buffer = uuid::Uuid::encode_buffer();
         let user = identity
             .and_then(|i| i.user)

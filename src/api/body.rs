@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, http::header, web};
 use futures_util::StreamExt;
 use serde_json::{Map, Value};
 
-use crate::{auth::AppState, error::ApiError};
+use crate::{error::ApiError, state::AppState};
 
 /// The limits when no configuration is at hand (as `MAX_BODY_BYTES` and
 /// `REQUEST_BODY_TIMEOUT_MS` default to).

@@ -5,9 +5,9 @@
 //! `X-Frame-Options: DENY`, and revalidated caching (`ETag`). What it shares with the
 //! school app (`school_app.rs`) lives in `assets/shared/` and is served under both.
 
-use actix_web::{HttpMessage, HttpRequest, HttpResponse, guard, http::header, web};
+use actix_web::{HttpRequest, HttpResponse, guard, http::header, web};
 
-use crate::{api::assets::Asset, tenancy::host::HostKind};
+use crate::{api::assets::Asset, request::host, state::AppState};
 
 static INDEX_HTML: Asset = Asset::new(
     "text/html; charset=utf-8",
@@ -58,10 +58,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// `/`: the console on the main domain, the school app on a school's address.
 async fn to_home(req: HttpRequest) -> HttpResponse {
-    let school = matches!(
-        req.extensions().get::<HostKind>(),
-        Some(HostKind::Tenant(_))
-    );
+    // Past the edge's host check, a host that is not a main domain is a school's.
+    let school = req
+        .app_data::<web::Data<AppState>>()
+        .is_some_and(|state| !host::is_main(req.headers(), req.uri(), &state.config.main_domains));
     let home = if school {
         super::school_app::PATH
     } else {

@@ -11,8 +11,8 @@ use crate::{
         openapi::{Auth, Op, schema::object},
         routes::Mount,
     },
-    auth::AppState,
     error::{ApiError, ApiResult},
+    state::AppState,
 };
 
 /// How long readiness waits for the database before it answers 503. Behind PgBouncer a

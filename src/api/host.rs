@@ -1,27 +1,27 @@
-//! Stage 1 of a request (`request` lists them), host: classifies each request by its host
-//! before routing (see `tenancy::host`), and keeps each path on the hosts it belongs to:
-//! the platform's paths (system API, metrics, the admin console) on the main domain, the
-//! school app on school addresses, `/metrics` on its own listener when one is set. The
-//! host's kind goes to the handler's extractor in the request's extensions: a middleware
-//! has no other way to hand a value to what runs after routing.
+//! The host check at the edge, before routing: each request's host is classified
+//! (`request::host`, stage 1) and each path kept on the hosts it belongs to: the
+//! platform's paths (system API, metrics, the admin console) on the main domain, the
+//! school app on school addresses, `/metrics` on its own listener when one is set.
+//! Nothing is handed on: what needs the host's kind after routing classifies it again
+//! (a comparison and a cached look-up).
 
 use actix_web::{
     Error, HttpMessage, HttpRequest,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
-    http::{
-        Uri,
-        header::{self, HeaderMap},
-    },
+    http::header::{self, HeaderMap},
     middleware::Next,
-    web,
 };
 
 use crate::{
     api::{console, docs, metrics, school_app},
-    auth::AppState,
     error::ApiError,
-    tenancy::host::{self, HostKind, normalize_host},
+    request::{
+        host::{kind, request_host},
+        identity::LogIdentity,
+    },
+    state::AppState,
+    tenancy::host::HostKind,
 };
 
 /// Paths answered on every host, known or not.
@@ -35,9 +35,7 @@ pub async fn classify_host(
 ) -> Result<ServiceResponse<BoxBody>, Error> {
     // The path as the router will match it (percent-escapes of unreserved characters
     // decoded): `/api/v1/%73ystem/` must be judged as `/api/v1/system/`.
-    let Some(state) = req.app_data::<web::Data<AppState>>().cloned() else {
-        return Err(ApiError::internal(anyhow::anyhow!("application state missing")).into());
-    };
+    let state = AppState::of(req.request())?;
     let path = req.match_info().as_str();
     let metrics_path = path == metrics::PATH;
     if let Some(metrics_addr) = state.config.metrics_addr {
@@ -60,32 +58,25 @@ pub async fn classify_host(
             .map(ServiceResponse::map_into_boxed_body);
     }
     let place = Place::of(path);
-    let host = request_host(req.headers(), req.uri());
-    let kind = match host::resolve(&host, &state.config.main_domains, &state.directory).await {
-        Ok(kind) => kind,
+    let kind = kind(
+        req.headers(),
+        req.uri(),
+        &state.config.main_domains,
+        &state.directory,
+    );
+    let school = match kind.await {
+        Ok(HostKind::Tenant(school)) if place != Place::Platform => Some(school),
+        Ok(HostKind::Main) if place != Place::School => None,
+        Ok(_) => return Ok(req.error_response(ApiError::not_found())),
         Err(err) => return Ok(req.error_response(err)),
     };
-    let misplaced = match kind {
-        HostKind::Tenant(_) => place == Place::Platform,
-        HostKind::Main => place == Place::School,
-    };
-    if misplaced {
-        return Ok(req.error_response(ApiError::not_found()));
+    if let Some(school) = school {
+        // The school the access log names until the request authenticates (`identity`).
+        req.extensions_mut().insert(LogIdentity::of_school(school));
     }
-    req.extensions_mut().insert(kind);
     next.call(req)
         .await
         .map(ServiceResponse::map_into_boxed_body)
-}
-
-/// The host name of the request, lower-cased, without port or trailing dot.
-pub fn request_host(headers: &HeaderMap, uri: &Uri) -> String {
-    let raw = headers
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .or_else(|| uri.host())
-        .unwrap_or("");
-    normalize_host(raw)
 }
 
 /// The host a request that got past `classify_host` was matched on (a main domain or a
@@ -96,7 +87,7 @@ pub fn public_host(req: &HttpRequest) -> String {
     let host = if host.contains(':') {
         format!("[{host}]")
     } else {
-        host
+        host.into_owned()
     };
     match request_port(req.headers()) {
         Some(port) => format!("{host}:{port}"),

@@ -3,7 +3,7 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::{auth::AppState, observability::metrics};
+use crate::{observability::metrics, state::AppState};
 
 pub const PATH: &str = "/metrics/";
 

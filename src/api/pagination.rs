@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::{
     api::{host::public_host, list_filter},
-    auth::AppState,
     error::{ApiError, ApiResult},
+    state::AppState,
 };
 
 pub const DEFAULT_PAGE_SIZE: i64 = 50;

@@ -8,12 +8,20 @@ use std::net::IpAddr;
 use crate::{error::ApiError, fairness::Pace};
 
 /// The answer for a request from `client` that failed authentication with `refused`.
+/// Other errors (an unknown or inactive school, a failing database) pass as they are.
 pub fn failed_authentication(
     budget: Option<&Pace<IpAddr>>,
     client: Option<IpAddr>,
     refused: ApiError,
 ) -> ApiError {
-    let (Some(budget), Some(client)) = (budget, client) else {
+    let is_authentication = matches!(
+        refused,
+        ApiError::NotAuthenticated
+            | ApiError::TokenNotValid(_)
+            | ApiError::InvalidApiKey
+            | ApiError::TenantMismatch(_)
+    );
+    let (true, Some(budget), Some(client)) = (is_authentication, budget, client) else {
         return refused;
     };
     match budget.take(&client) {
@@ -42,6 +50,8 @@ mod tests {
         assert!(matches!(fail(noisy), ApiError::InvalidApiKey));
         assert!(matches!(fail(noisy), ApiError::Throttled(1)));
         assert!(matches!(fail(other), ApiError::InvalidApiKey));
+        let not_found = failed_authentication(Some(&budget), Some(noisy), ApiError::TenantNotFound);
+        assert!(matches!(not_found, ApiError::TenantNotFound));
         assert!(matches!(
             failed_authentication(None, Some(noisy), ApiError::NotAuthenticated),
             ApiError::NotAuthenticated

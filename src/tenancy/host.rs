@@ -2,14 +2,14 @@
 //! host a request names is read from its headers at the HTTP edge (`api::host`: only
 //! `Host` counts; `Forwarded` and `X-Forwarded-Host` never pick a school).
 
-use std::sync::Arc;
+use std::{borrow::Cow, sync::Arc};
 
 use crate::{
     error::ApiError,
     tenancy::{TenantDirectory, TenantRef},
 };
 
-/// What the request's host is; put in the request extensions by `api::host`.
+/// What the request's host is (`request::host` computes it).
 #[derive(Clone, Debug)]
 pub enum HostKind {
     Main,
@@ -34,8 +34,8 @@ pub async fn resolve(
 }
 
 /// A `Host` header's name, lower-cased, without port or trailing dot (read from the
-/// request in `api::host`).
-pub fn normalize_host(raw: &str) -> String {
+/// request in `request::host`). Borrowed unless it had to be lower-cased.
+pub fn normalize_host(raw: &str) -> Cow<'_, str> {
     let raw = raw.trim();
     let without_port = if let Some(rest) = raw.strip_prefix('[') {
         // An IPv6 literal: `[::1]:8000`.
@@ -43,7 +43,12 @@ pub fn normalize_host(raw: &str) -> String {
     } else {
         raw.rsplit_once(':').map_or(raw, |(host, _port)| host)
     };
-    without_port.trim_end_matches('.').to_ascii_lowercase()
+    let name = without_port.trim_end_matches('.');
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 #[cfg(test)]

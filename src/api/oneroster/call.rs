@@ -8,7 +8,7 @@
 //! read is answered, as `SchoolRequest::run` does for API keys.
 
 use actix_web::{
-    HttpMessage, HttpRequest, HttpResponse, ResponseError,
+    HttpRequest, HttpResponse, ResponseError,
     http::{Method, StatusCode, header},
     web,
 };
@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::{
-    auth::{AppState, disclosures::disclosures_of},
     error::{ApiError, ApiResult},
+    request::{disclose::disclosures_of, host},
     school::{
         disclosures::{Disclosures, Party, PartyKind},
         oneroster::{
@@ -26,6 +26,7 @@ use crate::{
             roster::{Entity, Provider},
         },
     },
+    state::AppState,
     tenancy::{HostKind, TenantConn},
 };
 
@@ -136,9 +137,11 @@ where
         .app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| OrError::from(ApiError::internal(anyhow::anyhow!("state missing"))))?;
-    let tenant = match http.extensions().get::<HostKind>() {
-        Some(HostKind::Tenant(tenant)) => tenant.clone(),
-        _ => {
+    let main_domains = &state.config.main_domains;
+    let host = host::kind(http.headers(), http.uri(), main_domains, &state.directory).await;
+    let tenant = match host? {
+        HostKind::Tenant(tenant) => tenant,
+        HostKind::Main => {
             return Err(OrError::new(
                 StatusCode::NOT_FOUND,
                 "unknownobject",

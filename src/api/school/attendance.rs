@@ -13,11 +13,9 @@ use crate::{
             crud::{self, Proposed, SchoolResource, check_ref},
         },
     },
-    auth::{
-        Caller,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiResult, FieldErrors},
+    request::Caller,
     school::{
         Store, Target,
         attendance::{Attendance, AttendanceChanges, Attendances, MAX_NOTE_CHARS, STATUSES},

@@ -22,11 +22,9 @@ use crate::{
         routes::Mount,
         school::class_access::require_class_access,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Need, SchoolRequest},
     school::{
         Store, Target,
         attendance::{Attendance, Attendances, MAX_NOTE_CHARS, STATUSES},

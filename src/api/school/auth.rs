@@ -13,13 +13,13 @@ use crate::{
         routes::Mount,
         system::auth::{login_body, refresh_body, refreshed, token_answer},
     },
-    auth::{
-        Need, Principal, SchoolRequest,
-        jwt::Layer,
-        login::{self, LoginInput},
-    },
+    auth::jwt::Layer,
     db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
+    request::{
+        Need, Principal, SchoolRequest,
+        login::{self, LoginInput},
+    },
     school::{
         students::{Student, Students},
         teachers::TeacherView,

@@ -5,8 +5,9 @@
 use uuid::Uuid;
 
 use crate::{
-    auth::{Caller, permissions::Permission},
+    auth::permissions::Permission,
     error::{ApiError, ApiResult},
+    request::Caller,
     school::assignments::Assignments,
     tenancy::TenantConn,
 };

@@ -16,8 +16,9 @@ use crate::{
         pagination::{ListQuery, page_response},
         routes::Mount,
     },
-    auth::{Need, SchoolRequest, permissions::Resource},
+    auth::permissions::Resource,
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::students::{Student, Students},
 };
 

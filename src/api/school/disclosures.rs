@@ -14,11 +14,9 @@ use crate::{
         pagination::{ListQuery, page_response},
         routes::Mount,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::disclosures::{Disclosure, Disclosures},
 };
 

@@ -16,11 +16,9 @@ use crate::{
         pagination::{ListQuery, page_response, query_map},
         routes::Mount,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::{
         events::{self, Event},
         history::{self, About, HistoryEntry},

@@ -14,12 +14,10 @@ use crate::{
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     db::models::User,
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Need, SchoolRequest},
     school::{
         Actor, Store, Target,
         classes::Classes,

@@ -16,11 +16,9 @@ use crate::{
         routes::Mount,
         school::crud::{self, Proposed, SchoolResource, check_ref},
     },
-    auth::{
-        Caller, Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Caller, Need, SchoolRequest},
     school::{
         Store, Target,
         grade_comments::{GradeComment, GradeCommentChanges, GradeComments},

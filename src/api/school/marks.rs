@@ -13,11 +13,9 @@ use crate::{
         routes::Mount,
         school::crud::{self, SchoolResource, fields_of, validated},
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Need, SchoolRequest},
     school::{
         Store,
         marks::{Mark, MarkChanges, Marks, SCORE_STATUSES, canonical_decimal},

@@ -48,8 +48,9 @@ use crate::{
         },
         routes::Mount,
     },
-    auth::{Need, SchoolRequest, permissions::all_codenames},
+    auth::permissions::all_codenames,
     error::ApiResult,
+    request::{Need, SchoolRequest},
 };
 
 pub fn mount(m: &mut Mount) {

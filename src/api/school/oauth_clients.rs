@@ -21,11 +21,9 @@ use crate::{
         spool::{PIECE_BYTES, spool_file, stream_file},
         system::tenants::paging,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::{
         disclosures::Disclosures,
         oneroster::{

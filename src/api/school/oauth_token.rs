@@ -21,8 +21,8 @@ use crate::{
         },
         routes::Mount,
     },
-    auth::SchoolRequest,
     error::{ApiError, ApiResult},
+    request::SchoolRequest,
     school::oneroster::clients::{self, SCOPES},
 };
 

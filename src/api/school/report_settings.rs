@@ -13,8 +13,9 @@ use crate::{
         routes::Mount,
         school::crud::{self, SchoolResource},
     },
-    auth::{Need, SchoolRequest, permissions::Resource},
+    auth::permissions::Resource,
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::{
         Store,
         report_settings::{ReportSettings, ReportSettingsChanges, ReportSettingsStore},

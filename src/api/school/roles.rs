@@ -10,16 +10,17 @@ use crate::{
         routes::Mount,
         school::crud::{self, Proposed, SchoolResource, check_ref, check_school_user},
     },
-    auth::{AppState, Caller},
     auth::{
         permissions::{Permission, PermissionSet, Resource},
         roles::announce_change,
     },
     error::{ApiError, ApiResult, FieldErrors},
+    request::Caller,
     school::roles::{
         self as role_rows, RoleAssignment, RoleAssignmentChanges, RoleAssignments, RoleChanges,
         Roles,
     },
+    state::AppState,
     tenancy::{Tenant, TenantConn},
 };
 

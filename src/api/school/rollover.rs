@@ -15,11 +15,9 @@ use crate::{
         openapi::{ApiDoc, Auth, Op},
         routes::Mount,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Need, SchoolRequest},
     school::{
         Store,
         rollover::{Plan, Request, roll_over},

@@ -15,11 +15,9 @@ use crate::{
         routes::Mount,
         school::crud::{self, SchoolResource, check_ref},
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Need, SchoolRequest},
     school::{
         departments::Departments,
         subjects::{Subject, SubjectChanges, Subjects},

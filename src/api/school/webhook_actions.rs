@@ -16,12 +16,10 @@ use crate::{
         openapi::{ApiDoc, Auth, Op, schema},
         routes::Mount,
     },
-    auth::{
-        Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult},
     relay::{deliver, destination},
+    request::{Need, SchoolRequest},
     school::{
         webhook_actions::{self, Resent, TEST_EVENT_TYPE},
         webhook_queue::Due,

@@ -21,10 +21,11 @@ use crate::{
         pagination::{ListQuery, page_response},
         routes::Mount,
     },
-    auth::{Need, SchoolRequest, permissions::Resource},
+    auth::permissions::Resource,
     config::EventSettings,
     error::{ApiError, ApiResult},
     relay::{destination, signature},
+    request::{Need, SchoolRequest},
     school::webhooks::{Delivery, NewWebhook, Webhook, WebhookChanges, Webhooks},
 };
 

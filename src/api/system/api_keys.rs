@@ -19,12 +19,10 @@ use crate::{
         routes::Mount,
         system::tenants::paging,
     },
-    auth::{
-        SystemNeed, SystemRequest,
-        api_key::{ApiKeyRecord, NewApiKey},
-    },
+    auth::api_key::{ApiKeyRecord, NewApiKey},
     db::models::TenantRow,
     error::{ApiError, ApiResult},
+    request::{SystemNeed, SystemRequest},
     school::table::given,
 };
 

@@ -13,14 +13,14 @@ use crate::{
         },
         routes::Mount,
     },
-    auth::AppState,
-    auth::{
-        SystemNeed, SystemRequest,
-        jwt::Layer,
-        login::{self, LoginInput},
-    },
+    auth::jwt::Layer,
     db::models::{UserView, revoked_token},
     error::{ApiError, ApiResult},
+    request::{
+        SystemNeed, SystemRequest,
+        login::{self, LoginInput},
+    },
+    state::AppState,
 };
 
 const TAG: &str = "system auth";

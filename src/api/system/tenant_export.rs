@@ -15,9 +15,9 @@ use crate::{
         routes::Mount,
         spool::{PIECE_BYTES, spool_file, stream_file},
     },
-    auth::{SystemNeed, SystemRequest},
     db::models::TenantRow,
     error::{ApiError, ApiResult},
+    request::{SystemNeed, SystemRequest},
     tenancy::{
         Tenant,
         archive::{self, ArchiveKey},

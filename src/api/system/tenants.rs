@@ -18,10 +18,10 @@ use crate::{
         pagination::{ListQuery, flag, page, query_map},
         routes::Mount,
     },
-    auth::{SystemNeed, SystemRequest},
     db::models::{DomainRow, NewDomain, TenantChanges, TenantRow, tenant::normalize_domain},
     db::schema_name::SchemaName,
     error::{ApiError, ApiResult},
+    request::{SystemNeed, SystemRequest},
     school::table::given,
     tenancy::provision::{self, NewTenant},
 };

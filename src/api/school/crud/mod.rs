@@ -26,13 +26,11 @@ use crate::{
         pagination::{ListQuery, flag, page_response, query_map},
         routes::Mount,
     },
-    auth::AppState,
-    auth::{
-        Caller, Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult, FieldErrors},
+    request::{Caller, Need, SchoolRequest},
     school::{Store, Target, is_school_user},
+    state::AppState,
     tenancy::{Tenant, TenantConn},
 };
 

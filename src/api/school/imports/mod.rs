@@ -18,12 +18,12 @@ use crate::{
         routes::Mount,
     },
     auth::{
-        Caller, Need, SchoolRequest,
         password::UNSET,
         permissions::{Action, Permission, Resource},
         roles::announce_change,
     },
     error::{ApiError, ApiResult},
+    request::{Caller, Need, SchoolRequest},
     school::{
         imports::{Importer, Kind, Outcome, Refusal, RowError, Sheet, import},
         roles::lock_for_role_write,

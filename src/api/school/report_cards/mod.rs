@@ -19,11 +19,9 @@ use crate::{
         routes::Mount,
         school::class_access::require_class_access,
     },
-    auth::{
-        Caller, Need, SchoolRequest,
-        permissions::{Action, Permission, Resource},
-    },
+    auth::permissions::{Action, Permission, Resource},
     error::{ApiError, ApiResult},
+    request::{Caller, Need, SchoolRequest},
     school::{
         Store, Target,
         classes::Classes,

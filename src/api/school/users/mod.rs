@@ -22,17 +22,18 @@ use crate::{
         routes::Mount,
     },
     auth::{
-        AppState, Need, SchoolRequest,
         password::UNSET,
         permissions::{PermissionSet, Resource},
         roles::announce_change,
     },
     db::models::{NewUser, UserChangeset},
     error::{ApiError, ApiResult},
+    request::{Need, SchoolRequest},
     school::{
         roles::{held_roles, lock_for_role_write},
         users::{NamedRole, SchoolUser, SchoolUserLinks, SchoolUsers},
     },
+    state::AppState,
     tenancy::{TenantConn, TenantRef},
 };
 use rules::{NewSchoolUser, SchoolUserChanges, may_change, may_create, read_changes, read_new};

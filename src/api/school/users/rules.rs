@@ -9,11 +9,12 @@ use crate::{
         fields::{Email, Fields, Mode, any, len},
     },
     auth::{
-        Caller, password,
+        password,
         permissions::{Action, Permission, PermissionSet, Resource},
     },
     db::models::user::normalize_phone,
     error::{ApiError, ApiResult},
+    request::Caller,
     school::users::NamedRole,
 };
 

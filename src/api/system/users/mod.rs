@@ -23,9 +23,10 @@ use crate::{
         routes::Mount,
         system::tenants::paging,
     },
-    auth::{SystemNeed, SystemRequest, password},
+    auth::password,
     db::models::{User, UserChangeset, UserClient, UserView},
     error::{ApiError, ApiResult},
+    request::{SystemNeed, SystemRequest},
 };
 
 const TAG: &str = "users";

@@ -10,7 +10,6 @@ use crate::{
         fields::{Email, Fields, Mode, any, len},
     },
     auth::{
-        AppState,
         accounts::{self, NewAccount},
         password,
     },
@@ -19,6 +18,7 @@ use crate::{
         models::{TenantRow, User, user::normalize_phone},
     },
     error::{ApiError, ApiResult},
+    state::AppState,
 };
 
 pub(super) struct NewUserInput {

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use uuid::Uuid;
 
 use crate::{
-    auth::{cache::Cache, permissions::PermissionSet, roles},
+    auth::{permissions::PermissionSet, roles},
+    cache::Cache,
     error::ApiResult,
     tenancy::TenantConn,
 };

@@ -1,12 +1,13 @@
-//! Which callers' reads are disclosures (API.md 11: API keys and, with OneRoster,
-//! integration clients; never the school's staff or guardians), and the rows a request's
-//! reads make for the disclosure log (`school::disclosure_log`).
+//! The unit of work's last step for a read: which callers' reads are disclosures (API.md
+//! 11: API keys and, with OneRoster, integration clients; never the school's staff or
+//! guardians), and the rows a request's reads make for the disclosure log
+//! (`school::disclosure_log`).
 
 use chrono::Utc;
 use uuid::Uuid;
 
 use crate::{
-    auth::{Caller, Principal},
+    request::require::{Caller, Principal},
     school::disclosures::{NewDisclosure, Party, PartyKind},
 };
 

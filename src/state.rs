@@ -1,20 +1,18 @@
-//! The shared state every handler can reach: configuration, the pool, caches, token keys,
-//! the login throttle and the bcrypt queue. It lives in `auth` because the request
-//! extractors (`SchoolRequest`, `SystemRequest`) are what hand it to handlers; `startup`
-//! builds it with `AppState::new` and nothing below `auth` sees it.
+//! The shared state every handler can reach: configuration, the pool, the caches, token
+//! keys, the login throttle, the fairness limits and the bcrypt queue. Built once by
+//! `startup` (`AppState::new`) and handed out by the request extractors (`request`);
+//! nothing below `request` sees it.
 
 use std::{net::IpAddr, sync::Arc, time::Instant};
 
-use actix_web::web;
+use actix_web::{HttpRequest, web};
 
 use crate::{
-    auth::{
-        jwt::JwtKeys, password, role_cache::RoleCache, throttle::LoginThrottle,
-        user_cache::UserCache,
-    },
+    auth::{jwt::JwtKeys, password, throttle::LoginThrottle},
+    cache::{roles::RoleCache, users::UserCache},
     config::Config,
     db::{Db, schema_name::SchemaName},
-    error::ApiError,
+    error::{ApiError, ApiResult},
     fairness::{Admission, Pace},
     school::disclosure_log::DisclosureLog,
     tenancy::TenantDirectory,
@@ -103,6 +101,13 @@ impl AppState {
 }
 
 impl AppState {
+    /// The state the app was built with (`startup` always sets it).
+    pub fn of(req: &HttpRequest) -> ApiResult<web::Data<AppState>> {
+        req.app_data::<web::Data<AppState>>()
+            .cloned()
+            .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state missing")))
+    }
+
     /// A turn at bcrypt (one job per core); the wait is measured.
     async fn hashing_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
         let started = Instant::now();

@@ -1,15 +1,18 @@
-//! Credential checks shared by the system and school login endpoints, and token refresh.
+//! The login endpoints' own stages, shared by the system and school ones: the throttled
+//! credential check (a user's password, on the bcrypt queue), token refresh and revocation.
 
 use actix_web::HttpRequest;
 use serde_json::Value;
 
 use crate::{
     auth::{
-        AppState,
         jwt::{Claims, Layer, TokenPair, TokenType},
+        password,
     },
     db::models::{Identifier, User, revoked_token},
     error::{ApiError, ApiResult, FieldErrors},
+    request::authenticate::load_token_user,
+    state::AppState,
 };
 
 /// A request body, as the API reads it (a JSON object).
@@ -94,7 +97,7 @@ pub async fn verify_credentials(
     // A user without a password yet is checked against the dummy hash too, and refused.
     let has_password = user
         .as_ref()
-        .is_some_and(|u| super::password::is_set(&u.password_hash));
+        .is_some_and(|u| password::is_set(&u.password_hash));
     let stored = user
         .as_ref()
         .filter(|_| has_password)
@@ -147,7 +150,7 @@ pub async fn refresh(
     let user = state
         .db
         .run(move |conn| {
-            let user = crate::auth::context::load_token_user(conn, &claims)?;
+            let user = load_token_user(conn, &claims)?;
             check(&claims, &user)?;
             // Rotating revokes the token; the insert also tells whether it already was.
             let already_revoked = if rotate {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use crate::{auth::cache::Cache, db::models::User};
+use crate::{cache::Cache, db::models::User};
 
 pub struct UserCache(Cache<Uuid, Arc<User>>);
 

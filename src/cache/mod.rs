@@ -1,5 +1,12 @@
-//! The shape the in-process caches share: a bounded map whose invalidations bump a
-//! generation, so that a value loaded while an invalidation raced it is not kept.
+//! The in-process caches the request stages read instead of querying: token users
+//! ([`users`], for authenticate) and their roles per school ([`roles`], for require). Both
+//! live in `AppState`; writes (and other processes' NOTIFYs, `db::notify`) drop entries.
+//!
+//! The shape they share: a bounded map whose invalidations bump a generation, so that a
+//! value loaded while an invalidation raced it is not kept.
+
+pub mod roles;
+pub mod users;
 
 use std::{
     collections::HashMap,
