@@ -6,7 +6,7 @@
 //! (a comparison and a cached look-up).
 
 use actix_web::{
-    Error, HttpMessage, HttpRequest,
+    Error, HttpRequest,
     body::{BoxBody, MessageBody},
     dev::{ServiceRequest, ServiceResponse},
     http::header::{self, HeaderMap},
@@ -72,7 +72,7 @@ pub async fn classify_host(
     };
     if let Some(school) = school {
         // The school the access log names until the request authenticates (`identity`).
-        req.extensions_mut().insert(LogIdentity::of_school(school));
+        LogIdentity::of_school(school).note(req.request());
     }
     next.call(req)
         .await
