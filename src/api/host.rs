@@ -33,9 +33,9 @@ pub async fn classify_host(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, Error> {
+    let state = AppState::of(req.request())?;
     // The path as the router will match it (percent-escapes of unreserved characters
     // decoded): `/api/v1/%73ystem/` must be judged as `/api/v1/system/`.
-    let state = AppState::of(req.request())?;
     let path = req.match_info().as_str();
     let metrics_path = path == metrics::PATH;
     if let Some(metrics_addr) = state.config.metrics_addr {
@@ -58,13 +58,9 @@ pub async fn classify_host(
             .map(ServiceResponse::map_into_boxed_body);
     }
     let place = Place::of(path);
-    let kind = kind(
-        req.headers(),
-        req.uri(),
-        &state.config.main_domains,
-        &state.directory,
-    );
-    let school = match kind.await {
+    let main_domains = &state.config.main_domains;
+    let host = kind(req.headers(), req.uri(), main_domains, &state.directory).await;
+    let school = match host {
         Ok(HostKind::Tenant(school)) if place != Place::Platform => Some(school),
         Ok(HostKind::Main) if place != Place::School => None,
         Ok(_) => return Ok(req.error_response(ApiError::not_found())),
