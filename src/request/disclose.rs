@@ -39,3 +39,30 @@ pub fn disclosures_of(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use uuid::Uuid;
+
+    use super::disclosures_of;
+    use crate::school::disclosures::{Party, PartyKind};
+
+    #[test]
+    fn each_student_read_is_one_disclosure_naming_the_party_and_the_read() {
+        let key = Uuid::new_v4();
+        let party = Party::new(PartyKind::ApiKey, key, "sync");
+        let (first, second) = (Uuid::new_v4(), Uuid::new_v4());
+        let read = vec![(first, "student".to_owned()), (second, "marks".to_owned())];
+        let rows = disclosures_of(&party, "/api/v1/school/students/?page=2", read);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].student_id, first);
+        assert_eq!(
+            rows[0].what,
+            "student (GET /api/v1/school/students/?page=2)"
+        );
+        assert_eq!(rows[1].what, "marks (GET /api/v1/school/students/?page=2)");
+        assert!(rows.iter().all(|row| row.party_id == key
+            && row.party_type == "api_key"
+            && row.party_name == "sync"));
+    }
+}
