@@ -1,6 +1,11 @@
 //! JSON Web Tokens (HS256): issuing access/refresh pairs and decoding them strictly.
 
-use std::time::Duration;
+use std::{
+    collections::HashMap,
+    hash::{BuildHasher, RandomState},
+    sync::Mutex,
+    time::Duration,
+};
 
 use chrono::{DateTime, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, decode, encode};
@@ -60,6 +65,52 @@ pub struct JwtKeys {
     validation: Validation,
     access_ttl: Duration,
     refresh_ttl: Duration,
+    verified: VerifiedTokens,
+}
+
+/// Access tokens whose signature was checked, with their claims: a client sends the same
+/// token with every request for its lifetime, and checking it again (two base64 decodes,
+/// two JSON parses, an HMAC) was a fifth of the server's own work per read. A hit compares
+/// the whole token, so only the exact string verified before is let through; its expiry
+/// is checked on every use. Bounded: emptied when full (the tokens in use come back at
+/// the price of one verification each).
+struct VerifiedTokens {
+    hasher: RandomState,
+    entries: Mutex<HashMap<u64, (Box<str>, Claims)>>,
+}
+
+const VERIFIED_TOKENS_MAX: usize = 16_384;
+
+impl VerifiedTokens {
+    fn new() -> Self {
+        Self {
+            hasher: RandomState::new(),
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (Box<str>, Claims)>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, token: &str, now: i64) -> Option<Claims> {
+        let key = self.hasher.hash_one(token);
+        match self.entries().get(&key) {
+            Some((verified, claims)) if &**verified == token && claims.exp >= now => {
+                Some(claims.clone())
+            }
+            _ => None,
+        }
+    }
+
+    fn insert(&self, token: &str, claims: &Claims) {
+        let key = self.hasher.hash_one(token);
+        let mut entries = self.entries();
+        if entries.len() >= VERIFIED_TOKENS_MAX {
+            entries.clear();
+        }
+        entries.insert(key, (token.into(), claims.clone()));
+    }
 }
 
 impl JwtKeys {
@@ -73,6 +124,7 @@ impl JwtKeys {
             validation,
             access_ttl,
             refresh_ttl,
+            verified: VerifiedTokens::new(),
         }
     }
 
@@ -115,21 +167,28 @@ impl JwtKeys {
         })
     }
 
-    /// Decodes and checks signature, algorithm, expiry, type and layer.
+    /// Decodes and checks signature, algorithm, expiry, type and layer. Access tokens
+    /// already verified are taken from `verified` (expiry still checked).
     pub fn decode(
         &self,
         token: &str,
         expected: TokenType,
         layer: Layer,
     ) -> Result<Claims, ApiError> {
-        let claims = decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|err| match err.kind() {
-                jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
-                    ApiError::TokenNotValid("token has expired")
+        let cached = match expected {
+            TokenType::Access => self.verified.get(token, Utc::now().timestamp()),
+            TokenType::Refresh => None,
+        };
+        let claims = match cached {
+            Some(claims) => claims,
+            None => {
+                let claims = self.verify(token)?;
+                if claims.token_type == TokenType::Access {
+                    self.verified.insert(token, &claims);
                 }
-                _ => ApiError::TokenNotValid("token is malformed or its signature is invalid"),
-            })?
-            .claims;
+                claims
+            }
+        };
         if claims.token_type != expected {
             return Err(ApiError::TokenNotValid(match expected {
                 TokenType::Access => "a refresh token cannot be used here",
@@ -146,6 +205,18 @@ impl JwtKeys {
             return Err(ApiError::TokenNotValid("token names no school"));
         }
         Ok(claims)
+    }
+
+    /// The token's claims if its signature, algorithm and expiry are good.
+    fn verify(&self, token: &str) -> Result<Claims, ApiError> {
+        decode::<Claims>(token, &self.decoding, &self.validation)
+            .map(|data| data.claims)
+            .map_err(|err| match err.kind() {
+                jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
+                    ApiError::TokenNotValid("token has expired")
+                }
+                _ => ApiError::TokenNotValid("token is malformed or its signature is invalid"),
+            })
     }
 }
 
@@ -209,6 +280,60 @@ mod tests {
         let unsigned = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{payload}.");
         assert!(
             keys.decode(&unsigned, TokenType::Access, Layer::System)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn verified_tokens_still_expire_and_match_exactly() {
+        let keys = keys();
+        let now = Utc::now().timestamp();
+        let expired = Claims {
+            sub: Uuid::new_v4(),
+            token_type: TokenType::Access,
+            jti: Uuid::new_v4(),
+            iat: now - 120,
+            exp: now - 60,
+            layer: Layer::School,
+            tenant: Some("greenwood".into()),
+            ver: 0,
+        };
+        let token =
+            encode(&Header::new(Algorithm::HS256), &expired, &keys.encoding).expect("encode");
+        // As if verified while it was still valid: the cache does not outlive `exp`.
+        keys.verified.insert(&token, &expired);
+        assert!(
+            keys.decode(&token, TokenType::Access, Layer::School)
+                .is_err()
+        );
+
+        let good = keys
+            .issue(
+                Uuid::new_v4(),
+                0,
+                Layer::School,
+                Some("greenwood"),
+                TokenType::Access,
+            )
+            .expect("issue");
+        let first = keys
+            .decode(&good, TokenType::Access, Layer::School)
+            .expect("valid");
+        let again = keys
+            .decode(&good, TokenType::Access, Layer::School)
+            .expect("cached");
+        assert_eq!(first, again);
+        // The cache answers the exact string only: a changed signature is checked, and fails.
+        let at = good.len() - 10;
+        let swapped = if &good[at..=at] == "A" { "B" } else { "A" };
+        let tampered = format!("{}{swapped}{}", &good[..at], &good[at + 1..]);
+        assert!(
+            keys.decode(&tampered, TokenType::Access, Layer::School)
+                .is_err()
+        );
+        // Type and layer are checked on a cached token as on a fresh one.
+        assert!(
+            keys.decode(&good, TokenType::Access, Layer::System)
                 .is_err()
         );
     }
