@@ -6,18 +6,24 @@
 //! a `norole` user, plus a platform superuser `root@platform.test`, a staff admin
 //! `staff@platform.test` and a plain platform user `plain@platform.test`.
 
+mod auth;
 mod database;
 mod fixtures;
 mod http;
+mod people;
+mod platform;
 mod process;
 mod records;
 mod school;
 mod server;
 mod year;
 
+pub use auth::*;
 pub use database::*;
 pub use fixtures::*;
 pub use http::*;
+pub use people::*;
+pub use platform::*;
 pub use process::*;
 pub use records::*;
 pub use school::*;

@@ -200,6 +200,8 @@ pub struct NewAttendance<'a> {
     pub status: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub academic_class: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -214,6 +216,56 @@ impl NewRecord for NewAttendance<'_> {
     type Record = Attendance;
     fn collection(&self) -> String {
         ATTENDANCE.into()
+    }
+}
+
+/// Taking a class's attendance on one day: a line a student, upserted in one go (200).
+#[derive(Serialize, Default)]
+pub struct TakeAttendance<'a> {
+    /// The class (the path, not the body).
+    #[serde(skip)]
+    pub class: &'a str,
+    pub date: &'a str,
+    pub records: Vec<AttendanceLine<'a>>,
+}
+
+#[derive(Serialize, Default, Clone)]
+pub struct AttendanceLine<'a> {
+    pub student: &'a str,
+    pub status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
+}
+
+impl<'a> AttendanceLine<'a> {
+    pub fn new(student: &'a str, status: &'a str) -> Self {
+        Self {
+            student,
+            status,
+            note: None,
+        }
+    }
+}
+
+impl<'a> TakeAttendance<'a> {
+    /// Every one of `students` with the same `status`.
+    pub fn all(class: &'a str, date: &'a str, students: &'a [String], status: &'a str) -> Self {
+        Self {
+            class,
+            date,
+            records: students
+                .iter()
+                .map(|student| AttendanceLine::new(student, status))
+                .collect(),
+        }
+    }
+}
+
+impl NewRecord for TakeAttendance<'_> {
+    type Record = Vec<Attendance>;
+    const SUCCESS: u16 = 200;
+    fn collection(&self) -> String {
+        format!("{CLASSES}{}/attendance/", self.class)
     }
 }
 

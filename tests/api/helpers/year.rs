@@ -128,6 +128,8 @@ pub struct NewMark<'a> {
     pub studentadmissionnumber: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mark: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<&'a str>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -141,6 +143,30 @@ impl NewRecord for NewMark<'_> {
     type Record = Mark;
     fn collection(&self) -> String {
         self.marks.into()
+    }
+}
+
+/// `confirm-students/`: the upsert of a student's one live mark (200).
+#[derive(Serialize, Default)]
+pub struct ConfirmMark<'a> {
+    /// The exam's `marks/` collection (the path, not the body).
+    #[serde(skip)]
+    pub marks: &'a str,
+    pub studentadmissionnumber: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mark: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<&'a str>,
+    /// Soft-deletes the live mark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_deleted: Option<bool>,
+}
+
+impl NewRecord for ConfirmMark<'_> {
+    type Record = Mark;
+    const SUCCESS: u16 = 200;
+    fn collection(&self) -> String {
+        format!("{}confirm-students/", self.marks)
     }
 }
 

@@ -162,13 +162,9 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     app.post("/api/v1/school/auth/refresh/", &alpha, refresh)
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        "/api/v1/school/auth/logout/",
-        &admin,
-        json!({"refresh": rotated.body["refresh"]}),
-    )
-    .await
-    .assert(204, None);
+    app.logout(SCHOOL_AUTH, &admin, &rotated.body["refresh"])
+        .await
+        .assert(204, None);
     // Sessions: concurrent creates leave one active.
     let creates = (0..8).map(|i| {
         app.post(

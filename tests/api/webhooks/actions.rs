@@ -23,7 +23,7 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     let id = hook["id"].as_str().expect("id");
     let secret = hook["secret"].as_str().expect("secret");
     let sent = app
-        .post(&format!("{WEBHOOKS}{id}/test/"), &admin, json!({}))
+        .post_empty(&format!("{WEBHOOKS}{id}/test/"), &admin)
         .await;
     sent.assert(200, None);
     assert_eq!(sent.body["status_code"], 204, "{}", sent.body);
@@ -67,13 +67,12 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     );
     // "Send again" is for the feed's events; a test event is sent anew instead.
     let again = app
-        .post(
+        .post_empty(
             &format!(
                 "{WEBHOOKS}{id}/deliveries/{}/retry/",
                 sent.body["event"].as_str().expect("event")
             ),
             &admin,
-            json!({}),
         )
         .await;
     again.assert(404, Some("not_found"));
@@ -86,21 +85,21 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     .await
     .assert(200, None);
     let refused = app
-        .post(&format!("{WEBHOOKS}{id}/test/"), &admin, json!({}))
+        .post_empty(&format!("{WEBHOOKS}{id}/test/"), &admin)
         .await;
     refused.assert(200, None);
     assert_eq!(refused.body["status_code"], Value::Null);
     assert_eq!(refused.body["error"], "could not connect");
     // Who may, and what is not there.
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&format!("{WEBHOOKS}{id}/test/"), &teacher, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}{id}/test/"), &teacher)
         .await
         .assert(403, Some("permission_denied"));
     let beta = app.as_school_user("beta", "admin").await;
-    app.post(&format!("{WEBHOOKS}{id}/test/"), &beta, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}{id}/test/"), &beta)
         .await
         .assert(404, Some("not_found"));
-    app.post(&format!("{WEBHOOKS}nope/test/"), &admin, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}nope/test/"), &admin)
         .await
         .assert(400, Some("invalid_id"));
 }
@@ -131,7 +130,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
         .expect("id")
         .to_owned();
     let retry = format!("{WEBHOOKS}{id}/deliveries/{event}/retry/");
-    let queued = app.post(&retry, &admin, json!({})).await;
+    let queued = app.post_empty(&retry, &admin).await;
     queued.assert(202, None);
     assert_eq!(queued.body["event"], event.as_str());
     assert_eq!(queued.body["attempt"], 2);
@@ -159,10 +158,9 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
         .get("/api/v1/school/events/?type=academic_class.created", &admin)
         .await;
     let class_event = feed.body["results"][0]["id"].as_str().expect("event");
-    app.post(
+    app.post_empty(
         &format!("{WEBHOOKS}{id}/deliveries/{class_event}/retry/"),
         &admin,
-        json!({}),
     )
     .await
     .assert(404, Some("not_found"));
@@ -173,11 +171,11 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     )
     .await
     .assert(200, None);
-    app.post(&retry, &admin, json!({}))
+    app.post_empty(&retry, &admin)
         .await
         .assert(409, Some("conflict"));
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&retry, &teacher, json!({}))
+    app.post_empty(&retry, &teacher)
         .await
         .assert(403, Some("permission_denied"));
 }

@@ -144,7 +144,7 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     // Teachers may read enrollments but not write them; office may write.
     let teacher = app.as_school_user("alpha", "teacher").await;
     app.get(ENROLLMENTS, &teacher).await.assert(200, None);
-    app.post(ENROLLMENTS, &teacher, json!({}))
+    app.post_empty(ENROLLMENTS, &teacher)
         .await
         .assert(403, Some("permission_denied"));
     app.get(&format!("{ENROLLMENTS}?status=nope"), &admin)
@@ -490,11 +490,11 @@ async fn an_ambiguous_next_class_is_refused_naming_the_class() {
         );
     }
     let missing = rollover_path(&uuid::Uuid::new_v4().to_string());
-    app.post(&missing, &admin, json!({}))
+    app.post_empty(&missing, &admin)
         .await
         .assert(404, Some("not_found"));
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&rollover_path(&session), &teacher, json!({}))
+    app.post_empty(&rollover_path(&session), &teacher)
         .await
         .assert(403, Some("permission_denied"));
 }

@@ -1,0 +1,114 @@
+//! Typed requests of the platform API (API.md 4-5): schools (tenants), platform users and
+//! API keys, made by a platform admin on the main host.
+
+// The answers carry the fields a test may assert on; each test reads a few.
+#![allow(dead_code)]
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{NewRecord, item};
+
+pub const TENANTS: &str = "/api/v1/system/tenants/";
+pub const PLATFORM_USERS: &str = "/api/v1/system/users/";
+pub const API_KEYS: &str = "/api/v1/system/api-keys/";
+
+/// A school: its schema and the domains it answers on.
+#[derive(Serialize, Default)]
+pub struct NewTenant<'a> {
+    pub schema_name: &'a str,
+    pub name: &'a str,
+    pub domains: &'a [&'a str],
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct Tenant {
+    pub id: String,
+    pub schema_name: String,
+    pub name: String,
+}
+
+impl NewRecord for NewTenant<'_> {
+    type Record = Tenant;
+    fn collection(&self) -> String {
+        TENANTS.into()
+    }
+}
+
+impl Tenant {
+    pub fn path(&self) -> String {
+        item(TENANTS, &self.id)
+    }
+}
+
+/// A user made by the platform: of a school (`client`, a tenant id) or of the platform.
+#[derive(Serialize, Default)]
+pub struct NewUser<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone: Option<&'a str>,
+    pub password: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<&'a [&'a str]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_superuser: Option<bool>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct User {
+    pub id: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub client: Option<String>,
+}
+
+impl NewRecord for NewUser<'_> {
+    type Record = User;
+    fn collection(&self) -> String {
+        PLATFORM_USERS.into()
+    }
+}
+
+impl User {
+    pub fn path(&self) -> String {
+        item(PLATFORM_USERS, &self.id)
+    }
+}
+
+/// An API key: of one school (`tenant`) or of the platform.
+#[derive(Serialize, Default)]
+pub struct NewApiKey<'a> {
+    pub name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<&'a str>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+pub struct ApiKey {
+    pub id: String,
+    pub name: String,
+    /// The secret, answered once at creation.
+    pub key: String,
+    pub tenant: Value,
+    pub read_only: bool,
+}
+
+impl NewRecord for NewApiKey<'_> {
+    type Record = ApiKey;
+    fn collection(&self) -> String {
+        API_KEYS.into()
+    }
+}
+
+impl ApiKey {
+    pub fn path(&self) -> String {
+        item(API_KEYS, &self.id)
+    }
+}
