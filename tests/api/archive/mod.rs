@@ -16,7 +16,10 @@ use std::{collections::BTreeMap, path::PathBuf};
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types::BigInt};
 use serde_json::{Value, json};
 
-use crate::helpers::{ARCHIVE_SIGNING_KEY, As, TestApp, cli};
+use crate::helpers::{
+    ARCHIVE_SIGNING_KEY, As, NewApiKey, NewClass, NewRecord, NewRole, NewRoleAssignment,
+    NewStudent, TestApp, cli,
+};
 
 /// The users of `alpha` after `fill_school`, as they log in.
 pub const ALPHA_LOGINS: [&str; 5] = [
@@ -124,13 +127,14 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"is_deleted": true}),
         )
         .await);
-    let gone = ok(app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "OLD-1", "first_name": "Old", "last_name": "Timer"}),
-        )
-        .await);
+    let gone = ok(NewStudent {
+        admission_number: "OLD-1",
+        first_name: "Old",
+        last_name: "Timer",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await);
     let gone = gone["id"].as_str().expect("id").to_owned();
     ok(app
         .patch(
@@ -139,13 +143,12 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"is_deleted": true}),
         )
         .await);
-    let class = ok(app
-        .post(
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": "Closed", "level": 9}),
-        )
-        .await);
+    let class = ok(NewClass {
+        name: "Closed",
+        level: Some(9),
+    }
+    .post(&app, &admin)
+    .await);
     let class = class["id"].as_str().expect("id").to_owned();
     ok(app
         .patch(
@@ -191,21 +194,19 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"footer_text": "Ünïcode — footer", "show_position": false}),
         )
         .await);
-    let role = ok(app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "subject-viewer", "permissions": ["view_subject"]}),
-        )
-        .await);
+    let role = ok(NewRole {
+        name: "subject-viewer",
+        permissions: &["view_subject"],
+    }
+    .post(&app, &admin)
+    .await);
     let norole = app.school_login("alpha", "norole@alpha.test").await;
-    ok(app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &admin,
-            json!({"user": norole["user"]["id"], "role": role["id"]}),
-        )
-        .await);
+    ok(NewRoleAssignment {
+        user: &norole["user"]["id"],
+        role: &role["id"],
+    }
+    .post(&app, &admin)
+    .await);
     let alpha =
         ok(app.get("/api/v1/system/tenants/?search=alpha", &root).await)["results"][0]["id"]
             .clone();
@@ -219,13 +220,14 @@ pub async fn fill_school(app: &TestApp) -> String {
             .extend(contact.as_object().expect("object").clone());
         ok(app.post("/api/v1/system/users/", &root, body).await);
     }
-    let key = ok(app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "reporting", "tenant": alpha, "read_only": true}),
-        )
-        .await);
+    let key = ok(NewApiKey {
+        name: "reporting",
+        tenant: Some(&alpha),
+        read_only: Some(true),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await);
     key["key"].as_str().expect("key").to_owned()
 }
 

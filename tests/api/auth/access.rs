@@ -4,7 +4,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewApiKey, NewRecord, NewRole, NewRoleAssignment, NewSubject, TestApp, spawn_app,
+};
 
 /// (collection path, permission resource) of every school resource.
 fn resources() -> Vec<(String, &'static str)> {
@@ -194,20 +196,19 @@ async fn users_without_roles_reach_only_me_and_permissions() {
 async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "subject-viewer", "permissions": ["view_subject", "view_subject"]}),
-        )
-        .await;
+    let role = NewRole {
+        name: "subject-viewer",
+        permissions: &["view_subject", "view_subject"],
+    }
+    .post(&app, &admin)
+    .await;
     role.assert(201, None);
     assert_eq!(role.body["permissions"], json!(["view_subject"]));
-    app.post(
-        "/api/v1/school/roles/",
-        &admin,
-        json!({"name": "bad", "permissions": ["fly_subject"]}),
-    )
+    NewRole {
+        name: "bad",
+        permissions: &["fly_subject"],
+    }
+    .post(&app, &admin)
     .await
     .assert(400, Some("validation_error"));
     app.post(
@@ -219,22 +220,22 @@ async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once(
     .assert(409, Some("conflict"));
     let norole = app.school_login("alpha", "norole@alpha.test").await;
     let who = As::school("alpha").token(norole["access"].as_str().expect("a"));
-    let assignment = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &admin,
-            json!({"user": norole["user"]["id"], "role": role.body["id"]}),
-        )
-        .await;
+    let assignment = NewRoleAssignment {
+        user: &norole["user"]["id"],
+        role: &role.body["id"],
+    }
+    .post(&app, &admin)
+    .await;
     assignment.assert(201, None);
     app.get("/api/v1/school/subjects/", &who)
         .await
         .assert(200, None);
-    app.post(
-        "/api/v1/school/subjects/",
-        &who,
-        json!({"name": "x", "code": "x"}),
-    )
+    NewSubject {
+        name: "x",
+        code: "x",
+        ..Default::default()
+    }
+    .post(&app, &who)
     .await
     .assert(403, Some("permission_denied"));
     app.get("/api/v1/school/classes/", &who)
@@ -270,34 +271,31 @@ async fn roles_belong_to_one_school() {
     let app = spawn_app().await;
     let alpha_admin = app.as_school_user("alpha", "admin").await;
     let beta_admin = app.as_school_user("beta", "admin").await;
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &alpha_admin,
-            json!({"name": "alpha-only", "permissions": ["view_exam"]}),
-        )
-        .await;
+    let role = NewRole {
+        name: "alpha-only",
+        permissions: &["view_exam"],
+    }
+    .post(&app, &alpha_admin)
+    .await;
     let beta_roles = app
         .get("/api/v1/school/roles/?search=alpha-only", &beta_admin)
         .await;
     assert_eq!(beta_roles.body["count"], 0);
     let beta_user = app.school_login("beta", "norole@beta.test").await["user"]["id"].clone();
-    let reply = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &beta_admin,
-            json!({"user": beta_user, "role": role.body["id"]}),
-        )
-        .await;
+    let reply = NewRoleAssignment {
+        user: &beta_user,
+        role: &role.body["id"],
+    }
+    .post(&app, &beta_admin)
+    .await;
     reply.assert(400, Some("validation_error"));
     // A user of another school cannot be given a role here.
-    let reply = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &alpha_admin,
-            json!({"user": beta_user, "role": role.body["id"]}),
-        )
-        .await;
+    let reply = NewRoleAssignment {
+        user: &beta_user,
+        role: &role.body["id"],
+    }
+    .post(&app, &alpha_admin)
+    .await;
     reply.assert(400, Some("validation_error"));
     assert!(reply.body["errors"]["user"].is_array());
 }
@@ -453,11 +451,12 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
         .await
         .assert(401, Some("invalid_api_key"));
     let past = (chrono::Utc::now() - chrono::Duration::seconds(5)).to_rfc3339();
-    app.post(
-        "/api/v1/system/api-keys/",
-        &root,
-        json!({"name": "old", "expires_at": past}),
-    )
+    NewApiKey {
+        name: "old",
+        expires_at: Some(&past),
+        ..Default::default()
+    }
+    .post(&app, &root)
     .await
     .assert(400, Some("validation_error"));
     let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500)).to_rfc3339();
@@ -470,9 +469,13 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
         .await
         .assert(401, Some("invalid_api_key"));
     let staff = app.as_staff().await;
-    app.post("/api/v1/system/api-keys/", &staff, json!({"name": ""}))
-        .await
-        .assert(400, Some("validation_error"));
+    NewApiKey {
+        name: "",
+        ..Default::default()
+    }
+    .post(&app, &staff)
+    .await
+    .assert(400, Some("validation_error"));
     let plain = app.system_login("plain@platform.test").await;
     app.get(
         "/api/v1/system/api-keys/",

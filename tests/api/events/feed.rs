@@ -17,7 +17,9 @@ use school_service::{
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewApiKey, NewClass, NewRecord, NewSession, NewStudent, NewSubject, TestApp, spawn_app,
+};
 
 const EVENTS: &str = "/api/v1/school/events/";
 const HISTORY: &str = "/api/v1/school/history/";
@@ -58,13 +60,13 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     let start = feed(&app, &admin).await.len();
 
     // CRUD: create, update, soft delete, restore, real delete.
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MA"}),
-        )
-        .await;
+    let subject = NewSubject {
+        name: "Maths",
+        code: "MA",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     subject.assert(201, None);
     let subject_path = format!("/api/v1/school/subjects/{}/", id_of(&subject));
     app.patch(&subject_path, &admin, json!({"name": "Mathematics"}))
@@ -80,9 +82,12 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     )
     .await
     .assert(200, None);
-    let class = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "Gone"}))
-        .await;
+    let class = NewClass {
+        name: "Gone",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     app.delete(
         &format!("/api/v1/school/classes/{}/", id_of(&class)),
         &admin,
@@ -99,21 +104,23 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .await
     .assert(200, None);
     // Activation: a second session deactivates the first (its own event).
-    let first = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "S1", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await;
+    let first = NewSession {
+        name: "S1",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .post(&app, &admin)
+    .await;
     first.assert(201, None);
     let fixture = app.exam_fixture(&admin, "EV").await;
     // confirm-students: created, then updated.
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "EV-1", "first_name": "Ada", "last_name": "L"}),
-    )
+    NewStudent {
+        admission_number: "EV-1",
+        first_name: "Ada",
+        last_name: "L",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(201, None);
     let confirm = format!("{}confirm-students/", fixture.marks());
@@ -184,14 +191,15 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     assert_eq!(timestamps, sorted, "commit order");
     // A take: one event per record.
     let class_id = fixture.class.as_str().expect("class").to_owned();
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "EV-2", "first_name": "Bo", "last_name": "K",
-                   "academic_class": class_id}),
-        )
-        .await;
+    let student = NewStudent {
+        admission_number: "EV-2",
+        first_name: "Bo",
+        last_name: "K",
+        academic_class: Some(&class_id),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     let take = format!("/api/v1/school/classes/{class_id}/attendance/");
     for status in ["present", "late"] {
         app.post(
@@ -222,18 +230,20 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
     let admin = app.as_school_user("alpha", "admin").await;
     let before = feed(&app, &admin).await.len();
     // Refused by the database (a live code taken) after validation.
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "A", "code": "DUP"}),
-    )
+    NewSubject {
+        name: "A",
+        code: "DUP",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(201, None);
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "B", "code": "DUP"}),
-    )
+    NewSubject {
+        name: "B",
+        code: "DUP",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(409, Some("conflict"));
     // Written through the store, then rolled back by a failure later in the transaction.
@@ -274,11 +284,11 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     for n in 0..5 {
-        app.post(
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": format!("C{n}")}),
-        )
+        NewClass {
+            name: &format!("C{n}"),
+            ..Default::default()
+        }
+        .post(&app, &admin)
         .await
         .assert(201, None);
     }
@@ -340,13 +350,14 @@ async fn history_says_who_changed_a_mark_and_how() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let fixture = app.exam_fixture(&admin, "HI").await;
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "HI-1", "first_name": "Ada", "last_name": "L"}),
-        )
-        .await;
+    let student = NewStudent {
+        admission_number: "HI-1",
+        first_name: "Ada",
+        last_name: "L",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     let student_id = id_of(&student);
     let confirm = format!("{}confirm-students/", fixture.marks());
     let mark = app
@@ -365,13 +376,13 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .body["results"][0]["id"]
         .clone();
-    let key = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "gradebook sync", "tenant": school}),
-        )
-        .await;
+    let key = NewApiKey {
+        name: "gradebook sync",
+        tenant: Some(&school),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await;
     key.assert(201, None);
     let key_id = key.body["id"].clone();
     let by_key = As::school("alpha").key(key.body["key"].as_str().expect("key"));
@@ -439,13 +450,14 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .assert(403, Some("permission_denied"));
     // Entries stay after their record is really deleted.
-    let other = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "HI-2", "first_name": "Bo", "last_name": "K"}),
-        )
-        .await;
+    let other = NewStudent {
+        admission_number: "HI-2",
+        first_name: "Bo",
+        last_name: "K",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     app.delete(
         &format!("/api/v1/school/students/{}/", id_of(&other)),
         &admin,

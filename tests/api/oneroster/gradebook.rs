@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::{GRADEBOOK, oneroster_token, or_get, or_request, roster};
-use crate::helpers::spawn_app;
+use crate::helpers::{NewRecord, NewSubject, spawn_app};
 
 #[tokio::test]
 async fn an_lms_writes_line_items_and_results_that_the_school_sees() {
@@ -13,14 +13,14 @@ async fn an_lms_writes_line_items_and_results_that_the_school_sees() {
     let r = roster(&app, "alpha").await;
     let token = oneroster_token(&app, "alpha", None).await;
     // The LMS grades in a subject of its own for this class.
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &r.admin,
-            json!({"name": "Art", "code": "ART"}),
-        )
-        .await
-        .body["id"]
+    let subject = NewSubject {
+        name: "Art",
+        code: "ART",
+        ..Default::default()
+    }
+    .post(&app, &r.admin)
+    .await
+    .body["id"]
         .as_str()
         .expect("subject")
         .to_owned();

@@ -6,7 +6,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::{
-    helpers::{As, TestApp, spawn_app_with},
+    helpers::{As, NewRecord, NewStudent, TestApp, spawn_app_with},
     reliability::proxy::DbProxy,
 };
 
@@ -147,11 +147,13 @@ async fn concurrent_distinct_confirms_lose_no_write() {
     let fixture = app.exam_fixture(&admin, "N").await;
     const N: usize = 60;
     join_all((0..N).map(|i| {
-        app.post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": format!("N-{i}"), "first_name": "F", "last_name": "L"}),
-        )
+        NewStudent {
+            admission_number: &format!("N-{i}"),
+            first_name: "F",
+            last_name: "L",
+            ..Default::default()
+        }
+        .post(&app, &admin)
     }))
     .await;
     let confirm = format!("{}confirm-students/", fixture.marks());

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{As, NewRecord, NewUser, TestApp, spawn_app};
 
 /// A class of four in an exam session, with maths (out of 100) and art (out of 50):
 /// Zoë Ağaoğlu 90 + 40, Łukasz Nowak 50 + 25, Jürgen Straße 80 + 10, René Dupré 50 and no
@@ -239,13 +239,15 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
     let root = app.as_root().await;
     let tenants = app.get("/api/v1/system/tenants/?search=alpha", &root).await;
     let school = tenants.body["results"][0]["id"].clone();
-    let user = app
-        .post(
-            "/api/v1/system/users/",
-            &root,
-            json!({"email": "zoe@alpha.test", "password": "password-123", "client": school, "roles": ["student"]}),
-        )
-        .await;
+    let user = NewUser {
+        email: Some("zoe@alpha.test"),
+        password: "password-123",
+        client: Some(&school),
+        roles: Some(&["student"]),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await;
     user.assert(201, None);
     app.patch(
         &format!("/api/v1/school/students/{}/", students[0]),

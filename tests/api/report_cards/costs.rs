@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use diesel::{Connection, RunQueryDsl, pg::PgConnection};
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewClass, NewRecord, NewSession, NewStudent, NewSubject, TestApp, spawn_app,
+};
 
 /// A class of two students with a mark in each of six subjects, C-1 60-65 and C-2 90-95;
 /// answers (their cards' paths, the class's cards path, class id).
@@ -19,13 +21,13 @@ async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, S
             .expect("id")
             .to_owned()
     };
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            admin,
-            json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await;
+    let session = NewSession {
+        name: "2026",
+        start_date: "2026-01-01",
+        end_date: "2026-12-31",
+    }
+    .post(&app, admin)
+    .await;
     let session = id(session.assert(201, None), "/data/id");
     let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
     let exam_session = app
@@ -36,30 +38,35 @@ async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, S
         )
         .await;
     let exam_session = id(exam_session.assert(201, None), "/id");
-    let class = app
-        .post("/api/v1/school/classes/", admin, json!({"name": "Form 6"}))
-        .await;
+    let class = NewClass {
+        name: "Form 6",
+        ..Default::default()
+    }
+    .post(&app, admin)
+    .await;
     let class = id(class.assert(201, None), "/id");
     let mut students = Vec::new();
     for number in ["C-1", "C-2"] {
-        let student = app
-            .post(
-                "/api/v1/school/students/",
-                admin,
-                json!({"admission_number": number, "first_name": "Ada", "last_name": "Long", "academic_class": class}),
-            )
-            .await;
+        let student = NewStudent {
+            admission_number: &number,
+            first_name: "Ada",
+            last_name: "Long",
+            academic_class: Some(&class),
+            ..Default::default()
+        }
+        .post(&app, admin)
+        .await;
         students.push(id(student.assert(201, None), "/id"));
     }
     let exams = format!("{exam_sessions}{exam_session}/exams/");
     for n in 0..6 {
-        let subject = app
-            .post(
-                "/api/v1/school/subjects/",
-                admin,
-                json!({"name": format!("Subject {n}"), "code": format!("S{n}")}),
-            )
-            .await;
+        let subject = NewSubject {
+            name: &format!("Subject {n}"),
+            code: &format!("S{n}"),
+            ..Default::default()
+        }
+        .post(&app, admin)
+        .await;
         let subject = id(subject.assert(201, None), "/id");
         let exam = app
             .post(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app},
+    helpers::{As, NewApiKey, NewRecord, TestApp, spawn_app},
     resources::guardians::{alpha_id, family},
 };
 
@@ -36,13 +36,14 @@ async fn an_api_key_read_of_a_class_is_disclosed_for_each_of_its_students() {
     let f = family(&app).await;
     let root = app.as_root().await;
     let school = alpha_id(&app, &root).await;
-    let created = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "SIS export", "tenant": school, "read_only": true}),
-        )
-        .await;
+    let created = NewApiKey {
+        name: "SIS export",
+        tenant: Some(&school),
+        read_only: Some(true),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await;
     created.assert(201, None);
     let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
     let key_id = created.body["id"].clone();
@@ -207,13 +208,14 @@ async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
     let r = roster(&app, "alpha").await;
     let root = app.as_root().await;
     let school = alpha_id(&app, &root).await;
-    let created = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "nightly export", "tenant": school, "read_only": true}),
-        )
-        .await;
+    let created = NewApiKey {
+        name: "nightly export",
+        tenant: Some(&school),
+        read_only: Some(true),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await;
     created.assert(201, None);
     let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
     let export = "/api/v1/school/oneroster/export/";

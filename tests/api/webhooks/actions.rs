@@ -9,7 +9,7 @@ use std::{process::Command, time::Duration};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::spawn_app_with,
+    helpers::{NewClass, NewRecord, NewSubject, spawn_app_with},
     webhooks::subscriptions::{Receiver, WEBHOOKS, acknowledged, event_of, subscribe},
 };
 
@@ -116,11 +116,12 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
     let hook = subscribe(&app, &admin, &url, json!(["subject.created"])).await;
     let id = hook["id"].as_str().expect("id");
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "Art", "code": "AR"}),
-    )
+    NewSubject {
+        name: "Art",
+        code: "AR",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(201, None);
     let seen = receiver.wait_for(|d| !acknowledged(d).is_empty()).await;
@@ -150,9 +151,12 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     assert_eq!(deliveries["results"][0]["attempt"], 2);
     assert_eq!(deliveries["results"][0]["status_code"], 204);
     // An event of the school this subscription was never sent, and a disabled subscription.
-    let other = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "Form 2"}))
-        .await;
+    let other = NewClass {
+        name: "Form 2",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     other.assert(201, None);
     let feed = app
         .get("/api/v1/school/events/?type=academic_class.created", &admin)

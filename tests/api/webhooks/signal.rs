@@ -7,7 +7,7 @@ use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_typ
 use serde_json::json;
 
 use crate::{
-    helpers::{As, TestApp, spawn_app_on_with, spawn_app_with},
+    helpers::{As, NewRecord, NewSubject, TestApp, spawn_app_on_with, spawn_app_with},
     webhooks::subscriptions::{Receiver, acknowledged, event_of, subscribe},
 };
 
@@ -39,11 +39,12 @@ fn sql(db: &str, statement: &str) {
 }
 
 async fn write(app: &TestApp, admin: &As, code: &str) {
-    app.post(
-        "/api/v1/school/subjects/",
-        admin,
-        json!({"name": format!("Subject {code}"), "code": code}),
-    )
+    NewSubject {
+        name: &format!("Subject {code}"),
+        code: &code,
+        ..Default::default()
+    }
+    .post(&app, admin)
     .await
     .assert(201, None);
 }

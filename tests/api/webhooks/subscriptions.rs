@@ -12,7 +12,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{As, NewClass, NewRecord, NewSubject, TestApp, spawn_app, spawn_app_with};
 
 pub(crate) const WEBHOOKS: &str = "/api/v1/school/webhooks/";
 
@@ -200,13 +200,13 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
         json!(["subject.created"]),
     )
     .await;
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MA"}),
-        )
-        .await;
+    let subject = NewSubject {
+        name: "Maths",
+        code: "MA",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     let subject_id = subject.body["id"].as_str().expect("id").to_owned();
     for name in ["Maths 2", "Maths 3"] {
         app.patch(
@@ -217,9 +217,13 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
         .await
         .assert(200, None);
     }
-    app.post("/api/v1/school/classes/", &admin, json!({"name": "Form 1"}))
-        .await
-        .assert(201, None);
+    NewClass {
+        name: "Form 1",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await
+    .assert(201, None);
     let seen = receiver.wait_for(|d| acknowledged(d).len() >= 4).await;
     let acked = acknowledged(&seen);
     assert_eq!(acked.len(), 4, "{seen:#?}");
@@ -315,9 +319,13 @@ async fn a_destination_that_turned_forbidden_is_refused_at_delivery() {
     })
     .await
     .expect("changed");
-    app.post("/api/v1/school/classes/", &admin, json!({"name": "Form 9"}))
-        .await
-        .assert(201, None);
+    NewClass {
+        name: "Form 9",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await
+    .assert(201, None);
     let path = format!("{WEBHOOKS}{}/deliveries/", hook["id"].as_str().expect("id"));
     let deadline = Instant::now() + Duration::from_secs(20);
     let attempts = loop {
