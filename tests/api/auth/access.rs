@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{
-    As, NewApiKey, NewRecord, NewRole, NewRoleAssignment, NewSubject, TestApp, spawn_app,
+    As, NewApiKey, NewRecord, NewRole, NewRoleAssignment, NewSubject, NewUser, TestApp, spawn_app,
 };
 
 /// (collection path, permission resource) of every school resource.
@@ -143,13 +143,15 @@ async fn user_with_roles(app: &TestApp, school: &str, email: &str, roles: &[&str
         .find(|t| t["schema_name"] == school)
         .expect("school")["id"]
         .clone();
-    app.post(
-        "/api/v1/system/users/",
-        &root,
-        json!({"email": email, "password": "password-123", "client": id, "roles": roles}),
-    )
-    .await
-    .assert(201, None);
+    NewUser {
+        email: Some(email),
+        password: "password-123",
+        client: id.as_str(),
+        roles: Some(roles),
+        ..Default::default()
+    }
+    .create(app, &root)
+    .await;
     As::school(school).token(
         app.school_login(school, email).await["access"]
             .as_str()
@@ -300,13 +302,21 @@ async fn roles_belong_to_one_school() {
     assert!(reply.body["errors"]["user"].is_array());
 }
 
-async fn make_key(app: &TestApp, root: &As, body: Value) -> (String, Value) {
-    let reply = app.post("/api/v1/system/api-keys/", root, body).await;
+async fn make_key(app: &TestApp, root: &As, key: NewApiKey<'_>) -> (String, Value) {
+    let reply = key.post(app, root).await;
     reply.assert(201, None);
     (
         reply.body["key"].as_str().expect("key").to_owned(),
         reply.body.clone(),
     )
+}
+
+/// A global key of full rights named `name`.
+fn named(name: &str) -> NewApiKey<'_> {
+    NewApiKey {
+        name,
+        ..Default::default()
+    }
 }
 
 async fn school_id(app: &TestApp, root: &As, schema: &str) -> Value {
@@ -325,8 +335,12 @@ async fn api_keys_scoped_global_and_read_only() {
     let app = spawn_app().await;
     let root = app.as_root().await;
     let alpha = school_id(&app, &root, "alpha").await;
-    let (scoped, record) =
-        make_key(&app, &root, json!({"name": "alpha sync", "tenant": alpha})).await;
+    let alpha_sync = NewApiKey {
+        name: "alpha sync",
+        tenant: alpha.as_str(),
+        ..Default::default()
+    };
+    let (scoped, record) = make_key(&app, &root, alpha_sync).await;
     assert!(scoped.len() >= 32);
     assert_eq!(record["prefix"], json!(&scoped[..8]));
     for key in [
@@ -342,8 +356,12 @@ async fn api_keys_scoped_global_and_read_only() {
     ] {
         assert!(record.get(key).is_some(), "{key}");
     }
-    let (global, _) = make_key(&app, &root, json!({"name": "global"})).await;
-    let (read_only, _) = make_key(&app, &root, json!({"name": "reader", "read_only": true})).await;
+    let (global, _) = make_key(&app, &root, named("global")).await;
+    let reader = NewApiKey {
+        read_only: Some(true),
+        ..named("reader")
+    };
+    let (read_only, _) = make_key(&app, &root, reader).await;
 
     let classes = "/api/v1/school/classes/";
     let created = app
@@ -427,7 +445,7 @@ async fn api_keys_scoped_global_and_read_only() {
 async fn revoked_expired_and_unknown_keys_are_refused() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, record) = make_key(&app, &root, json!({"name": "short-lived"})).await;
+    let (key, record) = make_key(&app, &root, named("short-lived")).await;
     let school = As::school("alpha");
     app.get("/api/v1/school/classes/", &school.clone().key(&key))
         .await
@@ -460,7 +478,11 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
     .await
     .assert(400, Some("validation_error"));
     let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500)).to_rfc3339();
-    let (expiring, _) = make_key(&app, &root, json!({"name": "soon", "expires_at": soon})).await;
+    let soon = NewApiKey {
+        expires_at: Some(&soon),
+        ..named("soon")
+    };
+    let (expiring, _) = make_key(&app, &root, soon).await;
     app.get("/api/v1/school/classes/", &school.clone().key(&expiring))
         .await
         .assert(200, None);
@@ -489,7 +511,7 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
 async fn the_plain_key_never_reaches_the_log() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, _) = make_key(&app, &root, json!({"name": "logged?"})).await;
+    let (key, _) = make_key(&app, &root, named("logged?")).await;
     let url = app.db.url.clone();
     let (stderr, key_for_child) = tokio::task::spawn_blocking(move || {
         let server = crate::helpers::ServerProcess::start(&url, &[("RUST_LOG", "debug")]);

@@ -10,7 +10,7 @@ use school_service::{
     error::ApiError,
     school::{
         Actor, Store,
-        classes::{Classes, NewClass},
+        classes::{Classes, NewClass as ClassRow},
     },
     tenancy::{SchemaName, Tenant},
 };
@@ -18,7 +18,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{
-    As, NewApiKey, NewClass, NewRecord, NewSession, NewStudent, NewSubject, TestApp, spawn_app,
+    As, ConfirmMark, NewApiKey, NewClass, NewRecord, NewSession, NewStudent, NewSubject,
+    TakeAttendance, TestApp, spawn_app,
 };
 
 const EVENTS: &str = "/api/v1/school/events/";
@@ -123,13 +124,15 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .post(&app, &admin)
     .await
     .assert(201, None);
-    let confirm = format!("{}confirm-students/", fixture.marks());
+    let marks = fixture.marks();
     for mark in [40, 52] {
-        app.post(
-            &confirm,
-            &admin,
-            json!({"studentadmissionnumber": "EV-1", "mark": mark}),
-        )
+        ConfirmMark {
+            marks: &marks,
+            studentadmissionnumber: "EV-1",
+            mark: Some(mark),
+            ..Default::default()
+        }
+        .post(&app, &admin)
         .await
         .assert(200, None);
     }
@@ -200,15 +203,12 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     }
     .post(&app, &admin)
     .await;
-    let take = format!("/api/v1/school/classes/{class_id}/attendance/");
+    let student = [id_of(&student).to_owned()];
     for status in ["present", "late"] {
-        app.post(
-            &take,
-            &admin,
-            json!({"date": "2026-03-02", "records": [{"student": id_of(&student), "status": status}]}),
-        )
-        .await
-        .assert(200, None);
+        TakeAttendance::all(&class_id, "2026-03-02", &student, status)
+            .post(&app, &admin)
+            .await
+            .assert(200, None);
     }
     let after = feed(&app, &admin).await;
     assert_eq!(
@@ -258,7 +258,7 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
         });
         let result: Result<(), ApiError> = db.with_tenant(&school, |conn| {
             conn.transaction(|conn| {
-                let new = NewClass {
+                let new = ClassRow {
                     name: "Never".into(),
                     level: None,
                     is_deleted: false,
@@ -359,14 +359,15 @@ async fn history_says_who_changed_a_mark_and_how() {
     .post(&app, &admin)
     .await;
     let student_id = id_of(&student);
-    let confirm = format!("{}confirm-students/", fixture.marks());
-    let mark = app
-        .post(
-            &confirm,
-            &admin,
-            json!({"studentadmissionnumber": "HI-1", "mark": 38}),
-        )
-        .await;
+    let marks = fixture.marks();
+    let mark = ConfirmMark {
+        marks: &marks,
+        studentadmissionnumber: "HI-1",
+        mark: Some(38),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     mark.assert(200, None);
     let mark_id = id_of(&mark);
     // An API key changes it: the actor is the key, by name.
