@@ -4,9 +4,12 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{
-    As, AttendanceLine, NewClass, NewExam, NewExamSession, NewGradeComment, NewMark, NewRecord,
-    NewStudent, NewSubject, NewUser, TakeAttendance, TestApp, spawn_app,
+use crate::{
+    helpers::{
+        As, AttendanceLine, NewClass, NewExam, NewExamSession, NewGradeComment, NewMark, NewRecord,
+        NewStudent, NewSubject, NewUser, TakeAttendance, TestApp, spawn_app,
+    },
+    report_cards::pdf::{pdf, pdf_text},
 };
 
 /// A class of four in an exam session, with maths (out of 100) and art (out of 50):
@@ -275,46 +278,12 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
         .assert(403, Some("permission_denied"));
 }
 
-/// The body of a GET with `Accept: application/pdf`, checked to be a PDF.
-pub(crate) async fn pdf(app: &TestApp, path: &str, who: &As) -> Vec<u8> {
-    let res = app
-        .client
-        .get(format!("{}{path}", app.address))
-        .header("Host", &who.host)
-        .bearer_auth(who.token.as_deref().expect("token"))
-        .header("Accept", "application/pdf")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "application/pdf");
-    let bytes = res.bytes().await.expect("body").to_vec();
-    assert!(bytes.starts_with(b"%PDF-"));
-    bytes
-}
-
 /// The text `pdftotext` reads from `bytes`, pages separated by form feeds.
 fn pdftotext(bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("cards-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join("cards.pdf");
-    std::fs::write(&file, bytes).expect("write");
     if let Ok(keep) = std::env::var("REPORT_CARD_SAMPLE") {
         std::fs::write(keep, bytes).expect("sample");
     }
-    let out = std::process::Command::new("pdftotext")
-        .args(["-layout", "-enc", "UTF-8"])
-        .arg(&file)
-        .arg("-")
-        .output()
-        .expect("pdftotext (Debian's poppler-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(dir);
-    String::from_utf8(out.stdout).expect("utf-8")
+    pdf_text(bytes, "-layout")
 }
 
 #[tokio::test]
