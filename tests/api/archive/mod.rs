@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{
     ARCHIVE_SIGNING_KEY, As, NewApiKey, NewClass, NewRecord, NewRole, NewRoleAssignment,
-    NewStudent, TestApp, cli,
+    NewStudent, TestApp, cli, text,
 };
 
 /// The users of `alpha` after `fill_school`, as they log in.
@@ -202,8 +202,8 @@ pub async fn fill_school(app: &TestApp) -> String {
     .await);
     let norole = app.school_login("alpha", "norole@alpha.test").await;
     ok(NewRoleAssignment {
-        user: &norole["user"]["id"],
-        role: &role["id"],
+        user: text(&norole["user"]["id"]),
+        role: text(&role["id"]),
     }
     .post(&app, &admin)
     .await);
@@ -222,7 +222,7 @@ pub async fn fill_school(app: &TestApp) -> String {
     }
     let key = ok(NewApiKey {
         name: "reporting",
-        tenant: Some(&alpha),
+        tenant: Some(text(&alpha)),
         read_only: Some(true),
         ..Default::default()
     }

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::helpers::{
     As, NewApiKey, NewRecord, NewRole, NewRoleAssignment, NewSubject, NewUser, TestApp, spawn_app,
+    text,
 };
 
 /// (collection path, permission resource) of every school resource.
@@ -223,8 +224,8 @@ async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once(
     let norole = app.school_login("alpha", "norole@alpha.test").await;
     let who = As::school("alpha").token(norole["access"].as_str().expect("a"));
     let assignment = NewRoleAssignment {
-        user: &norole["user"]["id"],
-        role: &role.body["id"],
+        user: text(&norole["user"]["id"]),
+        role: text(&role.body["id"]),
     }
     .post(&app, &admin)
     .await;
@@ -285,16 +286,16 @@ async fn roles_belong_to_one_school() {
     assert_eq!(beta_roles.body["count"], 0);
     let beta_user = app.school_login("beta", "norole@beta.test").await["user"]["id"].clone();
     let reply = NewRoleAssignment {
-        user: &beta_user,
-        role: &role.body["id"],
+        user: text(&beta_user),
+        role: text(&role.body["id"]),
     }
     .post(&app, &beta_admin)
     .await;
     reply.assert(400, Some("validation_error"));
     // A user of another school cannot be given a role here.
     let reply = NewRoleAssignment {
-        user: &beta_user,
-        role: &role.body["id"],
+        user: text(&beta_user),
+        role: text(&role.body["id"]),
     }
     .post(&app, &alpha_admin)
     .await;

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::helpers::{
-    As, ConfirmMark, NewApiKey, NewClass, NewRecord, NewSession, NewStudent, NewSubject,
-    TakeAttendance, TestApp, spawn_app,
+    As, ConfirmMark, NewApiKey, NewClass, NewMark, NewRecord, NewSession, NewStudent, NewSubject,
+    TakeAttendance, TestApp, spawn_app, text,
 };
 
 const EVENTS: &str = "/api/v1/school/events/";
@@ -126,12 +126,12 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .assert(201, None);
     let marks = fixture.marks();
     for mark in [40, 52] {
-        ConfirmMark {
+        ConfirmMark(NewMark {
             marks: &marks,
             studentadmissionnumber: "EV-1",
             mark: Some(mark),
             ..Default::default()
-        }
+        })
         .post(&app, &admin)
         .await
         .assert(200, None);
@@ -360,12 +360,12 @@ async fn history_says_who_changed_a_mark_and_how() {
     .await;
     let student_id = id_of(&student);
     let marks = fixture.marks();
-    let mark = ConfirmMark {
+    let mark = ConfirmMark(NewMark {
         marks: &marks,
         studentadmissionnumber: "HI-1",
         mark: Some(38),
         ..Default::default()
-    }
+    })
     .post(&app, &admin)
     .await;
     mark.assert(200, None);
@@ -379,7 +379,7 @@ async fn history_says_who_changed_a_mark_and_how() {
         .clone();
     let key = NewApiKey {
         name: "gradebook sync",
-        tenant: Some(&school),
+        tenant: Some(text(&school)),
         ..Default::default()
     }
     .post(&app, &root)

@@ -6,6 +6,24 @@
 //! a `norole` user, plus a platform superuser `root@platform.test`, a staff admin
 //! `staff@platform.test` and a plain platform user `plain@platform.test`.
 
+/// `NewRecord` for a request posted to a fixed collection, and `path()` for its answer.
+macro_rules! posted_to {
+    ($new:ident => $record:ident at $collection:expr) => {
+        impl NewRecord for $new<'_> {
+            type Record = $record;
+            fn collection(&self) -> String {
+                $collection.into()
+            }
+        }
+
+        impl $record {
+            pub fn path(&self) -> String {
+                item($collection, &self.id)
+            }
+        }
+    };
+}
+
 mod auth;
 mod database;
 mod fixtures;

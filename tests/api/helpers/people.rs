@@ -48,18 +48,7 @@ pub struct SchoolUser {
     pub student: Option<String>,
 }
 
-impl NewRecord for NewSchoolUser<'_> {
-    type Record = SchoolUser;
-    fn collection(&self) -> String {
-        SCHOOL_USERS.into()
-    }
-}
-
-impl SchoolUser {
-    pub fn path(&self) -> String {
-        item(SCHOOL_USERS, &self.id)
-    }
-}
+posted_to!(NewSchoolUser => SchoolUser at SCHOOL_USERS);
 
 #[derive(Serialize, Default)]
 pub struct NewRole<'a> {
@@ -74,18 +63,7 @@ pub struct Role {
     pub permissions: Vec<String>,
 }
 
-impl NewRecord for NewRole<'_> {
-    type Record = Role;
-    fn collection(&self) -> String {
-        ROLES.into()
-    }
-}
-
-impl Role {
-    pub fn path(&self) -> String {
-        item(ROLES, &self.id)
-    }
-}
+posted_to!(NewRole => Role at ROLES);
 
 #[derive(Serialize, Default)]
 pub struct NewRoleAssignment<'a> {
@@ -100,18 +78,7 @@ pub struct RoleAssignment {
     pub role: String,
 }
 
-impl NewRecord for NewRoleAssignment<'_> {
-    type Record = RoleAssignment;
-    fn collection(&self) -> String {
-        ROLE_ASSIGNMENTS.into()
-    }
-}
-
-impl RoleAssignment {
-    pub fn path(&self) -> String {
-        item(ROLE_ASSIGNMENTS, &self.id)
-    }
-}
+posted_to!(NewRoleAssignment => RoleAssignment at ROLE_ASSIGNMENTS);
 
 /// A teacher's comment for a band of marks.
 #[derive(Serialize, Default)]
@@ -131,12 +98,7 @@ pub struct GradeComment {
     pub max_mark: Value,
 }
 
-impl NewRecord for NewGradeComment<'_> {
-    type Record = GradeComment;
-    fn collection(&self) -> String {
-        GRADE_COMMENTS.into()
-    }
-}
+posted_to!(NewGradeComment => GradeComment at GRADE_COMMENTS);
 
 impl TestApp {
     /// Logged in as a new office user of `school` (`office@{school}.test`, Olive Office),

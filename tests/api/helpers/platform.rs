@@ -28,18 +28,7 @@ pub struct Tenant {
     pub name: String,
 }
 
-impl NewRecord for NewTenant<'_> {
-    type Record = Tenant;
-    fn collection(&self) -> String {
-        TENANTS.into()
-    }
-}
-
-impl Tenant {
-    pub fn path(&self) -> String {
-        item(TENANTS, &self.id)
-    }
-}
+posted_to!(NewTenant => Tenant at TENANTS);
 
 /// A user made by the platform: of a school (`client`, a tenant id) or of the platform.
 #[derive(Serialize, Default)]
@@ -65,18 +54,7 @@ pub struct User {
     pub client: Option<String>,
 }
 
-impl NewRecord for NewUser<'_> {
-    type Record = User;
-    fn collection(&self) -> String {
-        PLATFORM_USERS.into()
-    }
-}
-
-impl User {
-    pub fn path(&self) -> String {
-        item(PLATFORM_USERS, &self.id)
-    }
-}
+posted_to!(NewUser => User at PLATFORM_USERS);
 
 /// An API key: of one school (`tenant`) or of the platform.
 #[derive(Serialize, Default)]
@@ -100,15 +78,4 @@ pub struct ApiKey {
     pub read_only: bool,
 }
 
-impl NewRecord for NewApiKey<'_> {
-    type Record = ApiKey;
-    fn collection(&self) -> String {
-        API_KEYS.into()
-    }
-}
-
-impl ApiKey {
-    pub fn path(&self) -> String {
-        item(API_KEYS, &self.id)
-    }
-}
+posted_to!(NewApiKey => ApiKey at API_KEYS);

@@ -36,18 +36,7 @@ pub struct Class {
     pub authors: Authors,
 }
 
-impl NewRecord for NewClass<'_> {
-    type Record = Class;
-    fn collection(&self) -> String {
-        CLASSES.into()
-    }
-}
-
-impl Class {
-    pub fn path(&self) -> String {
-        item(CLASSES, &self.id)
-    }
-}
+posted_to!(NewClass => Class at CLASSES);
 
 #[derive(Serialize, Default)]
 pub struct NewSubject<'a> {
@@ -65,18 +54,7 @@ pub struct Subject {
     pub is_deleted: bool,
 }
 
-impl NewRecord for NewSubject<'_> {
-    type Record = Subject;
-    fn collection(&self) -> String {
-        SUBJECTS.into()
-    }
-}
-
-impl Subject {
-    pub fn path(&self) -> String {
-        item(SUBJECTS, &self.id)
-    }
-}
+posted_to!(NewSubject => Subject at SUBJECTS);
 
 #[derive(Serialize, Default)]
 pub struct NewStudent<'a> {
@@ -100,18 +78,7 @@ pub struct Student {
     pub is_deleted: bool,
 }
 
-impl NewRecord for NewStudent<'_> {
-    type Record = Student;
-    fn collection(&self) -> String {
-        STUDENTS.into()
-    }
-}
-
-impl Student {
-    pub fn path(&self) -> String {
-        item(STUDENTS, &self.id)
-    }
-}
+posted_to!(NewStudent => Student at STUDENTS);
 
 #[derive(Serialize, Default)]
 pub struct NewDepartment<'a> {
@@ -132,18 +99,7 @@ pub struct Department {
     pub teachers: Vec<String>,
 }
 
-impl NewRecord for NewDepartment<'_> {
-    type Record = Department;
-    fn collection(&self) -> String {
-        DEPARTMENTS.into()
-    }
-}
-
-impl Department {
-    pub fn path(&self) -> String {
-        item(DEPARTMENTS, &self.id)
-    }
-}
+posted_to!(NewDepartment => Department at DEPARTMENTS);
 
 /// A teacher profile of a user of the school.
 #[derive(Serialize, Default)]
@@ -162,12 +118,7 @@ pub struct Teacher {
     pub staff_number: Option<String>,
 }
 
-impl NewRecord for NewTeacher<'_> {
-    type Record = Teacher;
-    fn collection(&self) -> String {
-        TEACHERS.into()
-    }
-}
+posted_to!(NewTeacher => Teacher at TEACHERS);
 
 #[derive(Serialize, Default)]
 pub struct NewTeacherAssignment<'a> {
@@ -184,12 +135,7 @@ pub struct TeacherAssignment {
     pub subject: String,
 }
 
-impl NewRecord for NewTeacherAssignment<'_> {
-    type Record = TeacherAssignment;
-    fn collection(&self) -> String {
-        TEACHER_ASSIGNMENTS.into()
-    }
-}
+posted_to!(NewTeacherAssignment => TeacherAssignment at TEACHER_ASSIGNMENTS);
 
 /// One student's attendance on one day.
 #[derive(Serialize, Default)]
@@ -212,12 +158,7 @@ pub struct Attendance {
     pub status: String,
 }
 
-impl NewRecord for NewAttendance<'_> {
-    type Record = Attendance;
-    fn collection(&self) -> String {
-        ATTENDANCE.into()
-    }
-}
+posted_to!(NewAttendance => Attendance at ATTENDANCE);
 
 /// Taking a class's attendance on one day: a line a student, upserted in one go (200).
 #[derive(Serialize, Default)]
@@ -289,9 +230,4 @@ pub struct Guardian {
     pub students: Vec<String>,
 }
 
-impl NewRecord for NewGuardian<'_> {
-    type Record = Guardian;
-    fn collection(&self) -> String {
-        GUARDIANS.into()
-    }
-}
+posted_to!(NewGuardian => Guardian at GUARDIANS);

@@ -130,6 +130,9 @@ pub struct NewMark<'a> {
     pub mark: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<&'a str>,
+    /// Soft-deletes the mark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_deleted: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -146,27 +149,17 @@ impl NewRecord for NewMark<'_> {
     }
 }
 
-/// `confirm-students/`: the upsert of a student's one live mark (200).
-#[derive(Serialize, Default)]
-pub struct ConfirmMark<'a> {
-    /// The exam's `marks/` collection (the path, not the body).
-    #[serde(skip)]
-    pub marks: &'a str,
-    pub studentadmissionnumber: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mark: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub symbol: Option<&'a str>,
-    /// Soft-deletes the live mark.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub is_deleted: Option<bool>,
-}
+/// `confirm-students/`: the upsert of a student's one live mark (200); `marks` is the
+/// exam's `marks/` collection as for a plain write.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct ConfirmMark<'a>(pub NewMark<'a>);
 
 impl NewRecord for ConfirmMark<'_> {
     type Record = Mark;
     const SUCCESS: u16 = 200;
     fn collection(&self) -> String {
-        format!("{}confirm-students/", self.marks)
+        format!("{}confirm-students/", self.0.marks)
     }
 }
 
@@ -188,12 +181,7 @@ pub struct Enrollment {
     pub status: String,
 }
 
-impl NewRecord for NewEnrollment<'_> {
-    type Record = Enrollment;
-    fn collection(&self) -> String {
-        ENROLLMENTS.into()
-    }
-}
+posted_to!(NewEnrollment => Enrollment at ENROLLMENTS);
 
 /// A rollover of `session` into a new one (API.md 10): plan (`dry_run`) or apply.
 #[derive(Serialize, Default)]

@@ -14,8 +14,8 @@ use school_service::{
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, NewClass, NewRecord, NewSession, NewStudent, NewTenant, NewUser, PASSWORD, TestApp, TestDb,
-    cli, pgbouncer_url, spawn_app_through_pgbouncer, through_pgbouncer,
+    As, NewClass, NewRecord, NewSession, NewStudent, NewTenant, NewUser, PASSWORD, SCHOOL_AUTH,
+    TestApp, TestDb, cli, pgbouncer_url, spawn_app_through_pgbouncer, text, through_pgbouncer,
 };
 
 /// The names of the classes `who` can list (all pages).
@@ -64,7 +64,7 @@ async fn two_schools_interleaved_with_failing_writes_stay_apart() {
                             admission_number: &format!("{school}-{i}"),
                             first_name: "A",
                             last_name: "B",
-                            academic_class: Some(&uuid::Uuid::new_v4()),
+                            academic_class: Some(&uuid::Uuid::new_v4().to_string()),
                             ..Default::default()
                         }
                         .post(&app, who)
@@ -171,14 +171,15 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
         .await
         .assert(204, None);
     // Sessions: concurrent creates leave one active.
-    let creates = (0..8).map(|i| {
-        NewSession {
-            name: &format!("S{i}"),
+    let names: Vec<String> = (0..8).map(|i| format!("S{i}")).collect();
+    let sessions: Vec<_> = (names.iter())
+        .map(|name| NewSession {
+            name,
             start_date: "2026-01-01",
             end_date: "2026-12-31",
-        }
-        .post(&app, &admin)
-    });
+        })
+        .collect();
+    let creates = sessions.iter().map(|session| session.post(&app, &admin));
     for reply in join_all(creates).await {
         reply.assert(201, None);
     }
@@ -241,7 +242,7 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     NewUser {
         email: Some("head@gamma.test"),
         password: &PASSWORD,
-        client: Some(&gamma["id"]),
+        client: Some(text(&gamma["id"])),
         roles: Some(&["admin"]),
         ..Default::default()
     }

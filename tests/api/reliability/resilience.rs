@@ -146,16 +146,16 @@ async fn concurrent_distinct_confirms_lose_no_write() {
     let admin = app.as_school_user("alpha", "admin").await;
     let fixture = app.exam_fixture(&admin, "N").await;
     const N: usize = 60;
-    join_all((0..N).map(|i| {
-        NewStudent {
-            admission_number: &format!("N-{i}"),
+    let numbers: Vec<String> = (0..N).map(|i| format!("N-{i}")).collect();
+    let students: Vec<_> = (numbers.iter())
+        .map(|number| NewStudent {
+            admission_number: number,
             first_name: "F",
             last_name: "L",
             ..Default::default()
-        }
-        .post(&app, &admin)
-    }))
-    .await;
+        })
+        .collect();
+    join_all(students.iter().map(|student| student.post(&app, &admin))).await;
     let confirm = format!("{}confirm-students/", fixture.marks());
     let replies = join_all((0..N).map(|i| {
         app.post(

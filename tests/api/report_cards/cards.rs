@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::{
     helpers::{
         As, AttendanceLine, NewClass, NewExam, NewExamSession, NewGradeComment, NewMark, NewRecord,
-        NewStudent, NewSubject, NewUser, TakeAttendance, TestApp, spawn_app,
+        NewStudent, NewSubject, NewUser, TakeAttendance, TestApp, spawn_app, text,
     },
     report_cards::pdf::{pdf, pdf_text},
 };
@@ -252,7 +252,7 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
     let user = NewUser {
         email: Some("zoe@alpha.test"),
         password: "password-123",
-        client: Some(&school),
+        client: Some(text(&school)),
         roles: Some(&["student"]),
         ..Default::default()
     }

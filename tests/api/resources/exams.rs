@@ -2,7 +2,7 @@
 //! bodies as raw JSON: the body is what they test.
 
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::helpers::{
     As, ConfirmMark, NewClass, NewExam, NewExamSession, NewMark, NewRecord, NewSession, NewStudent,
@@ -213,16 +213,17 @@ async fn confirm_students_upserts_one_live_mark() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let marks = marks_setup(&app, &admin).await;
     let confirm = format!("{marks}confirm-students/");
-    let confirmed = |mark: i64| ConfirmMark {
+    // ADM-1's mark.
+    let confirmed = |mark: i64| NewMark {
         marks: &marks,
         studentadmissionnumber: "ADM-1",
         mark: Some(mark),
         ..Default::default()
     };
-    let first = ConfirmMark {
+    let first = ConfirmMark(NewMark {
         symbol: Some("B"),
         ..confirmed(70)
-    }
+    })
     .post(&app, &teacher)
     .await;
     first.assert(200, None);
@@ -239,7 +240,7 @@ async fn confirm_students_upserts_one_live_mark() {
     ] {
         assert!(first.body.get(key).is_some(), "{key}");
     }
-    let second = confirmed(75).post(&app, &teacher).await;
+    let second = ConfirmMark(confirmed(75)).post(&app, &teacher).await;
     second.assert(200, None);
     assert_eq!(second.body["id"], first.body["id"]);
     assert_eq!(
@@ -263,7 +264,7 @@ async fn confirm_students_upserts_one_live_mark() {
     )
     .await
     .assert(400, Some("validation_error"));
-    confirmed(2147483647)
+    ConfirmMark(confirmed(2147483647))
         .post(&app, &teacher)
         .await
         .assert(200, None);
@@ -275,24 +276,24 @@ async fn confirm_students_upserts_one_live_mark() {
     .await
     .assert(400, Some("validation_error"));
     // is_deleted soft-deletes that mark; the next confirm starts a new one.
-    let deleted = ConfirmMark {
+    let deleted = ConfirmMark(NewMark {
         marks: &marks,
         studentadmissionnumber: "ADM-1",
         is_deleted: Some(true),
         ..Default::default()
-    }
+    })
     .post(&app, &teacher)
     .await;
     assert_eq!(deleted.body["is_deleted"], true);
     assert_eq!(app.get(&marks, &teacher).await.body["count"], 0);
-    let fresh = confirmed(10).post(&app, &teacher).await;
+    let fresh = ConfirmMark(confirmed(10)).post(&app, &teacher).await;
     assert_ne!(fresh.body["id"], first.body["id"]);
     let office = app.as_school_user("alpha", "norole").await;
-    ConfirmMark {
+    ConfirmMark(NewMark {
         marks: &marks,
         studentadmissionnumber: "ADM-1",
         ..Default::default()
-    }
+    })
     .post(&app, &office)
     .await
     .assert(403, Some("permission_denied"));
@@ -303,11 +304,13 @@ async fn concurrent_confirms_leave_one_live_mark_and_distinct_ones_are_all_kept(
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let marks = marks_setup(&app, &admin).await;
-    let confirm = |number, mark| ConfirmMark {
-        marks: &marks,
-        studentadmissionnumber: number,
-        mark: Some(mark),
-        ..Default::default()
+    let confirm = |number, mark| {
+        ConfirmMark(NewMark {
+            marks: &marks,
+            studentadmissionnumber: number,
+            mark: Some(mark),
+            ..Default::default()
+        })
     };
     let same: Vec<_> = (0..10).map(|i| confirm("ADM-1", i)).collect();
     let same = join_all(same.iter().map(|c| c.post(&app, &admin))).await;

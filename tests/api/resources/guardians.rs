@@ -130,6 +130,7 @@ pub async fn family(app: &TestApp) -> Family {
             marks: &marks,
             studentadmissionnumber: &number,
             mark: Some(61),
+            ..Default::default()
         }
         .create(app, &admin)
         .await

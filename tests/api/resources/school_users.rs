@@ -3,8 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, Login, NewRecord, NewRole, NewSchoolUser, NewStudent, PASSWORD, SCHOOL_AUTH, TestApp,
-    spawn_app,
+    As, Login, NewRecord, NewRole, NewSchoolUser, NewStudent, PASSWORD, SCHOOL_AUTH, spawn_app,
 };
 
 const USERS: &str = "/api/v1/school/users/";

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, NewApiKey, NewRecord, TestApp, spawn_app},
+    helpers::{As, NewApiKey, NewRecord, TestApp, spawn_app, text},
     resources::guardians::{alpha_id, family},
 };
 
@@ -38,7 +38,7 @@ async fn an_api_key_read_of_a_class_is_disclosed_for_each_of_its_students() {
     let school = alpha_id(&app, &root).await;
     let created = NewApiKey {
         name: "SIS export",
-        tenant: Some(&school),
+        tenant: Some(text(&school)),
         read_only: Some(true),
         ..Default::default()
     }
@@ -210,7 +210,7 @@ async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
     let school = alpha_id(&app, &root).await;
     let created = NewApiKey {
         name: "nightly export",
-        tenant: Some(&school),
+        tenant: Some(text(&school)),
         read_only: Some(true),
         ..Default::default()
     }

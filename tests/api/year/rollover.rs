@@ -272,6 +272,7 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
                     marks: &marks,
                     studentadmissionnumber: number,
                     mark: Some(40 + 7 * n as i64),
+                    ..Default::default()
                 };
                 mark.create(app, admin).await;
             }
