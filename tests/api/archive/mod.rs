@@ -127,14 +127,9 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"is_deleted": true}),
         )
         .await);
-    let gone = ok(NewStudent {
-        admission_number: "OLD-1",
-        first_name: "Old",
-        last_name: "Timer",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await);
+    let gone = ok(NewStudent::new("OLD-1", "Old", "Timer")
+        .post(&app, &admin)
+        .await);
     let gone = gone["id"].as_str().expect("id").to_owned();
     ok(app
         .patch(
@@ -194,12 +189,9 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"footer_text": "Ünïcode — footer", "show_position": false}),
         )
         .await);
-    let role = ok(NewRole {
-        name: "subject-viewer",
-        permissions: &["view_subject"],
-    }
-    .post(&app, &admin)
-    .await);
+    let role = ok(NewRole::new("subject-viewer", &["view_subject"])
+        .post(&app, &admin)
+        .await);
     let norole = app.school_login("alpha", "norole@alpha.test").await;
     ok(NewRoleAssignment {
         user: text(&norole["user"]["id"]),
@@ -220,14 +212,11 @@ pub async fn fill_school(app: &TestApp) -> String {
             .extend(contact.as_object().expect("object").clone());
         ok(app.post("/api/v1/system/users/", &root, body).await);
     }
-    let key = ok(NewApiKey {
-        name: "reporting",
-        tenant: Some(text(&alpha)),
-        read_only: Some(true),
-        ..Default::default()
-    }
-    .post(&app, &root)
-    .await);
+    let key = ok(NewApiKey::named("reporting")
+        .of_school(text(&alpha))
+        .read_only()
+        .post(&app, &root)
+        .await);
     key["key"].as_str().expect("key").to_owned()
 }
 

@@ -199,21 +199,15 @@ async fn users_without_roles_reach_only_me_and_permissions() {
 async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let role = NewRole {
-        name: "subject-viewer",
-        permissions: &["view_subject", "view_subject"],
-    }
-    .post(&app, &admin)
-    .await;
+    let role = NewRole::new("subject-viewer", &["view_subject", "view_subject"])
+        .post(&app, &admin)
+        .await;
     role.assert(201, None);
     assert_eq!(role.body["permissions"], json!(["view_subject"]));
-    NewRole {
-        name: "bad",
-        permissions: &["fly_subject"],
-    }
-    .post(&app, &admin)
-    .await
-    .assert(400, Some("validation_error"));
+    NewRole::new("bad", &["fly_subject"])
+        .post(&app, &admin)
+        .await
+        .assert(400, Some("validation_error"));
     app.post(
         "/api/v1/school/roles/",
         &admin,
@@ -233,14 +227,10 @@ async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once(
     app.get("/api/v1/school/subjects/", &who)
         .await
         .assert(200, None);
-    NewSubject {
-        name: "x",
-        code: "x",
-        ..Default::default()
-    }
-    .post(&app, &who)
-    .await
-    .assert(403, Some("permission_denied"));
+    NewSubject::new("x", "x")
+        .post(&app, &who)
+        .await
+        .assert(403, Some("permission_denied"));
     app.get("/api/v1/school/classes/", &who)
         .await
         .assert(403, Some("permission_denied"));
@@ -274,12 +264,9 @@ async fn roles_belong_to_one_school() {
     let app = spawn_app().await;
     let alpha_admin = app.as_school_user("alpha", "admin").await;
     let beta_admin = app.as_school_user("beta", "admin").await;
-    let role = NewRole {
-        name: "alpha-only",
-        permissions: &["view_exam"],
-    }
-    .post(&app, &alpha_admin)
-    .await;
+    let role = NewRole::new("alpha-only", &["view_exam"])
+        .post(&app, &alpha_admin)
+        .await;
     let beta_roles = app
         .get("/api/v1/school/roles/?search=alpha-only", &beta_admin)
         .await;
@@ -314,10 +301,7 @@ async fn make_key(app: &TestApp, root: &As, key: NewApiKey<'_>) -> (String, Valu
 
 /// A global key of full rights named `name`.
 fn named(name: &str) -> NewApiKey<'_> {
-    NewApiKey {
-        name,
-        ..Default::default()
-    }
+    NewApiKey::named(name)
 }
 
 async fn school_id(app: &TestApp, root: &As, schema: &str) -> Value {
@@ -492,13 +476,10 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
         .await
         .assert(401, Some("invalid_api_key"));
     let staff = app.as_staff().await;
-    NewApiKey {
-        name: "",
-        ..Default::default()
-    }
-    .post(&app, &staff)
-    .await
-    .assert(400, Some("validation_error"));
+    NewApiKey::named("")
+        .post(&app, &staff)
+        .await
+        .assert(400, Some("validation_error"));
     let plain = app.system_login("plain@platform.test").await;
     app.get(
         "/api/v1/system/api-keys/",

@@ -290,13 +290,7 @@ async fn school_endpoints_answer_as_documented() {
     w.at(&admin, Method::GET, "/api/v1/school/permissions/", None)
         .await;
     let root = app.as_root().await;
-    let key = NewApiKey {
-        name: "k",
-        ..Default::default()
-    }
-    .create(&app, &root)
-    .await
-    .key;
+    let key = NewApiKey::named("k").create(&app, &root).await.key;
     w.at(
         &As::school("alpha").key(&key),
         Method::GET,
@@ -313,29 +307,12 @@ async fn school_endpoints_answer_as_documented() {
         .teacher
         .expect("a teacher profile")
         .id;
-    NewStudent {
-        admission_number: "K-1",
-        first_name: "A",
-        last_name: "B",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
-    let other_subject = NewSubject {
-        name: "K2",
-        code: "K2",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await
-    .id;
-    let role = NewRole {
-        name: "viewer",
-        permissions: &["view_exam"],
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    NewStudent::new("K-1", "A", "B").create(&app, &admin).await;
+    let other_subject = NewSubject::new("K2", "K2").create(&app, &admin).await.id;
+    let role = NewRole::new("viewer", &["view_exam"])
+        .create(&app, &admin)
+        .await
+        .id;
     let norole = app.school_login("alpha", "norole@alpha.test").await["user"]["id"].clone();
     let session_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/";
     let exams_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/";
@@ -451,14 +428,7 @@ async fn school_endpoints_answer_as_documented() {
 
     // The special operations.
     let exam_session_path = f.exams.trim_end_matches("exams/");
-    let subject = NewSubject {
-        name: "Z",
-        code: "Z",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    let subject = NewSubject::new("Z", "Z").create(&app, &admin).await.id;
     NewTeacherAssignment {
         teacher: &teacher_id,
         academic_class: f.class.as_str().expect("a class"),

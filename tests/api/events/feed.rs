@@ -61,13 +61,7 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     let start = feed(&app, &admin).await.len();
 
     // CRUD: create, update, soft delete, restore, real delete.
-    let subject = NewSubject {
-        name: "Maths",
-        code: "MA",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let subject = NewSubject::new("Maths", "MA").post(&app, &admin).await;
     subject.assert(201, None);
     let subject_path = format!("/api/v1/school/subjects/{}/", id_of(&subject));
     app.patch(&subject_path, &admin, json!({"name": "Mathematics"}))
@@ -83,12 +77,7 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     )
     .await
     .assert(200, None);
-    let class = NewClass {
-        name: "Gone",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let class = NewClass::named("Gone").post(&app, &admin).await;
     app.delete(
         &format!("/api/v1/school/classes/{}/", id_of(&class)),
         &admin,
@@ -105,25 +94,16 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .await
     .assert(200, None);
     // Activation: a second session deactivates the first (its own event).
-    let first = NewSession {
-        name: "S1",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .post(&app, &admin)
-    .await;
+    let first = NewSession::new("S1", "2026-01-01", "2026-12-31")
+        .post(&app, &admin)
+        .await;
     first.assert(201, None);
     let fixture = app.exam_fixture(&admin, "EV").await;
     // confirm-students: created, then updated.
-    NewStudent {
-        admission_number: "EV-1",
-        first_name: "Ada",
-        last_name: "L",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    NewStudent::new("EV-1", "Ada", "L")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let marks = fixture.marks();
     for mark in [40, 52] {
         ConfirmMark(NewMark {
@@ -194,15 +174,10 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     assert_eq!(timestamps, sorted, "commit order");
     // A take: one event per record.
     let class_id = fixture.class.as_str().expect("class").to_owned();
-    let student = NewStudent {
-        admission_number: "EV-2",
-        first_name: "Bo",
-        last_name: "K",
-        academic_class: Some(&class_id),
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let student = NewStudent::new("EV-2", "Bo", "K")
+        .in_class(&class_id)
+        .post(&app, &admin)
+        .await;
     let student = [id_of(&student).to_owned()];
     for status in ["present", "late"] {
         TakeAttendance::all(&class_id, "2026-03-02", &student, status)
@@ -230,22 +205,14 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
     let admin = app.as_school_user("alpha", "admin").await;
     let before = feed(&app, &admin).await.len();
     // Refused by the database (a live code taken) after validation.
-    NewSubject {
-        name: "A",
-        code: "DUP",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
-    NewSubject {
-        name: "B",
-        code: "DUP",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(409, Some("conflict"));
+    NewSubject::new("A", "DUP")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
+    NewSubject::new("B", "DUP")
+        .post(&app, &admin)
+        .await
+        .assert(409, Some("conflict"));
     // Written through the store, then rolled back by a failure later in the transaction.
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
@@ -284,13 +251,10 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     for n in 0..5 {
-        NewClass {
-            name: &format!("C{n}"),
-            ..Default::default()
-        }
-        .post(&app, &admin)
-        .await
-        .assert(201, None);
+        NewClass::named(&format!("C{n}"))
+            .post(&app, &admin)
+            .await
+            .assert(201, None);
     }
     let all = app.get(&format!("{EVENTS}?limit=1000"), &admin).await;
     let every = all.body["results"].as_array().expect("results").clone();
@@ -350,14 +314,7 @@ async fn history_says_who_changed_a_mark_and_how() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let fixture = app.exam_fixture(&admin, "HI").await;
-    let student = NewStudent {
-        admission_number: "HI-1",
-        first_name: "Ada",
-        last_name: "L",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let student = NewStudent::new("HI-1", "Ada", "L").post(&app, &admin).await;
     let student_id = id_of(&student);
     let marks = fixture.marks();
     let mark = ConfirmMark(NewMark {
@@ -377,13 +334,10 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .body["results"][0]["id"]
         .clone();
-    let key = NewApiKey {
-        name: "gradebook sync",
-        tenant: Some(text(&school)),
-        ..Default::default()
-    }
-    .post(&app, &root)
-    .await;
+    let key = NewApiKey::named("gradebook sync")
+        .of_school(text(&school))
+        .post(&app, &root)
+        .await;
     key.assert(201, None);
     let key_id = key.body["id"].clone();
     let by_key = As::school("alpha").key(key.body["key"].as_str().expect("key"));
@@ -451,14 +405,7 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .assert(403, Some("permission_denied"));
     // Entries stay after their record is really deleted.
-    let other = NewStudent {
-        admission_number: "HI-2",
-        first_name: "Bo",
-        last_name: "K",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let other = NewStudent::new("HI-2", "Bo", "K").post(&app, &admin).await;
     app.delete(
         &format!("/api/v1/school/students/{}/", id_of(&other)),
         &admin,

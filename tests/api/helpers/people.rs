@@ -65,6 +65,12 @@ pub struct Role {
 
 posted_to!(NewRole => Role at ROLES);
 
+impl<'a> NewRole<'a> {
+    pub fn new(name: &'a str, permissions: &'a [&'a str]) -> Self {
+        Self { name, permissions }
+    }
+}
+
 #[derive(Serialize, Default)]
 pub struct NewRoleAssignment<'a> {
     pub user: &'a str,

@@ -79,3 +79,29 @@ pub struct ApiKey {
 }
 
 posted_to!(NewApiKey => ApiKey at API_KEYS);
+
+impl<'a> NewApiKey<'a> {
+    /// A global key of full rights.
+    pub fn named(name: &'a str) -> Self {
+        Self {
+            name,
+            ..Default::default()
+        }
+    }
+
+    /// Scoped to one school (a tenant id).
+    pub fn of_school(self, tenant: &'a str) -> Self {
+        Self {
+            tenant: Some(tenant),
+            ..self
+        }
+    }
+
+    /// With the `view_*` permissions only.
+    pub fn read_only(self) -> Self {
+        Self {
+            read_only: Some(true),
+            ..self
+        }
+    }
+}

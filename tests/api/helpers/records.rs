@@ -38,6 +38,12 @@ pub struct Class {
 
 posted_to!(NewClass => Class at CLASSES);
 
+impl<'a> NewClass<'a> {
+    pub fn named(name: &'a str) -> Self {
+        Self { name, level: None }
+    }
+}
+
 #[derive(Serialize, Default)]
 pub struct NewSubject<'a> {
     pub name: &'a str,
@@ -55,6 +61,16 @@ pub struct Subject {
 }
 
 posted_to!(NewSubject => Subject at SUBJECTS);
+
+impl<'a> NewSubject<'a> {
+    pub fn new(name: &'a str, code: &'a str) -> Self {
+        Self {
+            name,
+            code,
+            department: None,
+        }
+    }
+}
 
 #[derive(Serialize, Default)]
 pub struct NewStudent<'a> {
@@ -79,6 +95,25 @@ pub struct Student {
 }
 
 posted_to!(NewStudent => Student at STUDENTS);
+
+impl<'a> NewStudent<'a> {
+    /// A student in no class.
+    pub fn new(admission_number: &'a str, first_name: &'a str, last_name: &'a str) -> Self {
+        Self {
+            admission_number,
+            first_name,
+            last_name,
+            ..Default::default()
+        }
+    }
+
+    pub fn in_class(self, academic_class: &'a str) -> Self {
+        Self {
+            academic_class: Some(academic_class),
+            ..self
+        }
+    }
+}
 
 #[derive(Serialize, Default)]
 pub struct NewDepartment<'a> {

@@ -36,6 +36,16 @@ impl NewRecord for NewSession<'_> {
     }
 }
 
+impl<'a> NewSession<'a> {
+    pub fn new(name: &'a str, start_date: &'a str, end_date: &'a str) -> Self {
+        Self {
+            name,
+            start_date,
+            end_date,
+        }
+    }
+}
+
 impl Session {
     pub fn path(&self) -> String {
         item(SESSIONS, &self.id)

@@ -9,14 +9,10 @@ use crate::{
 };
 
 async fn session(app: &TestApp, who: &As, name: &str) -> String {
-    NewSession {
-        name,
-        start_date: "2025-09-01",
-        end_date: "2026-07-31",
-    }
-    .create(app, who)
-    .await
-    .id
+    NewSession::new(name, "2025-09-01", "2026-07-31")
+        .create(app, who)
+        .await
+        .id
 }
 
 /// Enrollments as (student id, class id, session id, status), sorted.

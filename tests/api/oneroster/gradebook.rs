@@ -13,14 +13,10 @@ async fn an_lms_writes_line_items_and_results_that_the_school_sees() {
     let r = roster(&app, "alpha").await;
     let token = oneroster_token(&app, "alpha", None).await;
     // The LMS grades in a subject of its own for this class.
-    let subject = NewSubject {
-        name: "Art",
-        code: "ART",
-        ..Default::default()
-    }
-    .post(&app, &r.admin)
-    .await
-    .body["id"]
+    let subject = NewSubject::new("Art", "ART")
+        .post(&app, &r.admin)
+        .await
+        .body["id"]
         .as_str()
         .expect("subject")
         .to_owned();

@@ -108,15 +108,10 @@ pub async fn roster(app: &TestApp, school: &str) -> Roster {
     let subject = fixture.subject.as_str().expect("subject").to_owned();
     let mut students = Vec::new();
     for (number, first) in [("A1", "Ada"), ("A2", "Bob"), ("A3", "Cy")] {
-        let reply = NewStudent {
-            admission_number: &number,
-            first_name: &first,
-            last_name: "Lee",
-            academic_class: Some(&class),
-            ..Default::default()
-        }
-        .post(&app, &admin)
-        .await;
+        let reply = NewStudent::new(&number, &first, "Lee")
+            .in_class(&class)
+            .post(&app, &admin)
+            .await;
         reply.assert(201, None);
         students.push(reply.body["id"].as_str().expect("id").to_owned());
     }

@@ -173,15 +173,10 @@ async fn search_answers_case_insensitive_substrings_with_wildcards_taken_literal
         ("A-6", "Plain", "Person"),
     ];
     for (admission, first, last) in students {
-        NewStudent {
-            admission_number: &admission,
-            first_name: &first,
-            last_name: &last,
-            ..Default::default()
-        }
-        .post(&app, &admin)
-        .await
-        .assert(201, None);
+        NewStudent::new(&admission, &first, &last)
+            .post(&app, &admin)
+            .await
+            .assert(201, None);
     }
     // What a case-insensitive substring match over the three fields answers.
     let expected = |needle: &str| -> Vec<String> {

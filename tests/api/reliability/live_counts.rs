@@ -90,22 +90,15 @@ async fn the_kept_count_follows_every_write_and_lists_answer_it() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     assert_counts(&app, &admin, "students", STUDENTS, 0).await;
-    NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
-    let class = NewClass {
-        name: "Form 1",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None)
-    .body["id"]
+    NewSession::new("2026", "2026-01-01", "2026-12-31")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
+    let class = NewClass::named("Form 1")
+        .post(&app, &admin)
+        .await
+        .assert(201, None)
+        .body["id"]
         .as_str()
         .expect("id")
         .to_owned();
@@ -142,15 +135,10 @@ async fn the_kept_count_follows_every_write_and_lists_answer_it() {
     .await
     .assert(200, None);
     app.delete(&at(&ids[14]), &admin).await.assert(204, None);
-    NewStudent {
-        admission_number: "S-5",
-        first_name: "Twin",
-        last_name: "Lee",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(409, None);
+    NewStudent::new("S-5", "Twin", "Lee")
+        .post(&app, &admin)
+        .await
+        .assert(409, None);
     assert_counts(&app, &admin, "students", STUDENTS, 12).await;
     // Lists that narrow still count what they match.
     let deleted_too = app

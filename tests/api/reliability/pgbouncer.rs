@@ -60,15 +60,10 @@ async fn two_schools_interleaved_with_failing_writes_stay_apart() {
                 // A reference to the other school's record, and a bad value.
                 3 => {
                     vec![
-                        NewStudent {
-                            admission_number: &format!("{school}-{i}"),
-                            first_name: "A",
-                            last_name: "B",
-                            academic_class: Some(&uuid::Uuid::new_v4().to_string()),
-                            ..Default::default()
-                        }
-                        .post(&app, who)
-                        .await,
+                        NewStudent::new(&format!("{school}-{i}"), "A", "B")
+                            .in_class(&uuid::Uuid::new_v4().to_string())
+                            .post(&app, who)
+                            .await,
                         app.post(
                             classes,
                             who,
@@ -173,11 +168,7 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     // Sessions: concurrent creates leave one active.
     let names: Vec<String> = (0..8).map(|i| format!("S{i}")).collect();
     let sessions: Vec<_> = (names.iter())
-        .map(|name| NewSession {
-            name,
-            start_date: "2026-01-01",
-            end_date: "2026-12-31",
-        })
+        .map(|name| NewSession::new(name, "2026-01-01", "2026-12-31"))
         .collect();
     let creates = sessions.iter().map(|session| session.post(&app, &admin));
     for reply in join_all(creates).await {
@@ -195,15 +186,10 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     assert_eq!(active, 1);
     // Marks: concurrent confirm-students for one student make one live mark.
     let fixture = app.exam_fixture(&admin, "pgb").await;
-    NewStudent {
-        admission_number: "ADM-1",
-        first_name: "Ada",
-        last_name: "L",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    NewStudent::new("ADM-1", "Ada", "L")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let confirm = format!("{}confirm-students/", fixture.marks());
     let confirms = (0..8).map(|i| {
         app.post(
@@ -250,13 +236,10 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     .await
     .assert(201, None);
     let head = app.as_school_user_at("gamma", "head@gamma.test").await;
-    NewClass {
-        name: "G1",
-        ..Default::default()
-    }
-    .post(&app, &head)
-    .await
-    .assert(201, None);
+    NewClass::named("G1")
+        .post(&app, &head)
+        .await
+        .assert(201, None);
 }
 
 #[tokio::test]

@@ -148,12 +148,7 @@ async fn concurrent_distinct_confirms_lose_no_write() {
     const N: usize = 60;
     let numbers: Vec<String> = (0..N).map(|i| format!("N-{i}")).collect();
     let students: Vec<_> = (numbers.iter())
-        .map(|number| NewStudent {
-            admission_number: number,
-            first_name: "F",
-            last_name: "L",
-            ..Default::default()
-        })
+        .map(|number| NewStudent::new(number, "F", "L"))
         .collect();
     join_all(students.iter().map(|student| student.post(&app, &admin))).await;
     let confirm = format!("{}confirm-students/", fixture.marks());

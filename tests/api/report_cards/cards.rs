@@ -63,23 +63,11 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
     }
     .create(app, admin)
     .await;
-    let class = NewClass {
-        name: "Form 1",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await
-    .id;
+    let class = NewClass::named("Form 1").create(app, admin).await.id;
     let exams = exam_session.exams();
     let mut exam_ids = Vec::new();
     for (name, code, max) in [("Maths", "MAT", 100), ("Art", "ART", 50)] {
-        let subject = NewSubject {
-            name,
-            code,
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await;
+        let subject = NewSubject::new(name, code).create(app, admin).await;
         let exam = NewExam {
             exams: &exams,
             name: &format!("{name} paper"),
@@ -102,15 +90,10 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
     .enumerate()
     {
         let number = format!("S{n}");
-        let student = NewStudent {
-            admission_number: &number,
-            first_name,
-            last_name,
-            academic_class: Some(&class),
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await;
+        let student = NewStudent::new(&number, first_name, last_name)
+            .in_class(&class)
+            .create(app, admin)
+            .await;
         students.push(student.id);
         for (exam, mark) in exam_ids.iter().zip([Some(maths), art]) {
             if let Some(mark) = mark {

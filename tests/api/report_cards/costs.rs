@@ -24,35 +24,20 @@ async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, S
     }
     .create(app, admin)
     .await;
-    let class = NewClass {
-        name: "Form 6",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await
-    .id;
+    let class = NewClass::named("Form 6").create(app, admin).await.id;
     let mut students = Vec::new();
     for number in ["C-1", "C-2"] {
-        let student = NewStudent {
-            admission_number: number,
-            first_name: "Ada",
-            last_name: "Long",
-            academic_class: Some(&class),
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await;
+        let student = NewStudent::new(number, "Ada", "Long")
+            .in_class(&class)
+            .create(app, admin)
+            .await;
         students.push(student.id);
     }
     let exams = exam_session.exams();
     for n in 0..6 {
-        let subject = NewSubject {
-            name: &format!("Subject {n}"),
-            code: &format!("S{n}"),
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await;
+        let subject = NewSubject::new(&format!("Subject {n}"), &format!("S{n}"))
+            .create(app, admin)
+            .await;
         let exam = NewExam {
             exams: &exams,
             name: &format!("Paper {n}"),

@@ -31,26 +31,13 @@ async fn exam_setup(app: &TestApp, admin: &As) -> (String, Setup) {
     }
     .create(app, admin)
     .await;
-    let class = NewClass {
-        name: "Form 4",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await
-    .id;
+    let class = NewClass::named("Form 4").create(app, admin).await.id;
     let teacher = app.list::<Teacher>(TEACHERS, admin).await.results[0]
         .id
         .clone();
     let mut subjects = Vec::new();
     for (name, code) in [("Maths", "MAT"), ("Physics", "PHY")] {
-        let subject = NewSubject {
-            name,
-            code,
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await
-        .id;
+        let subject = NewSubject::new(name, code).create(app, admin).await.id;
         NewTeacherAssignment {
             teacher: &teacher,
             academic_class: &class,
@@ -164,14 +151,10 @@ async fn exams_check_their_parents_and_fields() {
     assert_eq!(created.body["exam_session"], ids.exam_session.as_str());
     exam.post(&app, &admin).await.assert(409, Some("conflict"));
     app.post(&exams, &admin, json!({"name": "X", "subject": ids.subjects[1], "academic_class": ids.class, "max_mark": 1001})).await.assert(400, Some("validation_error"));
-    let other_session = NewSession {
-        name: "B",
-        start_date: "2026-01-01",
-        end_date: "2026-02-01",
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    let other_session = NewSession::new("B", "2026-01-01", "2026-02-01")
+        .create(&app, &admin)
+        .await
+        .id;
     let wrong_parent = format!(
         "/api/v1/school/sessions/{other_session}/exam-sessions/{}/exams/",
         ids.exam_session
@@ -195,12 +178,7 @@ async fn marks_setup(app: &TestApp, admin: &As) -> String {
     .await
     .id;
     for number in ["ADM-1", "ADM-2"] {
-        let student = NewStudent {
-            admission_number: number,
-            first_name: "S",
-            last_name: number,
-            ..Default::default()
-        };
+        let student = NewStudent::new(number, "S", number);
         student.create(app, admin).await;
     }
     format!("{exams}{exam}/marks/")

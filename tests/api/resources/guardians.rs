@@ -56,14 +56,10 @@ pub async fn alpha_id(app: &TestApp, root: &As) -> Value {
 
 pub async fn family(app: &TestApp) -> Family {
     let admin = app.as_school_user("alpha", "admin").await;
-    let session = NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .create(app, &admin)
-    .await
-    .id;
+    let session = NewSession::new("2026", "2026-01-01", "2026-12-31")
+        .create(app, &admin)
+        .await
+        .id;
     let term = NewExamSession {
         session: &session,
         name: "Term 1",
@@ -78,22 +74,9 @@ pub async fn family(app: &TestApp) -> Family {
     let (mut classes, mut class_exams, mut subjects) = (Vec::new(), Vec::new(), Vec::new());
     for class in ["A", "B"] {
         let name = format!("Form {class}");
-        let class_id = NewClass {
-            name: &name,
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let class_id = NewClass::named(&name).create(app, &admin).await.id;
         let (name, code) = (format!("Subject {class}"), format!("S-{class}"));
-        let subject = NewSubject {
-            name: &name,
-            code: &code,
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let subject = NewSubject::new(&name, &code).create(app, &admin).await.id;
         let name = format!("Exam {class}");
         let exam = NewExam {
             exams: &exams,
@@ -115,16 +98,11 @@ pub async fn family(app: &TestApp) -> Family {
         ('c', 0, 0, "Charlie"),
     ] {
         let number = format!("FAM-{}", letter.to_ascii_uppercase());
-        let student = NewStudent {
-            admission_number: &number,
-            first_name: "Kid",
-            last_name: last,
-            academic_class: Some(&classes[class]),
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let student = NewStudent::new(&number, "Kid", last)
+            .in_class(&classes[class])
+            .create(app, &admin)
+            .await
+            .id;
         let marks = format!("{exams}{}/marks/", class_exams[exam]);
         let mark = NewMark {
             marks: &marks,

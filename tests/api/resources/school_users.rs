@@ -163,15 +163,10 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
 async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let student_id = NewStudent {
-        admission_number: "S-1",
-        first_name: "Sam",
-        last_name: "Okafor",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    let student_id = NewStudent::new("S-1", "Sam", "Okafor")
+        .create(&app, &admin)
+        .await
+        .id;
     let created = NewSchoolUser {
         phone: Some("+254 700 000 111"),
         first_name: Some("Sam"),
@@ -285,12 +280,9 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     .assert(409, Some("conflict"));
 
     // A custom role that may manage users but holds little else.
-    NewRole {
-        name: "clerk",
-        permissions: &["view_user", "add_user", "change_user"],
-    }
-    .create(&app, &admin)
-    .await;
+    NewRole::new("clerk", &["view_user", "add_user", "change_user"])
+        .create(&app, &admin)
+        .await;
     NewSchoolUser {
         email: Some("clerk@alpha.test"),
         password: Some(PASSWORD),

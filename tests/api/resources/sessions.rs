@@ -63,14 +63,10 @@ async fn creating_a_session_answers_the_envelope_and_activates_it_alone() {
     )
     .await
     .assert(400, Some("validation_error"));
-    NewSession {
-        name: "x",
-        start_date: "2026-09-01T00:00:00",
-        end_date: "2027-01-01",
-    }
-    .post(&app, &admin)
-    .await
-    .assert(400, Some("validation_error"));
+    NewSession::new("x", "2026-09-01T00:00:00", "2027-01-01")
+        .post(&app, &admin)
+        .await
+        .assert(400, Some("validation_error"));
 }
 
 #[tokio::test]

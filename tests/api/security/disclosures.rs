@@ -36,14 +36,11 @@ async fn an_api_key_read_of_a_class_is_disclosed_for_each_of_its_students() {
     let f = family(&app).await;
     let root = app.as_root().await;
     let school = alpha_id(&app, &root).await;
-    let created = NewApiKey {
-        name: "SIS export",
-        tenant: Some(text(&school)),
-        read_only: Some(true),
-        ..Default::default()
-    }
-    .post(&app, &root)
-    .await;
+    let created = NewApiKey::named("SIS export")
+        .of_school(text(&school))
+        .read_only()
+        .post(&app, &root)
+        .await;
     created.assert(201, None);
     let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
     let key_id = created.body["id"].clone();
@@ -208,14 +205,11 @@ async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
     let r = roster(&app, "alpha").await;
     let root = app.as_root().await;
     let school = alpha_id(&app, &root).await;
-    let created = NewApiKey {
-        name: "nightly export",
-        tenant: Some(text(&school)),
-        read_only: Some(true),
-        ..Default::default()
-    }
-    .post(&app, &root)
-    .await;
+    let created = NewApiKey::named("nightly export")
+        .of_school(text(&school))
+        .read_only()
+        .post(&app, &root)
+        .await;
     created.assert(201, None);
     let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
     let export = "/api/v1/school/oneroster/export/";

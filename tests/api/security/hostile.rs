@@ -112,24 +112,11 @@ async fn hostile_input_never_fails_the_server() {
         fixture.exams.clone(),
         fixture.exam.clone(),
     );
-    let other_subject = NewSubject {
-        name: "S2",
-        code: "S2",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .body["id"]
-        .clone();
-    NewStudent {
-        admission_number: "H-1",
-        first_name: "A",
-        last_name: "B",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    let other_subject = NewSubject::new("S2", "S2").post(&app, &admin).await.body["id"].clone();
+    NewStudent::new("H-1", "A", "B")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let exam_sessions = fixture.exam_sessions.clone();
 
     let cases = vec![

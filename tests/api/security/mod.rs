@@ -140,15 +140,7 @@ async fn department_teacher_lists_are_capped_and_checked_in_one_go() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let teacher = app.school_login("alpha", "teacher@alpha.test").await["teacher"]["id"].clone();
-    let subject = NewSubject {
-        name: "Maths",
-        code: "M1",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .body["id"]
-        .clone();
+    let subject = NewSubject::new("Maths", "M1").post(&app, &admin).await.body["id"].clone();
     let ids =
         |n: usize| -> Vec<String> { (0..n).map(|_| uuid::Uuid::new_v4().to_string()).collect() };
     let department = |teachers: Value| json!({"name": "Science", "hod": teacher, "subject": subject, "teachers": teachers});

@@ -94,22 +94,16 @@ async fn whoever_manages_assignments_cannot_make_themselves_admin() {
 
     // A role with permissions its creator lacks: refused, nothing written.
     let roles_before = app.get(ROLES, &admin).await.body["count"].clone();
-    NewRole {
-        name: "sneaky",
-        permissions: &["delete_student", "change_mark"],
-    }
-    .post(&app, &delegate)
-    .await
-    .assert(403, Some("permission_denied"));
+    NewRole::new("sneaky", &["delete_student", "change_mark"])
+        .post(&app, &delegate)
+        .await
+        .assert(403, Some("permission_denied"));
     assert_eq!(app.get(ROLES, &admin).await.body["count"], roles_before);
 
     // Within what they hold, they may create and assign.
-    let small = NewRole {
-        name: "viewer",
-        permissions: &["view_schoolrole"],
-    }
-    .post(&app, &delegate)
-    .await;
+    let small = NewRole::new("viewer", &["view_schoolrole"])
+        .post(&app, &delegate)
+        .await;
     small.assert(201, None);
     let teacher = app.as_school_user("alpha", "teacher").await;
     let teacher_id = user_of(&app, &teacher).await;

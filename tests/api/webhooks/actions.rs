@@ -116,14 +116,10 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
     let hook = subscribe(&app, &admin, &url, json!(["subject.created"])).await;
     let id = hook["id"].as_str().expect("id");
-    NewSubject {
-        name: "Art",
-        code: "AR",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    NewSubject::new("Art", "AR")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let seen = receiver.wait_for(|d| !acknowledged(d).is_empty()).await;
     assert_eq!(seen.len(), 1, "{seen:#?}");
     let event = seen[0]["headers"]["webhook-id"]
@@ -151,12 +147,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     assert_eq!(deliveries["results"][0]["attempt"], 2);
     assert_eq!(deliveries["results"][0]["status_code"], 204);
     // An event of the school this subscription was never sent, and a disabled subscription.
-    let other = NewClass {
-        name: "Form 2",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let other = NewClass::named("Form 2").post(&app, &admin).await;
     other.assert(201, None);
     let feed = app
         .get("/api/v1/school/events/?type=academic_class.created", &admin)

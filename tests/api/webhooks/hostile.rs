@@ -121,13 +121,10 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
     assert_eq!(receiver.wait("/ok", 1, TIMEOUT).await.len(), 1);
     assert_eq!(receiver.wait("/ok-beta", 1, TIMEOUT).await.len(), 1);
     // A later event of the school is delivered meanwhile too.
-    NewClass {
-        name: "Form 1",
-        ..Default::default()
-    }
-    .post(&app, &alpha)
-    .await
-    .assert(201, None);
+    NewClass::named("Form 1")
+        .post(&app, &alpha)
+        .await
+        .assert(201, None);
     assert_eq!(receiver.wait("/ok", 2, TIMEOUT).await.len(), 2);
     assert!(
         attempts(&app, &alpha, &never).await.is_empty(),

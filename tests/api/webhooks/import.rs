@@ -41,13 +41,7 @@ async fn events_pending_at_export_are_delivered_after_an_import_under_a_new_name
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
     subscribe(&app, &admin, &url, json!(["subject.created"])).await;
-    let subject = NewSubject {
-        name: "Music",
-        code: "MU",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let subject = NewSubject::new("Music", "MU").post(&app, &admin).await;
     subject.assert(201, None);
     let db = app.db.url.clone();
     assert_eq!(pending(&db), ["alpha"], "the commit signalled the school");

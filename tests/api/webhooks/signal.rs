@@ -39,14 +39,10 @@ fn sql(db: &str, statement: &str) {
 }
 
 async fn write(app: &TestApp, admin: &As, code: &str) {
-    NewSubject {
-        name: &format!("Subject {code}"),
-        code: &code,
-        ..Default::default()
-    }
-    .post(&app, admin)
-    .await
-    .assert(201, None);
+    NewSubject::new(&format!("Subject {code}"), &code)
+        .post(&app, admin)
+        .await
+        .assert(201, None);
 }
 
 #[tokio::test]

@@ -200,13 +200,7 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
         json!(["subject.created"]),
     )
     .await;
-    let subject = NewSubject {
-        name: "Maths",
-        code: "MA",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let subject = NewSubject::new("Maths", "MA").post(&app, &admin).await;
     let subject_id = subject.body["id"].as_str().expect("id").to_owned();
     for name in ["Maths 2", "Maths 3"] {
         app.patch(
@@ -217,13 +211,10 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
         .await
         .assert(200, None);
     }
-    NewClass {
-        name: "Form 1",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    NewClass::named("Form 1")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let seen = receiver.wait_for(|d| acknowledged(d).len() >= 4).await;
     let acked = acknowledged(&seen);
     assert_eq!(acked.len(), 4, "{seen:#?}");
@@ -319,13 +310,10 @@ async fn a_destination_that_turned_forbidden_is_refused_at_delivery() {
     })
     .await
     .expect("changed");
-    NewClass {
-        name: "Form 9",
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await
-    .assert(201, None);
+    NewClass::named("Form 9")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let path = format!("{WEBHOOKS}{}/deliveries/", hook["id"].as_str().expect("id"));
     let deadline = Instant::now() + Duration::from_secs(20);
     let attempts = loop {

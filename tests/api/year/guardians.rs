@@ -39,12 +39,7 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
     let f = family(&app).await;
     let admin: &As = &f.admin;
     let a = f.student('a').to_owned();
-    let next_class = NewClass {
-        name: "Form A2",
-        ..Default::default()
-    }
-    .post(&app, admin)
-    .await;
+    let next_class = NewClass::named("Form A2").post(&app, admin).await;
     next_class.assert(201, None);
     let next_class = next_class.body["id"].as_str().expect("id").to_owned();
     // A and C move on to A2 together; B graduates.
@@ -121,14 +116,10 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
         .await;
     term.assert(201, None);
     let term = term.body["id"].as_str().expect("id").to_owned();
-    let subject = NewSubject {
-        name: "Subject N",
-        code: "S-N",
-        ..Default::default()
-    }
-    .post(&app, admin)
-    .await
-    .body["id"]
+    let subject = NewSubject::new("Subject N", "S-N")
+        .post(&app, admin)
+        .await
+        .body["id"]
         .clone();
     let mut new_exams = Vec::new();
     for class in [&next_class, &f.class_a] {

@@ -15,11 +15,7 @@ use crate::helpers::{
 };
 
 async fn new_session(app: &TestApp, who: &As, name: &str) -> String {
-    let session = NewSession {
-        name,
-        start_date: "2025-09-01",
-        end_date: "2026-07-31",
-    };
+    let session = NewSession::new(name, "2025-09-01", "2026-07-31");
     session.create(app, who).await.id
 }
 
@@ -28,13 +24,7 @@ async fn new_class(app: &TestApp, who: &As, name: &str, level: Option<i64>) -> S
 }
 
 async fn new_student(app: &TestApp, who: &As, number: &str, class: &str) -> String {
-    let student = NewStudent {
-        admission_number: number,
-        first_name: "Zoë",
-        last_name: number,
-        academic_class: Some(class),
-        ..Default::default()
-    };
+    let student = NewStudent::new(number, "Zoë", number).in_class(class);
     student.create(app, who).await.id
 }
 
@@ -85,15 +75,10 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     assert_eq!(mine[0].academic_class, two);
 
     // An enrollment written for the active session sets the student's class.
-    let bob = NewStudent {
-        admission_number: "B-1",
-        first_name: "Bob",
-        last_name: "Lee",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    let bob = NewStudent::new("B-1", "Bob", "Lee")
+        .create(&app, &admin)
+        .await
+        .id;
     let bob_in_one = NewEnrollment {
         student: &bob,
         academic_class: &one,
@@ -247,13 +232,7 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
     }
     .create(app, admin)
     .await;
-    let subject = NewSubject {
-        name: "Maths",
-        code: "MAT",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await;
+    let subject = NewSubject::new("Maths", "MAT").create(app, admin).await;
     let exams = exam_session.exams();
     for (class, prefix) in [(&one, "O"), (&two, "T"), (&three, "H")] {
         let exam = NewExam {
