@@ -136,18 +136,11 @@ async fn check_matrix(app: &TestApp, who: &As) {
 
 async fn user_with_roles(app: &TestApp, school: &str, email: &str, roles: &[&str]) -> As {
     let root = app.as_root().await;
-    let tenants = app.get("/api/v1/system/tenants/", &root).await;
-    let id = tenants.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == school)
-        .expect("school")["id"]
-        .clone();
+    let id = app.tenant_id(&root, school).await;
     NewUser {
         email: Some(email),
         password: "password-123",
-        client: id.as_str(),
+        client: Some(&id),
         roles: Some(roles),
         ..Default::default()
     }
@@ -299,32 +292,12 @@ async fn make_key(app: &TestApp, root: &As, key: NewApiKey<'_>) -> (String, Valu
     )
 }
 
-/// A global key of full rights named `name`.
-fn named(name: &str) -> NewApiKey<'_> {
-    NewApiKey::named(name)
-}
-
-async fn school_id(app: &TestApp, root: &As, schema: &str) -> Value {
-    let tenants = app.get("/api/v1/system/tenants/", root).await;
-    tenants.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == schema)
-        .expect("school")["id"]
-        .clone()
-}
-
 #[tokio::test]
 async fn api_keys_scoped_global_and_read_only() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let alpha = school_id(&app, &root, "alpha").await;
-    let alpha_sync = NewApiKey {
-        name: "alpha sync",
-        tenant: alpha.as_str(),
-        ..Default::default()
-    };
+    let alpha = app.tenant_id(&root, "alpha").await;
+    let alpha_sync = NewApiKey::named("alpha sync").of_school(&alpha);
     let (scoped, record) = make_key(&app, &root, alpha_sync).await;
     assert!(scoped.len() >= 32);
     assert_eq!(record["prefix"], json!(&scoped[..8]));
@@ -341,11 +314,8 @@ async fn api_keys_scoped_global_and_read_only() {
     ] {
         assert!(record.get(key).is_some(), "{key}");
     }
-    let (global, _) = make_key(&app, &root, named("global")).await;
-    let reader = NewApiKey {
-        read_only: Some(true),
-        ..named("reader")
-    };
+    let (global, _) = make_key(&app, &root, NewApiKey::named("global")).await;
+    let reader = NewApiKey::named("reader").read_only();
     let (read_only, _) = make_key(&app, &root, reader).await;
 
     let classes = "/api/v1/school/classes/";
@@ -430,7 +400,7 @@ async fn api_keys_scoped_global_and_read_only() {
 async fn revoked_expired_and_unknown_keys_are_refused() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, record) = make_key(&app, &root, named("short-lived")).await;
+    let (key, record) = make_key(&app, &root, NewApiKey::named("short-lived")).await;
     let school = As::school("alpha");
     app.get("/api/v1/school/classes/", &school.clone().key(&key))
         .await
@@ -465,7 +435,7 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
     let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500)).to_rfc3339();
     let soon = NewApiKey {
         expires_at: Some(&soon),
-        ..named("soon")
+        ..NewApiKey::named("soon")
     };
     let (expiring, _) = make_key(&app, &root, soon).await;
     app.get("/api/v1/school/classes/", &school.clone().key(&expiring))
@@ -493,7 +463,7 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
 async fn the_plain_key_never_reaches_the_log() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, _) = make_key(&app, &root, named("logged?")).await;
+    let (key, _) = make_key(&app, &root, NewApiKey::named("logged?")).await;
     let url = app.db.url.clone();
     let (stderr, key_for_child) = tokio::task::spawn_blocking(move || {
         let server = crate::helpers::ServerProcess::start(&url, &[("RUST_LOG", "debug")]);

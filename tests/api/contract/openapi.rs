@@ -463,15 +463,10 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"ids": [subject]})),
     )
     .await;
-    let comment = NewGradeComment {
-        grade: "B",
-        min_mark: 1,
-        max_mark: 2,
-        comment: "c",
-    }
-    .create(&app, &teacher)
-    .await
-    .id;
+    let comment = NewGradeComment::new("B", 1..=2, "c")
+        .create(&app, &teacher)
+        .await
+        .id;
     w.call(
         &teacher,
         Method::DELETE,

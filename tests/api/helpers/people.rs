@@ -106,6 +106,18 @@ pub struct GradeComment {
 
 posted_to!(NewGradeComment => GradeComment at GRADE_COMMENTS);
 
+impl<'a> NewGradeComment<'a> {
+    /// `comment` for the marks in `marks` (both ends included).
+    pub fn new(grade: &'a str, marks: std::ops::RangeInclusive<i64>, comment: &'a str) -> Self {
+        Self {
+            grade,
+            min_mark: *marks.start(),
+            max_mark: *marks.end(),
+            comment,
+        }
+    }
+}
+
 impl TestApp {
     /// Logged in as a new office user of `school` (`office@{school}.test`, Olive Office),
     /// made by the school's `admin` through the users API.

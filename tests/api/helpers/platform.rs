@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{NewRecord, item};
+use super::{As, NewRecord, TestApp, item};
 
 pub const TENANTS: &str = "/api/v1/system/tenants/";
 pub const PLATFORM_USERS: &str = "/api/v1/system/users/";
@@ -44,6 +44,8 @@ pub struct NewUser<'a> {
     pub roles: Option<&'a [&'a str]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_superuser: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<&'a str>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -103,5 +105,18 @@ impl<'a> NewApiKey<'a> {
             read_only: Some(true),
             ..self
         }
+    }
+}
+
+impl TestApp {
+    /// The id of the school whose schema is `schema`, read by a platform admin.
+    pub async fn tenant_id(&self, root: &As, schema: &str) -> String {
+        let tenants = self
+            .list::<Tenant>(&format!("{TENANTS}?search={schema}"), root)
+            .await;
+        (tenants.results.into_iter())
+            .find(|t| t.schema_name == schema)
+            .unwrap_or_else(|| panic!("no school {schema}"))
+            .id
     }
 }

@@ -31,14 +31,9 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
     for (grade, min_mark, max_mark, comment) in
         [("F", 0, 49, "Work harder"), ("P", 50, 100, "Well done")]
     {
-        NewGradeComment {
-            grade,
-            min_mark,
-            max_mark,
-            comment,
-        }
-        .create(app, admin)
-        .await;
+        NewGradeComment::new(grade, min_mark..=max_mark, comment)
+            .create(app, admin)
+            .await;
     }
     post(
         "/api/v1/school/general-settings/",

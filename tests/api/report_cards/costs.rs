@@ -78,14 +78,9 @@ async fn a_ten_thousand_character_comment_costs_what_a_short_one_does() {
     // C-1's six marks fall in the short comment's band, C-2's in the long one's.
     let long_text = "Keep going. ".repeat(834)[..10_000].to_owned();
     for (min_mark, max_mark, comment) in [(0, 69, "Well done!"), (70, 100, &long_text)] {
-        NewGradeComment {
-            grade: "P",
-            min_mark,
-            max_mark,
-            comment,
-        }
-        .create(&app, &admin)
-        .await;
+        NewGradeComment::new("P", min_mark..=max_mark, comment)
+            .create(&app, &admin)
+            .await;
     }
     // The two cards asked for in turn, the fastest of each kept: a busy machine slows both.
     // Up to three rounds: `make test` runs eight tests at once, and one round can be slowed

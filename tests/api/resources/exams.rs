@@ -11,6 +11,8 @@ use crate::helpers::{
 
 /// What [`exam_setup`] made.
 struct Setup {
+    /// The exam session's exams.
+    exams: String,
     class: String,
     /// Maths, then Physics.
     subjects: Vec<String>,
@@ -48,12 +50,26 @@ async fn exam_setup(app: &TestApp, admin: &As) -> (String, Setup) {
         subjects.push(subject);
     }
     let setup = Setup {
+        exams: exam_session.exams(),
         class,
         subjects,
         teacher,
         exam_session: exam_session.id.clone(),
     };
     (exam_session.exams(), setup)
+}
+
+impl Setup {
+    /// An exam "Mock" of Maths for the class.
+    fn mock(&self) -> NewExam<'_> {
+        NewExam {
+            exams: &self.exams,
+            name: "Mock",
+            subject: &self.subjects[0],
+            academic_class: &self.class,
+            ..Default::default()
+        }
+    }
 }
 
 #[tokio::test]
@@ -140,11 +156,8 @@ async fn exams_check_their_parents_and_fields() {
     let admin = app.as_school_user("alpha", "admin").await;
     let (exams, ids) = exam_setup(&app, &admin).await;
     let exam = NewExam {
-        exams: &exams,
-        name: "Mock",
-        subject: &ids.subjects[0],
-        academic_class: &ids.class,
         max_mark: Some(1000),
+        ..ids.mock()
     };
     let created = exam.post(&app, &admin).await;
     created.assert(201, None);
@@ -352,15 +365,7 @@ async fn an_exam_cannot_be_written_under_another_exam_session() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (exams, ids) = exam_setup(&app, &admin).await;
-    let exam = NewExam {
-        exams: &exams,
-        name: "Mock",
-        subject: &ids.subjects[0],
-        academic_class: &ids.class,
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let exam = ids.mock().post(&app, &admin).await;
     exam.assert(201, None);
     let id = exam.body["id"].as_str().expect("id");
     let exam_sessions = exams

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{
     As, NewAttendance, NewClass, NewExam, NewExamSession, NewGuardian, NewMark, NewRecord,
-    NewSession, NewStudent, NewSubject, PASSWORD, TestApp, spawn_app,
+    NewSession, NewStudent, NewSubject, NewUser, PASSWORD, TestApp, spawn_app,
 };
 
 /// A school year in `alpha`: classes A and B, children `a` and `c` (A's classmate) in A,
@@ -41,17 +41,6 @@ impl Family {
             .map(|(_, id)| id.as_str())
             .expect("student")
     }
-}
-
-pub async fn alpha_id(app: &TestApp, root: &As) -> Value {
-    let tenants = app.get("/api/v1/system/tenants/", root).await;
-    tenants.body["results"]
-        .as_array()
-        .expect("tenants")
-        .iter()
-        .find(|t| t["schema_name"] == "alpha")
-        .expect("alpha")["id"]
-        .clone()
 }
 
 pub async fn family(app: &TestApp) -> Family {
@@ -134,23 +123,23 @@ pub async fn family(app: &TestApp) -> Family {
     ]);
 
     let root = app.as_root().await;
-    let school = alpha_id(app, &root).await;
-    let user = app
-        .post(
-            "/api/v1/system/users/",
-            &root,
-            json!({"email": "parent@alpha.test", "password": PASSWORD, "client": school,
-                   "roles": ["guardian"], "first_name": "Pat"}),
-        )
-        .await
-        .assert(201, None)
-        .body["id"]
-        .clone();
+    let school = app.tenant_id(&root, "alpha").await;
+    let user = NewUser {
+        email: Some("parent@alpha.test"),
+        password: PASSWORD,
+        client: Some(&school),
+        roles: Some(&["guardian"]),
+        first_name: Some("Pat"),
+        ..Default::default()
+    }
+    .create(app, &root)
+    .await
+    .id;
     NewGuardian {
         first_name: "Pat",
         last_name: "Alpha",
         relationship: Some("mother"),
-        user: Some(user.as_str().expect("a user id")),
+        user: Some(&user),
         students: &[&students[0].1],
     }
     .create(app, &admin)

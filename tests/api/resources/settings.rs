@@ -10,14 +10,9 @@ async fn grade_comment_soft_delete_is_idempotent() {
     let app = spawn_app().await;
     let teacher = app.as_school_user("alpha", "teacher").await;
     let path = GRADE_COMMENTS;
-    let created = NewGradeComment {
-        grade: "A",
-        min_mark: 80,
-        max_mark: 100,
-        comment: "Excellent",
-    }
-    .create(&app, &teacher)
-    .await;
+    let created = NewGradeComment::new("A", 80..=100, "Excellent")
+        .create(&app, &teacher)
+        .await;
     let id = &created.id;
     app.post(
         path,
