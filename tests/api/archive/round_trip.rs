@@ -8,6 +8,17 @@ use serde_json::Value;
 use super::{ALPHA_LOGINS, assert_same_answers, cli_ok, export, fill_school, scratch, walk};
 use crate::helpers::{As, PASSWORD, TestApp, TestDb, spawn_app, spawn_app_on};
 
+/// Alpha filled with one of everything: its API key, its id, and every answer of the
+/// school API as its admin reads it.
+async fn filled_and_read(app: &TestApp) -> (String, String, BTreeMap<String, Value>) {
+    let key = fill_school(app).await;
+    let root = app.as_root().await;
+    let tenant_id = app.tenant_id(&root, "alpha").await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let before = walk(app, &admin, &root, &tenant_id).await;
+    (key, tenant_id, before)
+}
+
 /// The restored alpha on `app` answers as `before`: every user signs in, the walk reads
 /// the same, and the school's API key still works.
 async fn answers_as_before(
@@ -30,11 +41,7 @@ async fn answers_as_before(
 #[tokio::test]
 async fn a_school_comes_back_exactly_after_export_drop_and_import() {
     let app = spawn_app().await;
-    let key = fill_school(&app).await;
-    let root = app.as_root().await;
-    let tenant_id = app.tenant_id(&root, "alpha").await;
-    let admin = app.as_school_user("alpha", "admin").await;
-    let before = walk(&app, &admin, &root, &tenant_id).await;
+    let (key, tenant_id, before) = filled_and_read(&app).await;
     assert!(before.len() > 30, "the walk reads the whole school API");
 
     let db = app.db.url.clone();
@@ -102,11 +109,8 @@ async fn an_uncompressed_archive_on_standard_output_restores_under_new_names() {
 #[tokio::test]
 async fn the_downloaded_archive_restores_the_school_on_another_platform() {
     let app = spawn_app().await;
-    let key = fill_school(&app).await;
+    let (key, tenant_id, before) = filled_and_read(&app).await;
     let root = app.as_root().await;
-    let tenant_id = app.tenant_id(&root, "alpha").await;
-    let admin = app.as_school_user("alpha", "admin").await;
-    let before = walk(&app, &admin, &root, &tenant_id).await;
 
     let url = format!("{}/api/v1/system/tenants/{tenant_id}/export/", app.address);
     let res = app

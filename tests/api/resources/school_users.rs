@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, Login, NewRecord, NewRole, NewSchoolUser, NewStudent, PASSWORD, SCHOOL_AUTH, spawn_app,
+    As, Login, NewRecord, NewRole, NewSchoolUser, NewStudent, PASSWORD, SCHOOL_AUTH, item,
+    spawn_app,
 };
 
 const USERS: &str = "/api/v1/school/users/";
@@ -66,7 +67,7 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
     assert_eq!(login["teacher"]["id"], profile);
     assert_eq!(login["roles"], json!(["teacher"]));
     let id = user["id"].as_str().expect("id");
-    let read = app.get(&format!("{USERS}{id}/"), &office).await;
+    let read = app.get(&item(USERS, &id), &office).await;
     read.assert(200, None);
     assert!(read.body["last_login"].is_string(), "{}", read.body);
 
@@ -91,13 +92,9 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
         "names what is lacking: {}",
         refused.body
     );
-    app.patch(
-        &format!("{USERS}{id}/"),
-        &office,
-        json!({"first_name": "A"}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
+    app.patch(&item(USERS, &id), &office, json!({"first_name": "A"}))
+        .await
+        .assert(403, Some("permission_denied"));
     // The same e-mail in another spelling is taken.
     app.post(USERS, &admin, json!({"email": "ADA@alpha.test"}))
         .await
@@ -128,22 +125,18 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
     let beta_admin = app.as_school_user("beta", "admin").await;
     let beta_me = app.get("/api/v1/school/auth/me/", &beta_admin).await;
     let beta_id = beta_me.body["user"]["id"].as_str().expect("id").to_owned();
-    app.get(&format!("{USERS}{beta_id}/"), &admin)
+    app.get(&item(USERS, &beta_id), &admin)
         .await
         .assert(404, Some("not_found"));
-    app.patch(
-        &format!("{USERS}{beta_id}/"),
-        &admin,
-        json!({"is_active": false}),
-    )
-    .await
-    .assert(404, Some("not_found"));
+    app.patch(&item(USERS, &beta_id), &admin, json!({"is_active": false}))
+        .await
+        .assert(404, Some("not_found"));
     let root = app.as_root().await;
     let root_id = app.get("/api/v1/system/auth/me/", &root).await.body["user"]["id"]
         .as_str()
         .expect("id")
         .to_owned();
-    app.get(&format!("{USERS}{root_id}/"), &admin)
+    app.get(&item(USERS, &root_id), &admin)
         .await
         .assert(404, Some("not_found"));
     app.get(&format!("{USERS}not-a-uuid/"), &admin)
@@ -154,7 +147,7 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
     app.get(USERS, &teacher)
         .await
         .assert(403, Some("permission_denied"));
-    app.delete(&format!("{USERS}{root_id}/"), &admin)
+    app.delete(&item(USERS, &root_id), &admin)
         .await
         .assert(405, Some("method_not_allowed"));
 }
@@ -218,7 +211,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
         .await
         .assert(401, Some("invalid_credentials"));
     app.patch(
-        &format!("{USERS}{user_id}/"),
+        &item(USERS, &user_id),
         &admin,
         json!({"password": PASSWORD}),
     )
@@ -228,7 +221,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
     // Deactivated: the login is refused again.
     let changed = app
         .patch(
-            &format!("{USERS}{user_id}/"),
+            &item(USERS, &user_id),
             &admin,
             json!({"is_active": false, "last_name": "Okafor", "email": "sam@alpha.test"}),
         )
@@ -241,7 +234,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
         .assert(401, Some("invalid_credentials"));
     // Taking both ways to sign in away is refused.
     app.patch(
-        &format!("{USERS}{user_id}/"),
+        &item(USERS, &user_id),
         &admin,
         json!({"email": null, "phone": null}),
     )
@@ -265,19 +258,15 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     let admin_id = me.body["user"]["id"].as_str().expect("id").to_owned();
     // The school's only administrator cannot lose the role, nor be deactivated.
     app.patch(
-        &format!("{USERS}{admin_id}/"),
+        &item(USERS, &admin_id),
         &admin,
         json!({"roles": ["office"]}),
     )
     .await
     .assert(409, Some("conflict"));
-    app.patch(
-        &format!("{USERS}{admin_id}/"),
-        &admin,
-        json!({"is_active": false}),
-    )
-    .await
-    .assert(409, Some("conflict"));
+    app.patch(&item(USERS, &admin_id), &admin, json!({"is_active": false}))
+        .await
+        .assert(409, Some("conflict"));
 
     // A custom role that may manage users but holds little else.
     NewRole::new("clerk", &["view_user", "add_user", "change_user"])
@@ -295,7 +284,7 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     // The clerk cannot change the admin (whose roles they do not hold) nor give office.
     let denied = app
         .patch(
-            &format!("{USERS}{admin_id}/"),
+            &item(USERS, &admin_id),
             &clerk,
             json!({"password": "taken-over-1"}),
         )
@@ -315,7 +304,7 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
             .expect("teacher")
             .to_owned();
     app.patch(
-        &format!("{USERS}{teacher_id}/"),
+        &item(USERS, &teacher_id),
         &clerk,
         json!({"roles": ["office"]}),
     )
@@ -324,7 +313,7 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     // The admin can: the teacher becomes office and teacher, in one change.
     let changed = app
         .patch(
-            &format!("{USERS}{teacher_id}/"),
+            &item(USERS, &teacher_id),
             &admin,
             json!({"roles": ["teacher", "office"]}),
         )
