@@ -140,6 +140,8 @@ pub struct NewMark<'a> {
     pub mark: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<&'a str>,
     /// Soft-deletes the mark.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub is_deleted: Option<bool>,
