@@ -34,6 +34,7 @@ mod process;
 mod records;
 mod school;
 mod server;
+mod webhooks;
 mod year;
 
 pub use auth::*;
@@ -46,6 +47,7 @@ pub use process::*;
 pub use records::*;
 pub use school::*;
 pub use server::*;
+pub use webhooks::*;
 pub use year::*;
 
 pub const PASSWORD: &str = "password-123";

@@ -19,7 +19,7 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    let hook = subscribe(&app, &admin, &url, json!(["mark.created"])).await;
+    let hook = subscribe(&app, &admin, &url, &["mark.created"]).await;
     let id = hook["id"].as_str().expect("id");
     let secret = hook["secret"].as_str().expect("secret");
     let sent = app
@@ -114,7 +114,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    let hook = subscribe(&app, &admin, &url, json!(["subject.created"])).await;
+    let hook = subscribe(&app, &admin, &url, &["subject.created"]).await;
     let id = hook["id"].as_str().expect("id");
     NewSubject::new("Art", "AR")
         .post(&app, &admin)

@@ -6,27 +6,21 @@
 use serde_json::{Map, Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app},
+    helpers::{
+        As, NewClass, NewRecord, NewSession, NewStudent, Rollover, SESSIONS, STUDENTS, TestApp,
+        spawn_app,
+    },
     imports::spreadsheets::{counts, csv},
 };
 
 const EVENTS: &str = "/api/v1/school/events/";
 const HISTORY: &str = "/api/v1/school/history/";
-const SESSIONS: &str = "/api/v1/school/sessions/";
-const CLASSES: &str = "/api/v1/school/classes/";
-const STUDENTS: &str = "/api/v1/school/students/";
 
 fn text(body: &Value, pointer: &str) -> String {
     body.pointer(pointer)
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("no {pointer} in {body}"))
         .to_owned()
-}
-
-async fn created(app: &TestApp, who: &As, path: &str, body: Value) -> Value {
-    let reply = app.post(path, who, body).await;
-    reply.assert(201, None);
-    reply.body.clone()
 }
 
 /// Every event of the school's feed, in order.
@@ -99,11 +93,15 @@ struct School {
 }
 
 async fn school(app: &TestApp, admin: &As) -> School {
-    let session = json!({"name": "2025/26", "start_date": "2025-09-01", "end_date": "2026-07-31"});
-    created(app, admin, SESSIONS, session).await;
-    let class = |name: &str, level: i32| json!({"name": name, "level": level});
-    let one = text(&created(app, admin, CLASSES, class("One", 1)).await, "/id");
-    let two = text(&created(app, admin, CLASSES, class("Two", 2)).await, "/id");
+    NewSession::new("2025/26", "2025-09-01", "2026-07-31")
+        .create(app, admin)
+        .await;
+    let class = |name, level| NewClass {
+        name,
+        level: Some(level),
+    };
+    let one = class("One", 1).create(app, admin).await.id;
+    let two = class("Two", 2).create(app, admin).await.id;
     School { one, two }
 }
 
@@ -114,10 +112,14 @@ async fn an_imported_students_events_and_history_are_those_of_single_writes() {
     let School { one, two } = school(&app, &admin).await;
 
     // One by one: a student in class One, moved to Two; a student with no class.
-    let body = json!({"admission_number": "S-1", "first_name": "Zoë", "last_name": "Núñez", "academic_class": one});
-    let first = text(&created(&app, &admin, STUDENTS, body).await, "/id");
-    let body = json!({"admission_number": "S-2", "first_name": "Bo", "last_name": "Ray"});
-    created(&app, &admin, STUDENTS, body).await;
+    let first = NewStudent::new("S-1", "Zoë", "Núñez")
+        .in_class(&one)
+        .create(&app, &admin)
+        .await
+        .id;
+    NewStudent::new("S-2", "Bo", "Ray")
+        .create(&app, &admin)
+        .await;
     app.patch(
         &format!("{STUDENTS}{first}/"),
         &admin,
@@ -207,11 +209,17 @@ async fn a_rollover_writes_each_students_events_and_history() {
     let sessions = app.get(SESSIONS, &admin).await;
     let session = text(&sessions.body, "/results/0/id");
     let leaver = app.get(&format!("{STUDENTS}?search=L-1"), &admin).await;
-    let body = json!({"name": "2026/27", "start_date": "2026-09-01", "end_date": "2027-07-31",
-                      "leave": [text(&leaver.body, "/results/0/id")], "dry_run": false});
-    let rolled = app
-        .post(&format!("{SESSIONS}{session}/rollover/"), &admin, body)
-        .await;
+    let rolled = Rollover {
+        session: &session,
+        name: "2026/27",
+        start_date: "2026-09-01",
+        end_date: "2027-07-31",
+        leave: Some(vec![text(&leaver.body, "/results/0/id")]),
+        dry_run: Some(false),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     rolled.assert(200, None);
 
     let events = feed(&app, &admin).await;
