@@ -108,9 +108,9 @@ pub async fn roster(app: &TestApp, school: &str) -> Roster {
     let subject = fixture.subject.as_str().expect("subject").to_owned();
     let mut students = Vec::new();
     for (number, first) in [("A1", "Ada"), ("A2", "Bob"), ("A3", "Cy")] {
-        let reply = NewStudent::new(&number, &first, "Lee")
+        let reply = NewStudent::new(number, first, "Lee")
             .in_class(&class)
-            .post(&app, &admin)
+            .post(app, &admin)
             .await;
         reply.assert(201, None);
         students.push(reply.body["id"].as_str().expect("id").to_owned());
@@ -125,7 +125,7 @@ pub async fn roster(app: &TestApp, school: &str) -> Roster {
         academic_class: &class,
         subject: &subject,
     }
-    .post(&app, &admin)
+    .post(app, &admin)
     .await
     .assert(201, None);
     let term = fixture

@@ -173,7 +173,7 @@ async fn search_answers_case_insensitive_substrings_with_wildcards_taken_literal
         ("A-6", "Plain", "Person"),
     ];
     for (admission, first, last) in students {
-        NewStudent::new(&admission, &first, &last)
+        NewStudent::new(admission, first, last)
             .post(&app, &admin)
             .await
             .assert(201, None);

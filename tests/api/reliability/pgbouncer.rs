@@ -62,7 +62,7 @@ async fn two_schools_interleaved_with_failing_writes_stay_apart() {
                     vec![
                         NewStudent::new(&format!("{school}-{i}"), "A", "B")
                             .in_class(&uuid::Uuid::new_v4().to_string())
-                            .post(&app, who)
+                            .post(app, who)
                             .await,
                         app.post(
                             classes,
@@ -227,7 +227,7 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     let gamma: Value = gamma.body;
     NewUser {
         email: Some("head@gamma.test"),
-        password: &PASSWORD,
+        password: PASSWORD,
         client: Some(text(&gamma["id"])),
         roles: Some(&["admin"]),
         ..Default::default()

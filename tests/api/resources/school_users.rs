@@ -67,7 +67,7 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
     assert_eq!(login["teacher"]["id"], profile);
     assert_eq!(login["roles"], json!(["teacher"]));
     let id = user["id"].as_str().expect("id");
-    let read = app.get(&item(USERS, &id), &office).await;
+    let read = app.get(&item(USERS, id), &office).await;
     read.assert(200, None);
     assert!(read.body["last_login"].is_string(), "{}", read.body);
 
@@ -92,7 +92,7 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
         "names what is lacking: {}",
         refused.body
     );
-    app.patch(&item(USERS, &id), &office, json!({"first_name": "A"}))
+    app.patch(&item(USERS, id), &office, json!({"first_name": "A"}))
         .await
         .assert(403, Some("permission_denied"));
     // The same e-mail in another spelling is taken.

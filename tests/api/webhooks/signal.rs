@@ -38,8 +38,8 @@ fn sql(db: &str, statement: &str) {
 }
 
 async fn write(app: &TestApp, admin: &As, code: &str) {
-    NewSubject::new(&format!("Subject {code}"), &code)
-        .post(&app, admin)
+    NewSubject::new(&format!("Subject {code}"), code)
+        .post(app, admin)
         .await
         .assert(201, None);
 }
