@@ -87,7 +87,7 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
 async fn domains_keep_one_primary() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let id = tenant_id(&app, &root, "alpha").await;
+    let id = app.tenant_id(&root, "alpha").await;
     let path = format!("{TENANTS}{id}/domains/");
     app.post(&path, &root, json!({"domain": "alpha2.localhost"}))
         .await
@@ -122,25 +122,12 @@ async fn domains_keep_one_primary() {
     .assert(200, None);
 }
 
-async fn tenant_id(app: &crate::helpers::TestApp, root: &As, schema: &str) -> String {
-    let list = app.get(TENANTS, root).await;
-    list.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == schema)
-        .expect("tenant")["id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
-}
-
 #[tokio::test]
 async fn deleting_a_tenant_deactivates_or_drops_it() {
     let app = spawn_app().await;
     let root = app.as_root().await;
     let staff = app.as_staff().await;
-    let beta = tenant_id(&app, &root, "beta").await;
+    let beta = app.tenant_id(&root, "beta").await;
     app.delete(&format!("{TENANTS}{beta}/"), &staff)
         .await
         .assert(204, None);
@@ -195,22 +182,19 @@ async fn user_creation_rules() {
     let app = spawn_app().await;
     let root = app.as_root().await;
     let staff = app.as_staff().await;
-    let alpha = tenant_id(&app, &root, "alpha").await;
+    let alpha = app.tenant_id(&root, "alpha").await;
     let users = "/api/v1/system/users/";
-    app.post(
-        users,
-        &staff,
-        json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
-    let reply = app
-        .post(
-            users,
-            &root,
-            json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
-        )
-        .await;
+    let superuser = NewUser {
+        email: Some("su@x.test"),
+        password: "password-123",
+        is_superuser: Some(true),
+        ..Default::default()
+    };
+    superuser
+        .post(&app, &staff)
+        .await
+        .assert(403, Some("permission_denied"));
+    let reply = superuser.post(&app, &root).await;
     reply.assert(201, None);
     assert_eq!(reply.body["is_superuser"], true);
     assert_eq!(reply.body["first_name"], "");

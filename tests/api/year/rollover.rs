@@ -9,9 +9,9 @@ use school_service::{auth::roles, db::Db, tenancy::school_migrations::migrate_sc
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, CLASSES, ENROLLMENTS, Enrollment, NewClass, NewEnrollment, NewExam, NewExamSession,
-    NewMark, NewRecord, NewSession, NewStudent, NewSubject, Rollover, SESSIONS, STUDENTS, Student,
-    TestApp, TestDb, item, school_at_version, spawn_app,
+    As, AttendanceLine, CLASSES, ENROLLMENTS, Enrollment, NewClass, NewEnrollment, NewExam,
+    NewExamSession, NewMark, NewRecord, NewSession, NewStudent, NewSubject, Rollover, SESSIONS,
+    STUDENTS, Student, TakeAttendance, TestApp, TestDb, item, school_at_version, spawn_app,
 };
 
 async fn new_session(app: &TestApp, who: &As, name: &str) -> String {
@@ -257,16 +257,16 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
             }
         }
     }
-    let records: Vec<Value> = students[1..4]
-        .iter()
+    let records = (students[1..4].iter())
         .zip(["present", "late", "absent"])
-        .map(|((_, id), status)| json!({"student": id, "status": status}))
+        .map(|((_, id), status)| AttendanceLine::new(id, status))
         .collect();
-    app.post(
-        &format!("{CLASSES}{one}/attendance/"),
-        admin,
-        json!({"date": "2025-10-01", "records": records}),
-    )
+    TakeAttendance {
+        class: &one,
+        date: "2025-10-01",
+        records,
+    }
+    .post(app, admin)
     .await
     .assert(200, None);
     Year {
