@@ -16,7 +16,11 @@ use std::{collections::BTreeMap, path::PathBuf};
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types::BigInt};
 use serde_json::{Value, json};
 
-use crate::helpers::{ARCHIVE_SIGNING_KEY, As, TestApp, cli};
+use crate::helpers::{
+    ARCHIVE_SIGNING_KEY, As, NewApiKey, NewClass, NewDepartment, NewGradeComment, NewMark,
+    NewRecord, NewRole, NewRoleAssignment, NewStudent, NewTeacherAssignment, NewUser, PASSWORD,
+    TestApp, cli, item, text,
+};
 
 /// The users of `alpha` after `fill_school`, as they log in.
 pub const ALPHA_LOGINS: [&str; 5] = [
@@ -109,65 +113,63 @@ pub async fn fill_school(app: &TestApp) -> String {
         reply.body
     };
     let f = app.exam_fixture(&admin, "rt").await;
+    let (class, marks) = (text(&f.class), f.marks());
     for (number, mark) in [("ADM-1", 70), ("ADM-2", 55), ("ADM-3", 41)] {
-        let student = json!({"admission_number": number, "first_name": "S", "last_name": number, "academic_class": f.class});
-        ok(app.post("/api/v1/school/students/", &admin, student).await);
-        let body = json!({"studentadmissionnumber": number, "mark": mark, "symbol": "B", "comment": "tab\there\nnew line \\ done"});
-        ok(app.post(&f.marks(), &admin, body).await);
+        NewStudent::new(number, "S", number)
+            .in_class(class)
+            .create(app, &admin)
+            .await;
+        NewMark {
+            marks: &marks,
+            studentadmissionnumber: number,
+            mark: Some(mark),
+            symbol: Some("B"),
+            comment: Some("tab\there\nnew line \\ done"),
+            ..Default::default()
+        }
+        .create(app, &admin)
+        .await;
     }
-    let marks = ok(app.get(&f.marks(), &admin).await);
-    let mark = marks["results"][0]["id"].as_str().expect("mark").to_owned();
-    ok(app
-        .patch(
-            &format!("{}{mark}/", f.marks()),
-            &admin,
-            json!({"is_deleted": true}),
-        )
-        .await);
-    let gone = ok(app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "OLD-1", "first_name": "Old", "last_name": "Timer"}),
-        )
-        .await);
-    let gone = gone["id"].as_str().expect("id").to_owned();
-    ok(app
-        .patch(
-            &format!("/api/v1/school/students/{gone}/"),
-            &admin,
-            json!({"is_deleted": true}),
-        )
-        .await);
-    let class = ok(app
-        .post(
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": "Closed", "level": 9}),
-        )
-        .await);
-    let class = class["id"].as_str().expect("id").to_owned();
-    ok(app
-        .patch(
-            &format!("/api/v1/school/classes/{class}/"),
-            &admin,
-            json!({"is_deleted": true}),
-        )
-        .await);
-    let hod = ok(app.get("/api/v1/school/auth/me/", &teacher).await)["teacher"]["id"].clone();
-    let department =
-        json!({"name": "Sciences", "hod": hod, "subject": f.subject, "teachers": [hod]});
-    ok(app
-        .post("/api/v1/school/departments/", &admin, department)
-        .await);
-    let assignment = json!({"teacher": hod, "academic_class": f.class, "subject": f.subject});
-    ok(app
-        .post("/api/v1/school/teacher-assignments/", &admin, assignment)
-        .await);
-    let comment = json!({"grade": "A", "min_mark": 80, "max_mark": 100, "comment": "Excellent"});
-    ok(app
-        .post("/api/v1/school/teacher-grade-comments/", &teacher, comment)
-        .await);
+    let written = ok(app.get(&marks, &admin).await);
+    let deleted = json!({"is_deleted": true});
+    let mark = item(&marks, text(&written["results"][0]["id"]));
+    ok(app.patch(&mark, &admin, deleted.clone()).await);
+    let gone = NewStudent::new("OLD-1", "Old", "Timer")
+        .create(app, &admin)
+        .await;
+    ok(app.patch(&gone.path(), &admin, deleted.clone()).await);
+    let closed = NewClass {
+        name: "Closed",
+        level: Some(9),
+    }
+    .create(app, &admin)
+    .await;
+    ok(app.patch(&closed.path(), &admin, deleted).await);
+    let hod = app
+        .me(&teacher)
+        .await
+        .teacher
+        .expect("a teacher profile")
+        .id;
+    NewDepartment {
+        name: "Sciences",
+        hod: &hod,
+        subject: text(&f.subject),
+        teachers: Some(&[&hod]),
+    }
+    .create(app, &admin)
+    .await;
+    NewTeacherAssignment {
+        teacher: &hod,
+        academic_class: class,
+        subject: text(&f.subject),
+    }
+    .create(app, &admin)
+    .await;
+    NewGradeComment::new("A", 80..=100, "Excellent")
+        .create(app, &teacher)
+        .await;
+    // The settings have no typed requests: each is written once, here and in its own tests.
     ok(app
         .post(
             "/api/v1/school/session-setup/",
@@ -191,42 +193,42 @@ pub async fn fill_school(app: &TestApp) -> String {
             json!({"footer_text": "Ünïcode — footer", "show_position": false}),
         )
         .await);
-    let role = ok(app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "subject-viewer", "permissions": ["view_subject"]}),
-        )
-        .await);
-    let norole = app.school_login("alpha", "norole@alpha.test").await;
-    ok(app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &admin,
-            json!({"user": norole["user"]["id"], "role": role["id"]}),
-        )
-        .await);
-    let alpha =
-        ok(app.get("/api/v1/system/tenants/?search=alpha", &root).await)["results"][0]["id"]
-            .clone();
-    for (contact, role) in [
-        (json!({"email": "Mail.Only@alpha.test"}), "teacher"),
-        (json!({"phone": "+1 555 010 7777"}), "office"),
-    ] {
-        let mut body = json!({"password": crate::helpers::PASSWORD, "client": alpha, "roles": [role], "first_name": "Só"});
-        body.as_object_mut()
-            .expect("object")
-            .extend(contact.as_object().expect("object").clone());
-        ok(app.post("/api/v1/system/users/", &root, body).await);
+    let role = NewRole::new("subject-viewer", &["view_subject"])
+        .create(app, &admin)
+        .await;
+    let norole = app.me(&app.as_school_user("alpha", "norole").await).await;
+    NewRoleAssignment {
+        user: &norole.user.id,
+        role: &role.id,
     }
-    let key = ok(app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "reporting", "tenant": alpha, "read_only": true}),
-        )
-        .await);
-    key["key"].as_str().expect("key").to_owned()
+    .create(app, &admin)
+    .await;
+    let alpha = app.tenant_id(&root, "alpha").await;
+    let user = |role: &'static [&'static str]| NewUser {
+        password: PASSWORD,
+        client: Some(&alpha),
+        roles: Some(role),
+        first_name: Some("Só"),
+        ..Default::default()
+    };
+    NewUser {
+        email: Some("Mail.Only@alpha.test"),
+        ..user(&["teacher"])
+    }
+    .create(app, &root)
+    .await;
+    NewUser {
+        phone: Some("+1 555 010 7777"),
+        ..user(&["office"])
+    }
+    .create(app, &root)
+    .await;
+    NewApiKey::named("reporting")
+        .of_school(&alpha)
+        .read_only()
+        .create(app, &root)
+        .await
+        .key
 }
 
 /// Every GET answer of the school API as `who` sees it, by path (see the module docs),

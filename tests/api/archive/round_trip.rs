@@ -1,28 +1,47 @@
 //! A school exported, dropped and imported answers exactly as before, here and on another
 //! platform; the export endpoint streams the same archive.
 
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc};
+
+use serde_json::Value;
 
 use super::{ALPHA_LOGINS, assert_same_answers, cli_ok, export, fill_school, scratch, walk};
-use crate::helpers::{As, PASSWORD, TestDb, spawn_app, spawn_app_on};
+use crate::helpers::{As, PASSWORD, TestApp, TestDb, spawn_app, spawn_app_on};
 
-async fn alpha_id(app: &crate::helpers::TestApp, root: &As) -> String {
-    app.get("/api/v1/system/tenants/?search=alpha", root)
+/// Alpha filled with one of everything: its API key, its id, and every answer of the
+/// school API as its admin reads it.
+async fn filled_and_read(app: &TestApp) -> (String, String, BTreeMap<String, Value>) {
+    let key = fill_school(app).await;
+    let root = app.as_root().await;
+    let tenant_id = app.tenant_id(&root, "alpha").await;
+    let admin = app.as_school_user("alpha", "admin").await;
+    let before = walk(app, &admin, &root, &tenant_id).await;
+    (key, tenant_id, before)
+}
+
+/// The restored alpha on `app` answers as `before`: every user signs in, the walk reads
+/// the same, and the school's API key still works.
+async fn answers_as_before(
+    app: &TestApp,
+    before: &BTreeMap<String, Value>,
+    tenant_id: &str,
+    key: &str,
+) {
+    for login in ALPHA_LOGINS {
+        app.school_login("alpha", login).await;
+    }
+    let admin = app.as_school_user("alpha", "admin").await;
+    let after = walk(app, &admin, &app.as_root().await, tenant_id).await;
+    assert_same_answers(before, &after);
+    app.get("/api/v1/school/subjects/", &As::school("alpha").key(key))
         .await
-        .body["results"][0]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
+        .assert(200, None);
 }
 
 #[tokio::test]
 async fn a_school_comes_back_exactly_after_export_drop_and_import() {
     let app = spawn_app().await;
-    let key = fill_school(&app).await;
-    let root = app.as_root().await;
-    let tenant_id = alpha_id(&app, &root).await;
-    let admin = app.as_school_user("alpha", "admin").await;
-    let before = walk(&app, &admin, &root, &tenant_id).await;
+    let (key, tenant_id, before) = filled_and_read(&app).await;
     assert!(before.len() > 30, "the walk reads the whole school API");
 
     let db = app.db.url.clone();
@@ -37,17 +56,7 @@ async fn a_school_comes_back_exactly_after_export_drop_and_import() {
 
     // A server with nothing cached from before.
     let after_app = spawn_app_on(app.db.clone()).await;
-    for login in ALPHA_LOGINS {
-        after_app.school_login("alpha", login).await;
-    }
-    let admin = after_app.as_school_user("alpha", "admin").await;
-    let root = after_app.as_root().await;
-    let after = walk(&after_app, &admin, &root, &tenant_id).await;
-    assert_same_answers(&before, &after);
-    after_app
-        .get("/api/v1/school/subjects/", &As::school("alpha").key(&key))
-        .await
-        .assert(200, None);
+    answers_as_before(&after_app, &before, &tenant_id, &key).await;
     std::fs::remove_file(archive).ok();
 }
 
@@ -56,7 +65,7 @@ async fn an_uncompressed_archive_on_standard_output_restores_under_new_names() {
     let app = spawn_app().await;
     let db = app.db.url.clone();
     let root = app.as_root().await;
-    let tenant_id = alpha_id(&app, &root).await;
+    let tenant_id = app.tenant_id(&root, "alpha").await;
     let admin = app.as_school_user("alpha", "admin").await;
     let before = walk(&app, &admin, &root, &tenant_id).await;
     // A plain tar of text files is UTF-8 through and through.
@@ -100,11 +109,8 @@ async fn an_uncompressed_archive_on_standard_output_restores_under_new_names() {
 #[tokio::test]
 async fn the_downloaded_archive_restores_the_school_on_another_platform() {
     let app = spawn_app().await;
-    let key = fill_school(&app).await;
+    let (key, tenant_id, before) = filled_and_read(&app).await;
     let root = app.as_root().await;
-    let tenant_id = alpha_id(&app, &root).await;
-    let admin = app.as_school_user("alpha", "admin").await;
-    let before = walk(&app, &admin, &root, &tenant_id).await;
 
     let url = format!("{}/api/v1/system/tenants/{tenant_id}/export/", app.address);
     let res = app
@@ -150,16 +156,7 @@ async fn the_downloaded_archive_restores_the_school_on_another_platform() {
         &format!("tenant import --file {}", path.display()),
     );
     let there = spawn_app_on(other.clone()).await;
-    for login in ALPHA_LOGINS {
-        there.school_login("alpha", login).await;
-    }
-    let admin = there.as_school_user("alpha", "admin").await;
-    let after = walk(&there, &admin, &there.as_root().await, &tenant_id).await;
-    assert_same_answers(&before, &after);
-    there
-        .get("/api/v1/school/subjects/", &As::school("alpha").key(&key))
-        .await
-        .assert(200, None);
+    answers_as_before(&there, &before, &tenant_id, &key).await;
     std::fs::remove_file(path).ok();
 }
 
@@ -167,7 +164,7 @@ async fn the_downloaded_archive_restores_the_school_on_another_platform() {
 async fn only_superusers_export_and_bad_ids_are_problems() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let tenant_id = alpha_id(&app, &root).await;
+    let tenant_id = app.tenant_id(&root, "alpha").await;
     let path = format!("/api/v1/system/tenants/{tenant_id}/export/");
     app.get(&path, &As::main())
         .await
@@ -202,7 +199,7 @@ async fn export_and_import_work_behind_a_transaction_pooler() {
     let pooled = crate::helpers::through_pgbouncer(&bouncer, &app.db.url);
     let env = [("DB_POOL_MODE", "transaction"), super::SIGNED[0]];
     let root = app.as_root().await;
-    let tenant_id = alpha_id(&app, &root).await;
+    let tenant_id = app.tenant_id(&root, "alpha").await;
     let admin = app.as_school_user("alpha", "admin").await;
     let classes = "/api/v1/school/classes/?page_size=200&include_deleted=true";
     app.post(

@@ -4,7 +4,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, NewApiKey, NewRecord, NewRole, NewRoleAssignment, NewSubject, NewUser, TestApp, spawn_app,
+    text,
+};
 
 /// (collection path, permission resource) of every school resource.
 fn resources() -> Vec<(String, &'static str)> {
@@ -133,21 +136,16 @@ async fn check_matrix(app: &TestApp, who: &As) {
 
 async fn user_with_roles(app: &TestApp, school: &str, email: &str, roles: &[&str]) -> As {
     let root = app.as_root().await;
-    let tenants = app.get("/api/v1/system/tenants/", &root).await;
-    let id = tenants.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == school)
-        .expect("school")["id"]
-        .clone();
-    app.post(
-        "/api/v1/system/users/",
-        &root,
-        json!({"email": email, "password": "password-123", "client": id, "roles": roles}),
-    )
-    .await
-    .assert(201, None);
+    let id = app.tenant_id(&root, school).await;
+    NewUser {
+        email: Some(email),
+        password: "password-123",
+        client: Some(&id),
+        roles: Some(roles),
+        ..Default::default()
+    }
+    .create(app, &root)
+    .await;
     As::school(school).token(
         app.school_login(school, email).await["access"]
             .as_str()
@@ -194,22 +192,15 @@ async fn users_without_roles_reach_only_me_and_permissions() {
 async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "subject-viewer", "permissions": ["view_subject", "view_subject"]}),
-        )
+    let role = NewRole::new("subject-viewer", &["view_subject", "view_subject"])
+        .post(&app, &admin)
         .await;
     role.assert(201, None);
     assert_eq!(role.body["permissions"], json!(["view_subject"]));
-    app.post(
-        "/api/v1/school/roles/",
-        &admin,
-        json!({"name": "bad", "permissions": ["fly_subject"]}),
-    )
-    .await
-    .assert(400, Some("validation_error"));
+    NewRole::new("bad", &["fly_subject"])
+        .post(&app, &admin)
+        .await
+        .assert(400, Some("validation_error"));
     app.post(
         "/api/v1/school/roles/",
         &admin,
@@ -219,24 +210,20 @@ async fn custom_roles_grant_exactly_their_permissions_and_changes_apply_at_once(
     .assert(409, Some("conflict"));
     let norole = app.school_login("alpha", "norole@alpha.test").await;
     let who = As::school("alpha").token(norole["access"].as_str().expect("a"));
-    let assignment = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &admin,
-            json!({"user": norole["user"]["id"], "role": role.body["id"]}),
-        )
-        .await;
+    let assignment = NewRoleAssignment {
+        user: text(&norole["user"]["id"]),
+        role: text(&role.body["id"]),
+    }
+    .post(&app, &admin)
+    .await;
     assignment.assert(201, None);
     app.get("/api/v1/school/subjects/", &who)
         .await
         .assert(200, None);
-    app.post(
-        "/api/v1/school/subjects/",
-        &who,
-        json!({"name": "x", "code": "x"}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
+    NewSubject::new("x", "x")
+        .post(&app, &who)
+        .await
+        .assert(403, Some("permission_denied"));
     app.get("/api/v1/school/classes/", &who)
         .await
         .assert(403, Some("permission_denied"));
@@ -270,40 +257,34 @@ async fn roles_belong_to_one_school() {
     let app = spawn_app().await;
     let alpha_admin = app.as_school_user("alpha", "admin").await;
     let beta_admin = app.as_school_user("beta", "admin").await;
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &alpha_admin,
-            json!({"name": "alpha-only", "permissions": ["view_exam"]}),
-        )
+    let role = NewRole::new("alpha-only", &["view_exam"])
+        .post(&app, &alpha_admin)
         .await;
     let beta_roles = app
         .get("/api/v1/school/roles/?search=alpha-only", &beta_admin)
         .await;
     assert_eq!(beta_roles.body["count"], 0);
     let beta_user = app.school_login("beta", "norole@beta.test").await["user"]["id"].clone();
-    let reply = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &beta_admin,
-            json!({"user": beta_user, "role": role.body["id"]}),
-        )
-        .await;
+    let reply = NewRoleAssignment {
+        user: text(&beta_user),
+        role: text(&role.body["id"]),
+    }
+    .post(&app, &beta_admin)
+    .await;
     reply.assert(400, Some("validation_error"));
     // A user of another school cannot be given a role here.
-    let reply = app
-        .post(
-            "/api/v1/school/role-assignments/",
-            &alpha_admin,
-            json!({"user": beta_user, "role": role.body["id"]}),
-        )
-        .await;
+    let reply = NewRoleAssignment {
+        user: text(&beta_user),
+        role: text(&role.body["id"]),
+    }
+    .post(&app, &alpha_admin)
+    .await;
     reply.assert(400, Some("validation_error"));
     assert!(reply.body["errors"]["user"].is_array());
 }
 
-async fn make_key(app: &TestApp, root: &As, body: Value) -> (String, Value) {
-    let reply = app.post("/api/v1/system/api-keys/", root, body).await;
+async fn make_key(app: &TestApp, root: &As, key: NewApiKey<'_>) -> (String, Value) {
+    let reply = key.post(app, root).await;
     reply.assert(201, None);
     (
         reply.body["key"].as_str().expect("key").to_owned(),
@@ -311,24 +292,13 @@ async fn make_key(app: &TestApp, root: &As, body: Value) -> (String, Value) {
     )
 }
 
-async fn school_id(app: &TestApp, root: &As, schema: &str) -> Value {
-    let tenants = app.get("/api/v1/system/tenants/", root).await;
-    tenants.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == schema)
-        .expect("school")["id"]
-        .clone()
-}
-
 #[tokio::test]
 async fn api_keys_scoped_global_and_read_only() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let alpha = school_id(&app, &root, "alpha").await;
-    let (scoped, record) =
-        make_key(&app, &root, json!({"name": "alpha sync", "tenant": alpha})).await;
+    let alpha = app.tenant_id(&root, "alpha").await;
+    let alpha_sync = NewApiKey::named("alpha sync").of_school(&alpha);
+    let (scoped, record) = make_key(&app, &root, alpha_sync).await;
     assert!(scoped.len() >= 32);
     assert_eq!(record["prefix"], json!(&scoped[..8]));
     for key in [
@@ -344,8 +314,9 @@ async fn api_keys_scoped_global_and_read_only() {
     ] {
         assert!(record.get(key).is_some(), "{key}");
     }
-    let (global, _) = make_key(&app, &root, json!({"name": "global"})).await;
-    let (read_only, _) = make_key(&app, &root, json!({"name": "reader", "read_only": true})).await;
+    let (global, _) = make_key(&app, &root, NewApiKey::named("global")).await;
+    let reader = NewApiKey::named("reader").read_only();
+    let (read_only, _) = make_key(&app, &root, reader).await;
 
     let classes = "/api/v1/school/classes/";
     let created = app
@@ -429,7 +400,7 @@ async fn api_keys_scoped_global_and_read_only() {
 async fn revoked_expired_and_unknown_keys_are_refused() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, record) = make_key(&app, &root, json!({"name": "short-lived"})).await;
+    let (key, record) = make_key(&app, &root, NewApiKey::named("short-lived")).await;
     let school = As::school("alpha");
     app.get("/api/v1/school/classes/", &school.clone().key(&key))
         .await
@@ -453,15 +424,20 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
         .await
         .assert(401, Some("invalid_api_key"));
     let past = (chrono::Utc::now() - chrono::Duration::seconds(5)).to_rfc3339();
-    app.post(
-        "/api/v1/system/api-keys/",
-        &root,
-        json!({"name": "old", "expires_at": past}),
-    )
+    NewApiKey {
+        name: "old",
+        expires_at: Some(&past),
+        ..Default::default()
+    }
+    .post(&app, &root)
     .await
     .assert(400, Some("validation_error"));
     let soon = (chrono::Utc::now() + chrono::Duration::milliseconds(1500)).to_rfc3339();
-    let (expiring, _) = make_key(&app, &root, json!({"name": "soon", "expires_at": soon})).await;
+    let soon = NewApiKey {
+        expires_at: Some(&soon),
+        ..NewApiKey::named("soon")
+    };
+    let (expiring, _) = make_key(&app, &root, soon).await;
     app.get("/api/v1/school/classes/", &school.clone().key(&expiring))
         .await
         .assert(200, None);
@@ -470,7 +446,8 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
         .await
         .assert(401, Some("invalid_api_key"));
     let staff = app.as_staff().await;
-    app.post("/api/v1/system/api-keys/", &staff, json!({"name": ""}))
+    NewApiKey::named("")
+        .post(&app, &staff)
         .await
         .assert(400, Some("validation_error"));
     let plain = app.system_login("plain@platform.test").await;
@@ -486,7 +463,7 @@ async fn revoked_expired_and_unknown_keys_are_refused() {
 async fn the_plain_key_never_reaches_the_log() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let (key, _) = make_key(&app, &root, json!({"name": "logged?"})).await;
+    let (key, _) = make_key(&app, &root, NewApiKey::named("logged?")).await;
     let url = app.db.url.clone();
     let (stderr, key_for_child) = tokio::task::spawn_blocking(move || {
         let server = crate::helpers::ServerProcess::start(&url, &[("RUST_LOG", "debug")]);

@@ -1,15 +1,16 @@
 //! API.md section 3 (tokens, login, refresh, logout, throttling) and spec part 5 rules 1-7.
 
+//! Well-formed bodies are typed (`Login`, `app.refresh`); the malformed ones stay raw JSON,
+//! as they are what those tests are about.
+
 use serde_json::{Value, json};
 
-use crate::helpers::{As, JWT_SECRET, PASSWORD, forge, spawn_app, spawn_app_with};
+use crate::helpers::{
+    As, JWT_SECRET, Login, NewRecord, NewUser, PASSWORD, SCHOOL_AUTH, SYSTEM_AUTH, forge,
+    spawn_app, spawn_app_with,
+};
 
 const SCHOOL_LOGIN: &str = "/api/v1/school/auth/login/";
-const SYSTEM_LOGIN: &str = "/api/v1/system/auth/login/";
-
-fn creds(identifier: &str) -> Value {
-    json!({"identifier": identifier, "password": PASSWORD})
-}
 
 #[tokio::test]
 async fn school_login_answers_tokens_and_tenant_context() {
@@ -43,19 +44,18 @@ async fn school_login_answers_tokens_and_tenant_context() {
 async fn login_layers_are_enforced() {
     let app = spawn_app().await;
     // Rule 1: a school user on system auth.
-    app.post(SYSTEM_LOGIN, &As::main(), creds("admin@alpha.test"))
+    Login::of("admin@alpha.test")
+        .post(&app, SYSTEM_AUTH, &As::main())
         .await
         .assert(403, Some("wrong_auth_layer"));
     // Rule 2: a platform admin on school auth.
-    app.post(
-        SCHOOL_LOGIN,
-        &As::school("alpha"),
-        creds("root@platform.test"),
-    )
-    .await
-    .assert(403, Some("wrong_auth_layer"));
+    Login::of("root@platform.test")
+        .post(&app, SCHOOL_AUTH, &As::school("alpha"))
+        .await
+        .assert(403, Some("wrong_auth_layer"));
     // A user of another school.
-    app.post(SCHOOL_LOGIN, &As::school("beta"), creds("admin@alpha.test"))
+    Login::of("admin@alpha.test")
+        .post(&app, SCHOOL_AUTH, &As::school("beta"))
         .await
         .assert(403, Some("tenant_mismatch"));
     let system = app.system_login("root@platform.test").await;
@@ -67,14 +67,15 @@ async fn login_layers_are_enforced() {
 async fn bad_credentials_and_bad_requests() {
     let app = spawn_app().await;
     let school = As::school("alpha");
-    app.post(
-        SCHOOL_LOGIN,
-        &school,
-        json!({"identifier": "admin@alpha.test", "password": "wrong-password"}),
-    )
+    Login {
+        identifier: "admin@alpha.test",
+        password: "wrong-password",
+    }
+    .post(&app, SCHOOL_AUTH, &school)
     .await
     .assert(401, Some("invalid_credentials"));
-    app.post(SCHOOL_LOGIN, &school, creds("nobody@alpha.test"))
+    Login::of("nobody@alpha.test")
+        .post(&app, SCHOOL_AUTH, &school)
         .await
         .assert(401, Some("invalid_credentials"));
     app.post(SCHOOL_LOGIN, &school, json!({"password": PASSWORD}))
@@ -104,13 +105,14 @@ async fn phone_logins_and_long_passwords() {
     let root = app.as_root().await;
     let alpha = app.get("/api/v1/system/tenants/", &root).await.body["results"][0]["id"].clone();
     let long = format!("{}A", "p".repeat(100));
-    app.post(
-        "/api/v1/system/users/",
-        &root,
-        json!({"phone": "+254 700 000 001", "password": long, "client": alpha}),
-    )
-    .await
-    .assert(201, None);
+    NewUser {
+        phone: Some("+254 700 000 001"),
+        password: &long,
+        client: alpha.as_str(),
+        ..Default::default()
+    }
+    .create(&app, &root)
+    .await;
     let school = As::school("alpha");
     app.post(
         SCHOOL_LOGIN,
@@ -121,11 +123,11 @@ async fn phone_logins_and_long_passwords() {
     .assert(200, None);
     // Same first 72 bytes, different tail: refused.
     let other = format!("{}B", "p".repeat(100));
-    app.post(
-        SCHOOL_LOGIN,
-        &school,
-        json!({"identifier": "+254700000001", "password": other}),
-    )
+    Login {
+        identifier: "+254700000001",
+        password: &other,
+    }
+    .post(&app, SCHOOL_AUTH, &school)
     .await
     .assert(401, Some("invalid_credentials"));
 }
@@ -150,13 +152,9 @@ async fn tokens_are_strictly_checked() {
     app.get(me, &school.clone().token(refresh))
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &school,
-        json!({"refresh": access}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.refresh(SCHOOL_AUTH, &school, &Value::from(access))
+        .await
+        .assert(401, Some("token_not_valid"));
     // A school token on system endpoints, and a system token on school endpoints.
     app.get("/api/v1/system/auth/me/", &As::main().token(access))
         .await
@@ -221,13 +219,7 @@ async fn refresh_rotates_and_refuses_reuse() {
     let app = spawn_app().await;
     let login = app.school_login("alpha", "admin@alpha.test").await;
     let school = As::school("alpha");
-    let first = app
-        .post(
-            "/api/v1/school/auth/refresh/",
-            &school,
-            json!({"refresh": login["refresh"]}),
-        )
-        .await;
+    let first = app.refresh(SCHOOL_AUTH, &school, &login["refresh"]).await;
     first.assert(200, None);
     assert!(first.body["access"].is_string() && first.body["refresh"].is_string());
     app.get(
@@ -239,38 +231,22 @@ async fn refresh_rotates_and_refuses_reuse() {
     .await
     .assert(200, None);
     // The rotated token is revoked.
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &school,
-        json!({"refresh": login["refresh"]}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.refresh(SCHOOL_AUTH, &school, &login["refresh"])
+        .await
+        .assert(401, Some("token_not_valid"));
     // A school refresh token on another school is a mismatch.
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &As::school("beta"),
-        json!({"refresh": first.body["refresh"]}),
-    )
-    .await
-    .assert(403, Some("tenant_mismatch"));
+    app.refresh(SCHOOL_AUTH, &As::school("beta"), &first.body["refresh"])
+        .await
+        .assert(403, Some("tenant_mismatch"));
     // System refresh.
     let system = app.system_login("root@platform.test").await;
     let reply = app
-        .post(
-            "/api/v1/system/auth/refresh/",
-            &As::main(),
-            json!({"refresh": system["refresh"]}),
-        )
+        .refresh(SYSTEM_AUTH, &As::main(), &system["refresh"])
         .await;
     reply.assert(200, None);
-    app.post(
-        "/api/v1/system/auth/refresh/",
-        &As::main(),
-        json!({"refresh": system["refresh"]}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.refresh(SYSTEM_AUTH, &As::main(), &system["refresh"])
+        .await
+        .assert(401, Some("token_not_valid"));
 }
 
 #[tokio::test]
@@ -278,21 +254,13 @@ async fn refresh_without_rotation_answers_access_only() {
     let app = spawn_app_with(|c| c.rotate_refresh_tokens = false).await;
     let login = app.school_login("alpha", "admin@alpha.test").await;
     let reply = app
-        .post(
-            "/api/v1/school/auth/refresh/",
-            &As::school("alpha"),
-            json!({"refresh": login["refresh"]}),
-        )
+        .refresh(SCHOOL_AUTH, &As::school("alpha"), &login["refresh"])
         .await;
     reply.assert(200, None);
     assert!(reply.body.get("refresh").is_none());
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &As::school("alpha"),
-        json!({"refresh": login["refresh"]}),
-    )
-    .await
-    .assert(200, None);
+    app.refresh(SCHOOL_AUTH, &As::school("alpha"), &login["refresh"])
+        .await
+        .assert(200, None);
 }
 
 #[tokio::test]
@@ -301,45 +269,23 @@ async fn logout_revokes_the_refresh_token() {
     let login = app.school_login("alpha", "admin@alpha.test").await;
     let school = As::school("alpha");
     let authed = school.clone().token(login["access"].as_str().expect("a"));
-    app.post(
-        "/api/v1/school/auth/logout/",
-        &school,
-        json!({"refresh": login["refresh"]}),
-    )
-    .await
-    .assert(401, Some("not_authenticated"));
-    let reply = app
-        .post(
-            "/api/v1/school/auth/logout/",
-            &authed,
-            json!({"refresh": login["refresh"]}),
-        )
-        .await;
+    app.logout(SCHOOL_AUTH, &school, &login["refresh"])
+        .await
+        .assert(401, Some("not_authenticated"));
+    let reply = app.logout(SCHOOL_AUTH, &authed, &login["refresh"]).await;
     reply.assert(204, None);
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &school,
-        json!({"refresh": login["refresh"]}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.refresh(SCHOOL_AUTH, &school, &login["refresh"])
+        .await
+        .assert(401, Some("token_not_valid"));
 
     let system = app.system_login("staff@platform.test").await;
     let as_staff = As::main().token(system["access"].as_str().expect("a"));
-    app.post(
-        "/api/v1/system/auth/logout/",
-        &as_staff,
-        json!({"refresh": system["refresh"]}),
-    )
-    .await
-    .assert(204, None);
-    app.post(
-        "/api/v1/system/auth/refresh/",
-        &As::main(),
-        json!({"refresh": system["refresh"]}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.logout(SYSTEM_AUTH, &as_staff, &system["refresh"])
+        .await
+        .assert(204, None);
+    app.refresh(SYSTEM_AUTH, &As::main(), &system["refresh"])
+        .await
+        .assert(401, Some("token_not_valid"));
 }
 
 #[tokio::test]
@@ -359,13 +305,10 @@ async fn deactivation_and_password_changes_end_sessions_for_good() {
     app.get("/api/v1/school/auth/me/", &old)
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        SCHOOL_LOGIN,
-        &As::school("alpha"),
-        creds("teacher@alpha.test"),
-    )
-    .await
-    .assert(401, Some("invalid_credentials"));
+    Login::of("teacher@alpha.test")
+        .post(&app, SCHOOL_AUTH, &As::school("alpha"))
+        .await
+        .assert(401, Some("invalid_credentials"));
     app.patch(&user_path, &root, json!({"is_active": true}))
         .await
         .assert(200, None);
@@ -373,13 +316,9 @@ async fn deactivation_and_password_changes_end_sessions_for_good() {
     app.get("/api/v1/school/auth/me/", &old)
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        "/api/v1/school/auth/refresh/",
-        &As::school("alpha"),
-        json!({"refresh": login["refresh"]}),
-    )
-    .await
-    .assert(401, Some("token_not_valid"));
+    app.refresh(SCHOOL_AUTH, &As::school("alpha"), &login["refresh"])
+        .await
+        .assert(401, Some("token_not_valid"));
     let fresh = app.as_school_user("alpha", "teacher").await;
     app.get("/api/v1/school/auth/me/", &fresh)
         .await
@@ -390,11 +329,11 @@ async fn deactivation_and_password_changes_end_sessions_for_good() {
     app.get("/api/v1/school/auth/me/", &fresh)
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        SCHOOL_LOGIN,
-        &As::school("alpha"),
-        json!({"identifier": "teacher@alpha.test", "password": "a-new-password"}),
-    )
+    Login {
+        identifier: "teacher@alpha.test",
+        password: "a-new-password",
+    }
+    .post(&app, SCHOOL_AUTH, &As::school("alpha"))
     .await
     .assert(200, None);
 }
@@ -403,15 +342,18 @@ async fn deactivation_and_password_changes_end_sessions_for_good() {
 async fn failed_logins_are_throttled() {
     let app = spawn_app_with(|c| c.login_rate_per_minute = 3).await;
     let school = As::school("alpha");
-    let bad = json!({"identifier": "admin@alpha.test", "password": "wrong-password"});
+    let bad = Login {
+        identifier: "admin@alpha.test",
+        password: "wrong-password",
+    };
     for _ in 0..3 {
-        app.post(SCHOOL_LOGIN, &school, bad.clone())
+        bad.post(&app, SCHOOL_AUTH, &school)
             .await
             .assert(401, Some("invalid_credentials"));
     }
     // Malformed requests do not count, but are not let through either once blocked.
-    let reply = app
-        .post(SCHOOL_LOGIN, &school, creds("admin@alpha.test"))
+    let reply = Login::of("admin@alpha.test")
+        .post(&app, SCHOOL_AUTH, &school)
         .await;
     reply.assert(429, Some("throttled"));
     let retry: u64 = reply

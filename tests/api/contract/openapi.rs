@@ -1,10 +1,15 @@
 //! A sample response of every endpoint validates against the served OpenAPI document:
-//! its status is documented, its content type matches, its body fits the schema.
+//! its status is documented, its content type matches, its body fits the schema. The
+//! bodies the walk sends stay raw JSON (they are samples of the documented shapes); what a
+//! walk only needs to exist is made with the typed helpers.
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{As, Reply, TestApp, spawn_app};
+use crate::helpers::{
+    As, GRADE_COMMENTS, NewApiKey, NewGradeComment, NewRecord, NewRole, NewStudent, NewSubject,
+    NewTeacherAssignment, Reply, TestApp, spawn_app,
+};
 
 struct Contract {
     doc: Value,
@@ -90,6 +95,13 @@ impl Walk<'_> {
     /// `call` where the URL is its own template (no path parameters).
     async fn at(&self, who: &As, method: Method, path: &str, body: Option<Value>) -> Reply {
         self.call(who, method, path, path, body).await
+    }
+
+    /// `at` for each of `calls`, in order.
+    async fn each(&self, path: &str, calls: Vec<(&As, Method, Option<Value>)>) {
+        for (who, method, body) in calls {
+            self.at(who, method, path, body).await;
+        }
     }
 }
 
@@ -278,13 +290,7 @@ async fn school_endpoints_answer_as_documented() {
     w.at(&admin, Method::GET, "/api/v1/school/permissions/", None)
         .await;
     let root = app.as_root().await;
-    let key = app
-        .post("/api/v1/system/api-keys/", &root, json!({"name": "k"}))
-        .await
-        .body["key"]
-        .as_str()
-        .expect("key")
-        .to_owned();
+    let key = NewApiKey::named("k").create(&app, &root).await.key;
     w.at(
         &As::school("alpha").key(&key),
         Method::GET,
@@ -295,33 +301,18 @@ async fn school_endpoints_answer_as_documented() {
 
     // Every generic resource: create, list, retrieve, patch, put, delete.
     let f = app.exam_fixture(&admin, "K").await;
-    let teacher_id =
-        app.get("/api/v1/school/auth/me/", &teacher).await.body["teacher"]["id"].clone();
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "K-1", "first_name": "A", "last_name": "B"}),
-    )
-    .await
-    .assert(201, None);
-    let other_subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "K2", "code": "K2"}),
-        )
+    let teacher_id = app
+        .me(&teacher)
         .await
-        .body["id"]
-        .clone();
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "viewer", "permissions": ["view_exam"]}),
-        )
+        .teacher
+        .expect("a teacher profile")
+        .id;
+    NewStudent::new("K-1", "A", "B").create(&app, &admin).await;
+    let other_subject = NewSubject::new("K2", "K2").create(&app, &admin).await.id;
+    let role = NewRole::new("viewer", &["view_exam"])
+        .create(&app, &admin)
         .await
-        .body["id"]
-        .clone();
+        .id;
     let norole = app.school_login("alpha", "norole@alpha.test").await["user"]["id"].clone();
     let session_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/";
     let exams_tpl = "/api/v1/school/sessions/{session_pk}/exam-sessions/{exam_session_pk}/exams/";
@@ -437,39 +428,25 @@ async fn school_endpoints_answer_as_documented() {
 
     // The special operations.
     let exam_session_path = f.exams.trim_end_matches("exams/");
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Z", "code": "Z"}),
-        )
-        .await
-        .body["id"]
-        .clone();
-    app.post(
-        "/api/v1/school/teacher-assignments/",
-        &admin,
-        json!({"teacher": teacher_id, "academic_class": f.class, "subject": subject}),
-    )
-    .await
-    .assert(201, None);
+    let subject = NewSubject::new("Z", "Z").create(&app, &admin).await.id;
+    NewTeacherAssignment {
+        teacher: &teacher_id,
+        academic_class: f.class.as_str().expect("a class"),
+        subject: &subject,
+    }
+    .create(&app, &admin)
+    .await;
     let auto = format!("{exam_session_path}exams/auto-create-teacher-exams/");
-    w.call(
-        &teacher,
-        Method::POST,
-        &auto,
-        &format!("{exams_tpl}auto-create-teacher-exams/"),
-        Some(json!({})),
-    )
-    .await;
-    w.call(
-        &admin,
-        Method::POST,
-        &auto,
-        &format!("{exams_tpl}auto-create-teacher-exams/"),
-        Some(json!({})),
-    )
-    .await;
+    for who in [&teacher, &admin] {
+        w.call(
+            who,
+            Method::POST,
+            &auto,
+            &format!("{exams_tpl}auto-create-teacher-exams/"),
+            Some(json!({})),
+        )
+        .await;
+    }
     w.call(
         &teacher,
         Method::POST,
@@ -486,46 +463,26 @@ async fn school_endpoints_answer_as_documented() {
         Some(json!({"ids": [subject]})),
     )
     .await;
-    let comment = app
-        .post(
-            "/api/v1/school/teacher-grade-comments/",
-            &teacher,
-            json!({"grade": "B", "min_mark": 1, "max_mark": 2, "comment": "c"}),
-        )
+    let comment = NewGradeComment::new("B", 1..=2, "c")
+        .create(&app, &teacher)
         .await
-        .body["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+        .id;
     w.call(
         &teacher,
         Method::DELETE,
-        &format!("/api/v1/school/teacher-grade-comments/{comment}/soft-delete/"),
+        &format!("{GRADE_COMMENTS}{comment}/soft-delete/"),
         "/api/v1/school/teacher-grade-comments/{id}/soft-delete/",
         None,
     )
     .await;
-    let report = "/api/v1/school/report-settings/";
-    w.at(&teacher, Method::GET, report, None).await;
-    w.at(
-        &admin,
-        Method::PATCH,
-        report,
-        Some(json!({"footer_text": "F"})),
-    )
-    .await;
-    w.at(
-        &admin,
-        Method::PUT,
-        report,
-        Some(json!({"show_position": false})),
-    )
-    .await;
-    w.at(
-        &teacher,
-        Method::PATCH,
-        report,
-        Some(json!({"footer_text": "F"})),
+    w.each(
+        "/api/v1/school/report-settings/",
+        vec![
+            (&teacher, Method::GET, None),
+            (&admin, Method::PATCH, Some(json!({"footer_text": "F"}))),
+            (&admin, Method::PUT, Some(json!({"show_position": false}))),
+            (&teacher, Method::PATCH, Some(json!({"footer_text": "F"}))),
+        ],
     )
     .await;
     w.at(

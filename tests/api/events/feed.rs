@@ -10,14 +10,17 @@ use school_service::{
     error::ApiError,
     school::{
         Actor, Store,
-        classes::{Classes, NewClass},
+        classes::{Classes, NewClass as ClassRow},
     },
     tenancy::{SchemaName, Tenant},
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{
+    As, ConfirmMark, NewApiKey, NewClass, NewMark, NewRecord, NewSession, NewStudent, NewSubject,
+    TakeAttendance, TestApp, spawn_app, text,
+};
 
 const EVENTS: &str = "/api/v1/school/events/";
 const HISTORY: &str = "/api/v1/school/history/";
@@ -58,13 +61,7 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     let start = feed(&app, &admin).await.len();
 
     // CRUD: create, update, soft delete, restore, real delete.
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MA"}),
-        )
-        .await;
+    let subject = NewSubject::new("Maths", "MA").post(&app, &admin).await;
     subject.assert(201, None);
     let subject_path = format!("/api/v1/school/subjects/{}/", id_of(&subject));
     app.patch(&subject_path, &admin, json!({"name": "Mathematics"}))
@@ -80,9 +77,7 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     )
     .await
     .assert(200, None);
-    let class = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "Gone"}))
-        .await;
+    let class = NewClass::named("Gone").post(&app, &admin).await;
     app.delete(
         &format!("/api/v1/school/classes/{}/", id_of(&class)),
         &admin,
@@ -99,30 +94,25 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     .await
     .assert(200, None);
     // Activation: a second session deactivates the first (its own event).
-    let first = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "S1", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
+    let first = NewSession::new("S1", "2026-01-01", "2026-12-31")
+        .post(&app, &admin)
         .await;
     first.assert(201, None);
     let fixture = app.exam_fixture(&admin, "EV").await;
     // confirm-students: created, then updated.
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "EV-1", "first_name": "Ada", "last_name": "L"}),
-    )
-    .await
-    .assert(201, None);
-    let confirm = format!("{}confirm-students/", fixture.marks());
+    NewStudent::new("EV-1", "Ada", "L")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
+    let marks = fixture.marks();
     for mark in [40, 52] {
-        app.post(
-            &confirm,
-            &admin,
-            json!({"studentadmissionnumber": "EV-1", "mark": mark}),
-        )
+        ConfirmMark(NewMark {
+            marks: &marks,
+            studentadmissionnumber: "EV-1",
+            mark: Some(mark),
+            ..Default::default()
+        })
+        .post(&app, &admin)
         .await
         .assert(200, None);
     }
@@ -184,23 +174,16 @@ async fn every_kind_of_write_emits_its_event_in_commit_order() {
     assert_eq!(timestamps, sorted, "commit order");
     // A take: one event per record.
     let class_id = fixture.class.as_str().expect("class").to_owned();
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "EV-2", "first_name": "Bo", "last_name": "K",
-                   "academic_class": class_id}),
-        )
+    let student = NewStudent::new("EV-2", "Bo", "K")
+        .in_class(&class_id)
+        .post(&app, &admin)
         .await;
-    let take = format!("/api/v1/school/classes/{class_id}/attendance/");
+    let student = [id_of(&student).to_owned()];
     for status in ["present", "late"] {
-        app.post(
-            &take,
-            &admin,
-            json!({"date": "2026-03-02", "records": [{"student": id_of(&student), "status": status}]}),
-        )
-        .await
-        .assert(200, None);
+        TakeAttendance::all(&class_id, "2026-03-02", &student, status)
+            .post(&app, &admin)
+            .await
+            .assert(200, None);
     }
     let after = feed(&app, &admin).await;
     assert_eq!(
@@ -222,20 +205,14 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
     let admin = app.as_school_user("alpha", "admin").await;
     let before = feed(&app, &admin).await.len();
     // Refused by the database (a live code taken) after validation.
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "A", "code": "DUP"}),
-    )
-    .await
-    .assert(201, None);
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "B", "code": "DUP"}),
-    )
-    .await
-    .assert(409, Some("conflict"));
+    NewSubject::new("A", "DUP")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
+    NewSubject::new("B", "DUP")
+        .post(&app, &admin)
+        .await
+        .assert(409, Some("conflict"));
     // Written through the store, then rolled back by a failure later in the transaction.
     let url = app.db.url.clone();
     tokio::task::spawn_blocking(move || {
@@ -248,7 +225,7 @@ async fn a_rolled_back_write_leaves_no_event_and_a_refused_one_none() {
         });
         let result: Result<(), ApiError> = db.with_tenant(&school, |conn| {
             conn.transaction(|conn| {
-                let new = NewClass {
+                let new = ClassRow {
                     name: "Never".into(),
                     level: None,
                     is_deleted: false,
@@ -274,13 +251,10 @@ async fn the_feed_reads_again_from_a_cursor_and_refuses_bad_ones() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     for n in 0..5 {
-        app.post(
-            "/api/v1/school/classes/",
-            &admin,
-            json!({"name": format!("C{n}")}),
-        )
-        .await
-        .assert(201, None);
+        NewClass::named(&format!("C{n}"))
+            .post(&app, &admin)
+            .await
+            .assert(201, None);
     }
     let all = app.get(&format!("{EVENTS}?limit=1000"), &admin).await;
     let every = all.body["results"].as_array().expect("results").clone();
@@ -340,22 +314,17 @@ async fn history_says_who_changed_a_mark_and_how() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let fixture = app.exam_fixture(&admin, "HI").await;
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "HI-1", "first_name": "Ada", "last_name": "L"}),
-        )
-        .await;
+    let student = NewStudent::new("HI-1", "Ada", "L").post(&app, &admin).await;
     let student_id = id_of(&student);
-    let confirm = format!("{}confirm-students/", fixture.marks());
-    let mark = app
-        .post(
-            &confirm,
-            &admin,
-            json!({"studentadmissionnumber": "HI-1", "mark": 38}),
-        )
-        .await;
+    let marks = fixture.marks();
+    let mark = ConfirmMark(NewMark {
+        marks: &marks,
+        studentadmissionnumber: "HI-1",
+        mark: Some(38),
+        ..Default::default()
+    })
+    .post(&app, &admin)
+    .await;
     mark.assert(200, None);
     let mark_id = id_of(&mark);
     // An API key changes it: the actor is the key, by name.
@@ -365,12 +334,9 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .body["results"][0]["id"]
         .clone();
-    let key = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "gradebook sync", "tenant": school}),
-        )
+    let key = NewApiKey::named("gradebook sync")
+        .of_school(text(&school))
+        .post(&app, &root)
         .await;
     key.assert(201, None);
     let key_id = key.body["id"].clone();
@@ -439,13 +405,7 @@ async fn history_says_who_changed_a_mark_and_how() {
         .await
         .assert(403, Some("permission_denied"));
     // Entries stay after their record is really deleted.
-    let other = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "HI-2", "first_name": "Bo", "last_name": "K"}),
-        )
-        .await;
+    let other = NewStudent::new("HI-2", "Bo", "K").post(&app, &admin).await;
     app.delete(
         &format!("/api/v1/school/students/{}/", id_of(&other)),
         &admin,

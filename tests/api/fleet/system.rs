@@ -4,7 +4,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, spawn_app};
+use crate::helpers::{As, NewRecord, NewTenant, NewUser, spawn_app};
 
 const TENANTS: &str = "/api/v1/system/tenants/";
 
@@ -12,7 +12,13 @@ const TENANTS: &str = "/api/v1/system/tenants/";
 async fn creating_a_tenant_provisions_its_schema_and_roles() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let reply = app.post(TENANTS, &root, json!({"schema_name": "gamma", "name": "Gamma School", "domains": ["Gamma.localhost", "g.example.org"]})).await;
+    let reply = NewTenant {
+        schema_name: "gamma",
+        name: "Gamma School",
+        domains: &["Gamma.localhost", "g.example.org"],
+    }
+    .post(&app, &root)
+    .await;
     reply.assert(201, None);
     assert_eq!(reply.body["schema_name"], "gamma");
     assert_eq!(reply.body["is_active"], true);
@@ -24,9 +30,16 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
     let id = reply.body["id"].as_str().expect("id").to_owned();
 
     // A user of the new school can log in on its domain, with a default role.
-    app.post("/api/v1/system/users/", &root, json!({"email": "head@gamma.test", "password": "password-123", "client": id, "roles": ["principal"]}))
-        .await
-        .assert(201, None);
+    NewUser {
+        email: Some("head@gamma.test"),
+        password: "password-123",
+        client: Some(&id),
+        roles: Some(&["principal"]),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await
+    .assert(201, None);
     let login = app.school_login("gamma", "head@gamma.test").await;
     assert_eq!(login["roles"], json!(["principal"]));
 
@@ -37,11 +50,12 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
     )
     .await
     .assert(409, Some("conflict"));
-    app.post(
-        TENANTS,
-        &root,
-        json!({"schema_name": "delta", "name": "Delta", "domains": ["gamma.localhost"]}),
-    )
+    NewTenant {
+        schema_name: "delta",
+        name: "Delta",
+        domains: &["gamma.localhost"],
+    }
+    .post(&app, &root)
     .await
     .assert(409, Some("conflict"));
     for bad in [
@@ -59,11 +73,12 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
         reply.assert(400, Some("validation_error"));
         assert!(reply.body["errors"]["schema_name"].is_array(), "{bad}");
     }
-    app.post(
-        TENANTS,
-        &root,
-        json!({"schema_name": "epsilon", "name": "E", "domains": ["localhost"]}),
-    )
+    NewTenant {
+        schema_name: "epsilon",
+        name: "E",
+        domains: &["localhost"],
+    }
+    .post(&app, &root)
     .await
     .assert(400, Some("validation_error"));
 }
@@ -72,7 +87,7 @@ async fn creating_a_tenant_provisions_its_schema_and_roles() {
 async fn domains_keep_one_primary() {
     let app = spawn_app().await;
     let root = app.as_root().await;
-    let id = tenant_id(&app, &root, "alpha").await;
+    let id = app.tenant_id(&root, "alpha").await;
     let path = format!("{TENANTS}{id}/domains/");
     app.post(&path, &root, json!({"domain": "alpha2.localhost"}))
         .await
@@ -107,25 +122,12 @@ async fn domains_keep_one_primary() {
     .assert(200, None);
 }
 
-async fn tenant_id(app: &crate::helpers::TestApp, root: &As, schema: &str) -> String {
-    let list = app.get(TENANTS, root).await;
-    list.body["results"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .find(|t| t["schema_name"] == schema)
-        .expect("tenant")["id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
-}
-
 #[tokio::test]
 async fn deleting_a_tenant_deactivates_or_drops_it() {
     let app = spawn_app().await;
     let root = app.as_root().await;
     let staff = app.as_staff().await;
-    let beta = tenant_id(&app, &root, "beta").await;
+    let beta = app.tenant_id(&root, "beta").await;
     app.delete(&format!("{TENANTS}{beta}/"), &staff)
         .await
         .assert(204, None);
@@ -180,22 +182,19 @@ async fn user_creation_rules() {
     let app = spawn_app().await;
     let root = app.as_root().await;
     let staff = app.as_staff().await;
-    let alpha = tenant_id(&app, &root, "alpha").await;
+    let alpha = app.tenant_id(&root, "alpha").await;
     let users = "/api/v1/system/users/";
-    app.post(
-        users,
-        &staff,
-        json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
-    let reply = app
-        .post(
-            users,
-            &root,
-            json!({"email": "su@x.test", "password": "password-123", "is_superuser": true}),
-        )
-        .await;
+    let superuser = NewUser {
+        email: Some("su@x.test"),
+        password: "password-123",
+        is_superuser: Some(true),
+        ..Default::default()
+    };
+    superuser
+        .post(&app, &staff)
+        .await
+        .assert(403, Some("permission_denied"));
+    let reply = superuser.post(&app, &root).await;
     reply.assert(201, None);
     assert_eq!(reply.body["is_superuser"], true);
     assert_eq!(reply.body["first_name"], "");

@@ -2,9 +2,9 @@
 //! logging in to a school or the platform.
 
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{PASSWORD, TestApp};
+use super::{Login, SCHOOL_AUTH, SYSTEM_AUTH, TestApp};
 
 /// A response, read whole.
 #[derive(Debug)]
@@ -128,6 +128,11 @@ impl TestApp {
     pub async fn post(&self, path: &str, who: &As, body: Value) -> Reply {
         self.request(Method::POST, path, who, Some(body)).await
     }
+    /// A POST whose body is the empty object `{}` (the operations that take none).
+    pub async fn post_empty(&self, path: &str, who: &As) -> Reply {
+        self.post(path, who, Value::Object(Default::default()))
+            .await
+    }
     pub async fn patch(&self, path: &str, who: &As, body: Value) -> Reply {
         self.request(Method::PATCH, path, who, Some(body)).await
     }
@@ -137,12 +142,8 @@ impl TestApp {
 
     /// Logs in to a school; answers the whole login body.
     pub async fn school_login(&self, school: &str, identifier: &str) -> Value {
-        let reply = self
-            .post(
-                "/api/v1/school/auth/login/",
-                &As::school(school),
-                json!({"identifier": identifier, "password": PASSWORD}),
-            )
+        let reply = Login::of(identifier)
+            .post(self, SCHOOL_AUTH, &As::school(school))
             .await;
         reply.assert(200, None);
         reply.body
@@ -187,12 +188,8 @@ impl TestApp {
     }
 
     pub async fn system_login(&self, identifier: &str) -> Value {
-        let reply = self
-            .post(
-                "/api/v1/system/auth/login/",
-                &As::main(),
-                json!({"identifier": identifier, "password": PASSWORD}),
-            )
+        let reply = Login::of(identifier)
+            .post(self, SYSTEM_AUTH, &As::main())
             .await;
         reply.assert(200, None);
         reply.body

@@ -6,22 +6,48 @@
 //! a `norole` user, plus a platform superuser `root@platform.test`, a staff admin
 //! `staff@platform.test` and a plain platform user `plain@platform.test`.
 
+/// `NewRecord` for a request posted to a fixed collection, and `path()` for its answer.
+macro_rules! posted_to {
+    ($new:ident => $record:ident at $collection:expr) => {
+        impl NewRecord for $new<'_> {
+            type Record = $record;
+            fn collection(&self) -> String {
+                $collection.into()
+            }
+        }
+
+        impl $record {
+            pub fn path(&self) -> String {
+                item($collection, &self.id)
+            }
+        }
+    };
+}
+
+mod auth;
 mod database;
 mod fixtures;
 mod http;
+mod people;
+mod platform;
 mod process;
 mod records;
 mod school;
 mod server;
+mod webhooks;
 mod year;
 
+pub use auth::*;
 pub use database::*;
 pub use fixtures::*;
 pub use http::*;
+pub use people::*;
+pub use platform::*;
 pub use process::*;
 pub use records::*;
 pub use school::*;
 pub use server::*;
+pub use webhooks::*;
 pub use year::*;
 
 pub const PASSWORD: &str = "password-123";

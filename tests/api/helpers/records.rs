@@ -36,16 +36,11 @@ pub struct Class {
     pub authors: Authors,
 }
 
-impl NewRecord for NewClass<'_> {
-    type Record = Class;
-    fn collection(&self) -> String {
-        CLASSES.into()
-    }
-}
+posted_to!(NewClass => Class at CLASSES);
 
-impl Class {
-    pub fn path(&self) -> String {
-        item(CLASSES, &self.id)
+impl<'a> NewClass<'a> {
+    pub fn named(name: &'a str) -> Self {
+        Self { name, level: None }
     }
 }
 
@@ -65,16 +60,15 @@ pub struct Subject {
     pub is_deleted: bool,
 }
 
-impl NewRecord for NewSubject<'_> {
-    type Record = Subject;
-    fn collection(&self) -> String {
-        SUBJECTS.into()
-    }
-}
+posted_to!(NewSubject => Subject at SUBJECTS);
 
-impl Subject {
-    pub fn path(&self) -> String {
-        item(SUBJECTS, &self.id)
+impl<'a> NewSubject<'a> {
+    pub fn new(name: &'a str, code: &'a str) -> Self {
+        Self {
+            name,
+            code,
+            department: None,
+        }
     }
 }
 
@@ -100,16 +94,24 @@ pub struct Student {
     pub is_deleted: bool,
 }
 
-impl NewRecord for NewStudent<'_> {
-    type Record = Student;
-    fn collection(&self) -> String {
-        STUDENTS.into()
-    }
-}
+posted_to!(NewStudent => Student at STUDENTS);
 
-impl Student {
-    pub fn path(&self) -> String {
-        item(STUDENTS, &self.id)
+impl<'a> NewStudent<'a> {
+    /// A student in no class.
+    pub fn new(admission_number: &'a str, first_name: &'a str, last_name: &'a str) -> Self {
+        Self {
+            admission_number,
+            first_name,
+            last_name,
+            ..Default::default()
+        }
+    }
+
+    pub fn in_class(self, academic_class: &'a str) -> Self {
+        Self {
+            academic_class: Some(academic_class),
+            ..self
+        }
     }
 }
 
@@ -132,18 +134,7 @@ pub struct Department {
     pub teachers: Vec<String>,
 }
 
-impl NewRecord for NewDepartment<'_> {
-    type Record = Department;
-    fn collection(&self) -> String {
-        DEPARTMENTS.into()
-    }
-}
-
-impl Department {
-    pub fn path(&self) -> String {
-        item(DEPARTMENTS, &self.id)
-    }
-}
+posted_to!(NewDepartment => Department at DEPARTMENTS);
 
 /// A teacher profile of a user of the school.
 #[derive(Serialize, Default)]
@@ -162,12 +153,7 @@ pub struct Teacher {
     pub staff_number: Option<String>,
 }
 
-impl NewRecord for NewTeacher<'_> {
-    type Record = Teacher;
-    fn collection(&self) -> String {
-        TEACHERS.into()
-    }
-}
+posted_to!(NewTeacher => Teacher at TEACHERS);
 
 #[derive(Serialize, Default)]
 pub struct NewTeacherAssignment<'a> {
@@ -184,12 +170,7 @@ pub struct TeacherAssignment {
     pub subject: String,
 }
 
-impl NewRecord for NewTeacherAssignment<'_> {
-    type Record = TeacherAssignment;
-    fn collection(&self) -> String {
-        TEACHER_ASSIGNMENTS.into()
-    }
-}
+posted_to!(NewTeacherAssignment => TeacherAssignment at TEACHER_ASSIGNMENTS);
 
 /// One student's attendance on one day.
 #[derive(Serialize, Default)]
@@ -200,6 +181,8 @@ pub struct NewAttendance<'a> {
     pub status: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub academic_class: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -210,10 +193,55 @@ pub struct Attendance {
     pub status: String,
 }
 
-impl NewRecord for NewAttendance<'_> {
-    type Record = Attendance;
+posted_to!(NewAttendance => Attendance at ATTENDANCE);
+
+/// Taking a class's attendance on one day: a line a student, upserted in one go (200).
+#[derive(Serialize, Default)]
+pub struct TakeAttendance<'a> {
+    /// The class (the path, not the body).
+    #[serde(skip)]
+    pub class: &'a str,
+    pub date: &'a str,
+    pub records: Vec<AttendanceLine<'a>>,
+}
+
+#[derive(Serialize, Default, Clone)]
+pub struct AttendanceLine<'a> {
+    pub student: &'a str,
+    pub status: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
+}
+
+impl<'a> AttendanceLine<'a> {
+    pub fn new(student: &'a str, status: &'a str) -> Self {
+        Self {
+            student,
+            status,
+            note: None,
+        }
+    }
+}
+
+impl<'a> TakeAttendance<'a> {
+    /// Every one of `students` with the same `status`.
+    pub fn all(class: &'a str, date: &'a str, students: &'a [String], status: &'a str) -> Self {
+        Self {
+            class,
+            date,
+            records: students
+                .iter()
+                .map(|student| AttendanceLine::new(student, status))
+                .collect(),
+        }
+    }
+}
+
+impl NewRecord for TakeAttendance<'_> {
+    type Record = Vec<Attendance>;
+    const SUCCESS: u16 = 200;
     fn collection(&self) -> String {
-        ATTENDANCE.into()
+        format!("{CLASSES}{}/attendance/", self.class)
     }
 }
 
@@ -237,9 +265,4 @@ pub struct Guardian {
     pub students: Vec<String>,
 }
 
-impl NewRecord for NewGuardian<'_> {
-    type Record = Guardian;
-    fn collection(&self) -> String {
-        GUARDIANS.into()
-    }
-}
+posted_to!(NewGuardian => Guardian at GUARDIANS);

@@ -4,6 +4,7 @@
 //! body, as a test writing the JSON by hand would.
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
 
 use super::{As, Reply, TestApp};
 
@@ -105,4 +106,12 @@ impl Reply {
         serde_json::from_value(self.body.clone())
             .unwrap_or_else(|err| panic!("unexpected answer ({err}): {}", self.body))
     }
+}
+
+/// A string of an answer read untyped (an id, mostly), panicking if it is not one.
+#[track_caller]
+pub fn text(value: &Value) -> &str {
+    value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a string: {value}"))
 }

@@ -36,6 +36,16 @@ impl NewRecord for NewSession<'_> {
     }
 }
 
+impl<'a> NewSession<'a> {
+    pub fn new(name: &'a str, start_date: &'a str, end_date: &'a str) -> Self {
+        Self {
+            name,
+            start_date,
+            end_date,
+        }
+    }
+}
+
 impl Session {
     pub fn path(&self) -> String {
         item(SESSIONS, &self.id)
@@ -128,6 +138,13 @@ pub struct NewMark<'a> {
     pub studentadmissionnumber: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mark: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<&'a str>,
+    /// Soft-deletes the mark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_deleted: Option<bool>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -141,6 +158,20 @@ impl NewRecord for NewMark<'_> {
     type Record = Mark;
     fn collection(&self) -> String {
         self.marks.into()
+    }
+}
+
+/// `confirm-students/`: the upsert of a student's one live mark (200); `marks` is the
+/// exam's `marks/` collection as for a plain write.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct ConfirmMark<'a>(pub NewMark<'a>);
+
+impl NewRecord for ConfirmMark<'_> {
+    type Record = Mark;
+    const SUCCESS: u16 = 200;
+    fn collection(&self) -> String {
+        format!("{}confirm-students/", self.0.marks)
     }
 }
 
@@ -162,12 +193,7 @@ pub struct Enrollment {
     pub status: String,
 }
 
-impl NewRecord for NewEnrollment<'_> {
-    type Record = Enrollment;
-    fn collection(&self) -> String {
-        ENROLLMENTS.into()
-    }
-}
+posted_to!(NewEnrollment => Enrollment at ENROLLMENTS);
 
 /// A rollover of `session` into a new one (API.md 10): plan (`dry_run`) or apply.
 #[derive(Serialize, Default)]

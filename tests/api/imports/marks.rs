@@ -4,18 +4,15 @@
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app, spawn_app_with},
-    imports::{
-        spreadsheets::{XLSX, counts, csv, imports, upload, workbook},
-        teachers::errors,
-    },
+    helpers::{As, NewRecord, NewSession, TestApp, spawn_app, spawn_app_with},
+    imports::spreadsheets::{RowError, XLSX, counts, csv, errors, imports, upload, workbook},
 };
 
 async fn session(app: &TestApp, who: &As, name: &str) -> String {
-    let body = json!({"name": name, "start_date": "2025-09-01", "end_date": "2026-07-31"});
-    let reply = app.post("/api/v1/school/sessions/", who, body).await;
-    reply.assert(201, None);
-    reply.body["data"]["id"].as_str().expect("id").to_owned()
+    NewSession::new(name, "2025-09-01", "2026-07-31")
+        .create(app, who)
+        .await
+        .id
 }
 
 /// Enrollments as (student id, class id, session id, status), sorted.
@@ -62,7 +59,7 @@ async fn enrollments_import_into_the_active_session_or_the_one_named() {
     // No academic_session column: the active session. A student's class follows.
     let file = "student;academic_class\nE-1;One\nE-2;Two\n";
     let dry = csv(&app, &admin, "enrollments", true, file).await;
-    assert_eq!(counts(&dry), (json!(2), json!(2), json!(0), json!(0)));
+    assert_eq!(counts(&dry), (2, 2, 0, 0));
     assert!(enrollments(&app, &admin).await.is_empty());
     let done = csv(&app, &admin, "enrollments", false, file).await;
     assert_eq!(counts(&done), counts(&dry));
@@ -74,7 +71,7 @@ async fn enrollments_import_into_the_active_session_or_the_one_named() {
     let one = student_class(&app, &admin, "E-1").await;
     assert_eq!(made.iter().filter(|e| e.1 == one).count(), 1);
     let again = csv(&app, &admin, "enrollments", false, file).await;
-    assert_eq!(counts(&again), (json!(2), json!(0), json!(0), json!(2)));
+    assert_eq!(counts(&again), (2, 0, 0, 2));
     let sheet = workbook(
         &[
             &["Student", "Academic_Class"],
@@ -84,7 +81,7 @@ async fn enrollments_import_into_the_active_session_or_the_one_named() {
         None,
     );
     let same = upload(&app, &admin, &imports("enrollments", false), XLSX, sheet).await;
-    assert_eq!(counts(&same), (json!(2), json!(0), json!(0), json!(2)));
+    assert_eq!(counts(&same), (2, 0, 0, 2));
 
     // Last year by id (the students' classes stay); a move this year updates.
     let file = format!(
@@ -92,7 +89,7 @@ async fn enrollments_import_into_the_active_session_or_the_one_named() {
          E-1,One,{last_year},completed\nE-2,One,{last_year},withdrawn\nE-2,One,{this_year},\n"
     );
     let done = csv(&app, &admin, "enrollments", false, &file).await;
-    assert_eq!(counts(&done), (json!(3), json!(2), json!(1), json!(0)));
+    assert_eq!(counts(&done), (3, 2, 1, 0));
     assert_eq!(student_class(&app, &admin, "E-1").await, one);
     assert_eq!(student_class(&app, &admin, "E-2").await, one);
     assert_eq!(enrollments(&app, &admin).await.len(), 4);
@@ -112,30 +109,19 @@ async fn enrollments_import_into_the_active_session_or_the_one_named() {
     assert_eq!(
         errors(&refused),
         vec![
-            (json!(2), json!("student"), json!("unknown_reference")),
-            (
-                json!(3),
-                json!("academic_class"),
-                json!("unknown_reference")
-            ),
-            (json!(3), json!("academic_session"), json!("invalid")),
-            (
-                json!(4),
-                json!("academic_session"),
-                json!("unknown_reference")
-            ),
-            (json!(4), json!("status"), json!("invalid")),
-            (json!(6), json!("student"), json!("duplicate_key")),
-            (json!(7), json!("student"), json!("required")),
-            (json!(7), json!("academic_class"), json!("required")),
+            RowError::at(2, "student", "unknown_reference"),
+            RowError::at(3, "academic_class", "unknown_reference"),
+            RowError::at(3, "academic_session", "invalid"),
+            RowError::at(4, "academic_session", "unknown_reference"),
+            RowError::at(4, "status", "invalid"),
+            RowError::at(6, "student", "duplicate_key"),
+            RowError::at(7, "student", "required"),
+            RowError::at(7, "academic_class", "required"),
         ]
     );
     assert_eq!(enrollments(&app, &admin).await, before, "all or nothing");
     let wrong = csv(&app, &admin, "enrollments", false, "code,name\nX,Y\n").await;
-    assert_eq!(
-        errors(&wrong),
-        vec![(json!(1), json!(null), json!("wrong_columns"))]
-    );
+    assert_eq!(errors(&wrong), vec![RowError::at(1, None, "wrong_columns")]);
     let teacher = app.as_school_user("alpha", "teacher").await;
     csv(
         &app,
@@ -174,23 +160,26 @@ async fn without_an_active_session_each_row_says_so() {
     .await;
     assert_eq!(
         errors(&refused),
-        vec![(json!(2), json!(null), json!("no_active_session"))]
+        vec![RowError::at(2, None, "no_active_session")]
     );
 }
 
 /// The exam's live marks as (admission number, mark, comment), sorted.
-async fn marks(app: &TestApp, who: &As, path: &str) -> Vec<(Value, Value, Value)> {
+async fn marks(app: &TestApp, who: &As, path: &str) -> Vec<(String, Option<i64>, Option<String>)> {
     let reply = app.get(&format!("{path}?page_size=200"), who).await;
     let mut all: Vec<_> = (reply.body["results"].as_array().expect("results").iter())
         .map(|m| {
             (
-                m["studentadmissionnumber"].clone(),
-                m["mark"].clone(),
-                m["comment"].clone(),
+                m["studentadmissionnumber"]
+                    .as_str()
+                    .expect("studentadmissionnumber")
+                    .to_owned(),
+                m["mark"].as_i64(),
+                m["comment"].as_str().map(str::to_owned),
             )
         })
         .collect();
-    all.sort_by_key(|m| m.0.to_string());
+    all.sort_by_key(|m| m.0.clone());
     all
 }
 
@@ -214,7 +203,7 @@ async fn an_exams_marks_import_as_the_marks_api_checks_them() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let file = "StudentAdmissionNumber;Mark;Comment;Subject\nM-1;71;Très bien;MX\nM-2;;absent;MX\n";
     let dry = csv(&app, &teacher, &kind, true, file).await;
-    assert_eq!(counts(&dry), (json!(2), json!(2), json!(0), json!(0)));
+    assert_eq!(counts(&dry), (2, 2, 0, 0));
     assert_eq!(dry.body["kind"], "marks");
     assert!(marks(&app, &admin, &fixture.marks()).await.is_empty());
     let done = csv(&app, &teacher, &kind, false, file).await;
@@ -223,12 +212,12 @@ async fn an_exams_marks_import_as_the_marks_api_checks_them() {
     assert_eq!(
         written,
         vec![
-            (json!("M-1"), json!(71), json!("Très bien")),
-            (json!("M-2"), Value::Null, json!("absent")),
+            ("M-1".into(), Some(71), Some("Très bien".into())),
+            ("M-2".into(), None, Some("absent".into())),
         ]
     );
     let again = csv(&app, &teacher, &kind, false, file).await;
-    assert_eq!(counts(&again), (json!(2), json!(0), json!(0), json!(2)));
+    assert_eq!(counts(&again), (2, 0, 0, 2));
     let sheet = workbook(
         &[
             &["studentadmissionnumber", "mark", "comment"],
@@ -237,17 +226,17 @@ async fn an_exams_marks_import_as_the_marks_api_checks_them() {
         None,
     );
     let same = upload(&app, &teacher, &imports(&kind, false), XLSX, sheet).await;
-    assert_eq!(counts(&same), (json!(1), json!(0), json!(0), json!(1)));
+    assert_eq!(counts(&same), (1, 0, 0, 1));
 
     // A changed mark updates; a student left out keeps theirs; a new one is created.
     let file = "studentadmissionnumber,mark\nM-2,55\nM-3,90\n";
     let done = csv(&app, &teacher, &kind, false, file).await;
-    assert_eq!(counts(&done), (json!(2), json!(1), json!(1), json!(0)));
+    assert_eq!(counts(&done), (2, 1, 1, 0));
     let written = marks(&app, &admin, &fixture.marks()).await;
     assert_eq!(written.len(), 3);
     assert_eq!(
         (&written[0].1, &written[1].1, &written[1].2),
-        (&json!(71), &json!(55), &json!("absent"))
+        (&Some(71), &Some(55), &Some("absent".to_owned()))
     );
 
     let long = "x".repeat(256);
@@ -264,15 +253,11 @@ async fn an_exams_marks_import_as_the_marks_api_checks_them() {
     assert_eq!(
         errors(&refused),
         vec![
-            (
-                json!(2),
-                json!("studentadmissionnumber"),
-                json!("unknown_reference")
-            ),
-            (json!(3), json!("mark"), json!("invalid")),
-            (json!(4), json!("symbol"), json!("too_long")),
-            (json!(5), json!("subject"), json!("wrong_exam")),
-            (json!(7), json!("studentadmissionnumber"), json!("required")),
+            RowError::at(2, "studentadmissionnumber", "unknown_reference"),
+            RowError::at(3, "mark", "invalid"),
+            RowError::at(4, "symbol", "too_long"),
+            RowError::at(5, "subject", "wrong_exam"),
+            RowError::at(7, "studentadmissionnumber", "required"),
         ]
     );
     assert_eq!(
@@ -288,10 +273,7 @@ async fn an_exams_marks_import_as_the_marks_api_checks_them() {
         "admission_number,first_name,last_name\nM-1,A,B\n",
     )
     .await;
-    assert_eq!(
-        errors(&wrong),
-        vec![(json!(1), json!(null), json!("wrong_columns"))]
-    );
+    assert_eq!(errors(&wrong), vec![RowError::at(1, None, "wrong_columns")]);
     assert!(
         wrong.body["detail"]
             .as_str()

@@ -2,6 +2,7 @@
 //! matched by natural key, all-or-nothing, every bad row reported.
 
 use rust_xlsxwriter::{Formula, Workbook};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::helpers::{As, Reply, TestApp, spawn_app, spawn_app_with};
@@ -42,14 +43,49 @@ pub async fn csv(app: &TestApp, who: &As, kind: &str, dry_run: bool, text: &str)
     .await
 }
 
-pub fn counts(reply: &Reply) -> (Value, Value, Value, Value) {
-    let b = &reply.body;
-    (
-        b["rows"].clone(),
-        b["created"].clone(),
-        b["updated"].clone(),
-        b["unchanged"].clone(),
-    )
+/// An import's answer as (rows, created, updated, unchanged).
+pub fn counts(reply: &Reply) -> (i64, i64, i64, i64) {
+    #[derive(Deserialize)]
+    struct Counts {
+        rows: i64,
+        created: i64,
+        updated: i64,
+        unchanged: i64,
+    }
+    let c: Counts = serde_json::from_value(reply.body.clone())
+        .unwrap_or_else(|err| panic!("unexpected import answer ({err}): {}", reply.body));
+    (c.rows, c.created, c.updated, c.unchanged)
+}
+
+/// One refused row of an import: its number, the column (none for the whole file) and
+/// the code.
+#[derive(Deserialize, Debug, PartialEq)]
+pub struct RowError {
+    pub row: i64,
+    pub column: Option<String>,
+    pub code: String,
+}
+
+impl RowError {
+    pub fn at<'a>(row: i64, column: impl Into<Option<&'a str>>, code: &str) -> Self {
+        Self {
+            row,
+            column: column.into().map(str::to_owned),
+            code: code.into(),
+        }
+    }
+}
+
+/// A refused import's errors, each with a message.
+pub fn errors(reply: &Reply) -> Vec<RowError> {
+    reply.assert(400, Some("validation_error"));
+    (reply.body["errors"].as_array().expect("errors").iter())
+        .map(|e| {
+            assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
+            serde_json::from_value(e.clone())
+                .unwrap_or_else(|err| panic!("unexpected error ({err}): {e}"))
+        })
+        .collect()
 }
 
 /// The students of the school as (admission number, first, last, class id).
@@ -77,7 +113,7 @@ async fn a_students_file_imports_once_and_again_changes_nothing() {
     let classes = "\u{feff}Name;Level\r\nFörm 1;1\r\nForm 2;2\r\n;\r\n\r\n";
     let done = csv(&app, &admin, "classes", false, classes).await;
     done.assert(200, None);
-    assert_eq!(counts(&done), (json!(2), json!(2), json!(0), json!(0)));
+    assert_eq!(counts(&done), (2, 2, 0, 0));
     assert_eq!(done.body["kind"], "classes");
 
     let file = "admission_number,first_name,last_name,academic_class\n\
@@ -85,7 +121,7 @@ async fn a_students_file_imports_once_and_again_changes_nothing() {
     let dry = csv(&app, &admin, "students", true, file).await;
     dry.assert(200, None);
     assert_eq!(dry.body["dry_run"], true);
-    assert_eq!(counts(&dry), (json!(3), json!(3), json!(0), json!(0)));
+    assert_eq!(counts(&dry), (3, 3, 0, 0));
     assert!(
         students(&app, &admin).await.is_empty(),
         "a dry run writes nothing"
@@ -104,13 +140,13 @@ async fn a_students_file_imports_once_and_again_changes_nothing() {
     assert!(before[2].3.is_null());
 
     let again = csv(&app, &admin, "students", false, file).await;
-    assert_eq!(counts(&again), (json!(3), json!(0), json!(0), json!(3)));
+    assert_eq!(counts(&again), (3, 0, 0, 3));
     assert_eq!(students(&app, &admin).await, before);
 
     // A changed row updates its record; a row missing from the file deletes nothing.
     let changed = "admission_number,first_name,last_name\nA-2,Renée,Dupré\n";
     let done = csv(&app, &admin, "students", false, changed).await;
-    assert_eq!(counts(&done), (json!(1), json!(0), json!(1), json!(0)));
+    assert_eq!(counts(&done), (1, 0, 1, 0));
     let after = students(&app, &admin).await;
     assert_eq!(after.len(), 3);
     assert_eq!(
@@ -138,21 +174,13 @@ async fn every_bad_row_is_reported_and_nothing_is_written() {
     );
     let refused = csv(&app, &admin, "students", false, &file).await;
     refused.assert(400, Some("validation_error"));
-    let errors: Vec<(Value, Value, Value)> =
-        (refused.body["errors"].as_array().expect("errors").iter())
-            .map(|e| (e["row"].clone(), e["column"].clone(), e["code"].clone()))
-            .collect();
     assert_eq!(
-        errors,
+        errors(&refused),
         vec![
-            (json!(3), json!("first_name"), json!("required")),
-            (json!(4), json!("admission_number"), json!("too_long")),
-            (
-                json!(5),
-                json!("academic_class"),
-                json!("unknown_reference")
-            ),
-            (json!(6), json!("admission_number"), json!("duplicate_key")),
+            RowError::at(3, "first_name", "required"),
+            RowError::at(4, "admission_number", "too_long"),
+            RowError::at(5, "academic_class", "unknown_reference"),
+            RowError::at(6, "admission_number", "duplicate_key"),
         ]
     );
     assert!(refused.body["errors"][0]["message"].is_string());
@@ -199,7 +227,7 @@ async fn every_bad_row_is_reported_and_nothing_is_written() {
     )
     .await;
     json.assert(415, Some("unsupported_media_type"));
-    app.post("/api/v1/school/imports/rooms/", &admin, json!({}))
+    app.post_empty("/api/v1/school/imports/rooms/", &admin)
         .await
         .assert(404, Some("not_found"));
     let teacher = app.as_school_user("alpha", "teacher").await;
@@ -240,7 +268,7 @@ async fn xlsx_and_csv_of_the_same_data_give_the_same_records() {
     );
     let done = upload(&app, &admin, &imports("classes", false), XLSX, file).await;
     done.assert(200, None);
-    assert_eq!(counts(&done), (json!(2), json!(2), json!(0), json!(0)));
+    assert_eq!(counts(&done), (2, 2, 0, 0));
     let classes = app.get("/api/v1/school/classes/", &admin).await;
     let levels: Vec<(Value, Value)> = (classes.body["results"].as_array().expect("results").iter())
         .map(|c| (c["name"].clone(), c["level"].clone()))
@@ -258,7 +286,7 @@ async fn xlsx_and_csv_of_the_same_data_give_the_same_records() {
         "name;level\nFörm 1;1\nForm 2;2\n",
     )
     .await;
-    assert_eq!(counts(&again), (json!(2), json!(0), json!(0), json!(2)));
+    assert_eq!(counts(&again), (2, 0, 0, 2));
 
     // A bad cell of a sheet is reported at the row a spreadsheet shows.
     let bad = workbook(&[&["code", "name"], &["MAT", "Maths"], &["", "Art"]], None);

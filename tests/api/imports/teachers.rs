@@ -1,28 +1,17 @@
 //! Imports of teachers (accounts made as the users API makes them, matched by e-mail or
 //! staff number) and of teacher assignments (API.md 10).
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::{
-    helpers::{As, PASSWORD, Reply, TestApp, spawn_app},
-    imports::spreadsheets::{XLSX, counts, csv, imports, upload, workbook},
+    helpers::{As, Login, SCHOOL_AUTH, TestApp, spawn_app},
+    imports::spreadsheets::{RowError, XLSX, counts, csv, errors, imports, upload, workbook},
 };
 
 const USERS: &str = "/api/v1/school/users/";
 
-/// Each error as (row, column, code).
-pub fn errors(reply: &Reply) -> Vec<(Value, Value, Value)> {
-    reply.assert(400, Some("validation_error"));
-    (reply.body["errors"].as_array().expect("errors").iter())
-        .map(|e| {
-            assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
-            (e["row"].clone(), e["column"].clone(), e["code"].clone())
-        })
-        .collect()
-}
-
 /// The school's teacher profiles as (name, staff number, e-mail of the user), sorted.
-async fn teachers(app: &TestApp, who: &As) -> Vec<(String, Value, Value)> {
+async fn teachers(app: &TestApp, who: &As) -> Vec<(String, Option<String>, Option<String>)> {
     let users = app.get(&format!("{USERS}?page_size=200"), who).await;
     let list = app.get("/api/v1/school/teachers/?page_size=200", who).await;
     let mut all: Vec<_> = (list.body["results"].as_array().expect("results").iter())
@@ -32,8 +21,8 @@ async fn teachers(app: &TestApp, who: &As) -> Vec<(String, Value, Value)> {
                 .expect("the teacher's user");
             (
                 t["name"].as_str().expect("name").to_owned(),
-                t["staff_number"].clone(),
-                user["email"].clone(),
+                t["staff_number"].as_str().map(str::to_owned),
+                user["email"].as_str().map(str::to_owned),
             )
         })
         .collect();
@@ -41,11 +30,13 @@ async fn teachers(app: &TestApp, who: &As) -> Vec<(String, Value, Value)> {
     all
 }
 
-async fn office_of_alpha(app: &TestApp, admin: &As) -> As {
-    let body = json!({"email": "office@alpha.test", "password": PASSWORD, "first_name": "Olive",
-                      "last_name": "Office", "roles": ["office"]});
-    app.post(USERS, admin, body).await.assert(201, None);
-    app.as_school_user_at("alpha", "office@alpha.test").await
+/// A row of [`teachers`].
+fn teacher(
+    name: &str,
+    staff_number: &str,
+    email: &str,
+) -> (String, Option<String>, Option<String>) {
+    (name.into(), Some(staff_number.into()), Some(email.into()))
 }
 
 const TEACHERS: &str = "first_name;last_name;email;staff_number\n\
@@ -57,18 +48,15 @@ const TEACHERS: &str = "first_name;last_name;email;staff_number\n\
 async fn a_teachers_file_makes_accounts_once_and_matches_by_email_or_staff_number() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let office = office_of_alpha(&app, &admin).await;
+    let office = app.office_of("alpha", &admin).await;
     let before = teachers(&app, &admin).await;
 
     // Bo has neither an e-mail nor an existing staff number: no account can be made.
     let refused = csv(&app, &office, "teachers", true, TEACHERS).await;
-    assert_eq!(
-        errors(&refused),
-        vec![(json!(4), json!("email"), json!("required"))]
-    );
+    assert_eq!(errors(&refused), vec![RowError::at(4, "email", "required")]);
     let file = TEACHERS.replace("Bo;Ng;;S-3", "Bo;Ng;bo@alpha.test;S-3");
     let dry = csv(&app, &office, "teachers", true, &file).await;
-    assert_eq!(counts(&dry), (json!(3), json!(2), json!(1), json!(0)));
+    assert_eq!(counts(&dry), (3, 2, 1, 0));
     assert_eq!(
         teachers(&app, &admin).await,
         before,
@@ -83,31 +71,23 @@ async fn a_teachers_file_makes_accounts_once_and_matches_by_email_or_staff_numbe
     assert_eq!(
         after,
         vec![
-            ("Ada Łovelace".into(), json!("S-1"), json!("ada@alpha.test")),
-            ("Bo Ng".into(), json!("S-3"), json!("bo@alpha.test")),
-            (
-                "teacher Test".into(),
-                json!("S-2"),
-                json!("teacher@alpha.test")
-            ),
+            teacher("Ada Łovelace", "S-1", "ada@alpha.test"),
+            teacher("Bo Ng", "S-3", "bo@alpha.test"),
+            teacher("teacher Test", "S-2", "teacher@alpha.test"),
         ]
     );
     // The account is made as the users API makes it: the teacher role, no password.
     let ada = app.get(&format!("{USERS}?search=ada@"), &admin).await;
     assert_eq!(ada.body["results"][0]["roles"], json!(["teacher"]));
     assert!(ada.body["results"][0]["teacher"].is_string());
-    let login = app
-        .post(
-            "/api/v1/school/auth/login/",
-            &As::school("alpha"),
-            json!({"identifier": "ada@alpha.test", "password": PASSWORD}),
-        )
+    let login = Login::of("ada@alpha.test")
+        .post(&app, SCHOOL_AUTH, &As::school("alpha"))
         .await;
     login.assert(401, None);
 
     // Again: nothing changes. In XLSX: the same records.
     let again = csv(&app, &office, "teachers", false, &file).await;
-    assert_eq!(counts(&again), (json!(3), json!(0), json!(0), json!(3)));
+    assert_eq!(counts(&again), (3, 0, 0, 3));
     let sheet = workbook(
         &[
             &["First_Name", "Last_Name", "Email", "Staff_Number"],
@@ -117,7 +97,7 @@ async fn a_teachers_file_makes_accounts_once_and_matches_by_email_or_staff_numbe
         None,
     );
     let same = upload(&app, &office, &imports("teachers", false), XLSX, sheet).await;
-    assert_eq!(counts(&same), (json!(2), json!(0), json!(0), json!(2)));
+    assert_eq!(counts(&same), (2, 0, 0, 2));
     assert_eq!(teachers(&app, &admin).await, after);
 
     // By staff number alone: a new staff number for Ada by e-mail, a renamed Bo by staff
@@ -126,17 +106,17 @@ async fn a_teachers_file_makes_accounts_once_and_matches_by_email_or_staff_numbe
     let refused = csv(&app, &office, "teachers", false, renamed).await;
     assert_eq!(
         errors(&refused),
-        vec![(json!(2), json!("last_name"), json!("permission_denied"))]
+        vec![RowError::at(2, "last_name", "permission_denied")]
     );
     let done = csv(&app, &admin, "teachers", false, renamed).await;
-    assert_eq!(counts(&done), (json!(1), json!(0), json!(1), json!(0)));
+    assert_eq!(counts(&done), (1, 0, 1, 0));
     let moved = "first_name,last_name,email,staff_number\nAda,Łovelace,ada@alpha.test,S-10\n";
     let done = csv(&app, &office, "teachers", false, moved).await;
-    assert_eq!(counts(&done), (json!(1), json!(0), json!(1), json!(0)));
+    assert_eq!(counts(&done), (1, 0, 1, 0));
     let now = teachers(&app, &admin).await;
     assert_eq!(
         (&now[0].1, &now[1].0),
-        (&json!("S-10"), &"Bo Ngata".to_owned())
+        (&Some("S-10".to_owned()), &"Bo Ngata".to_owned())
     );
     assert_eq!(now.len(), 3, "nothing deleted, nothing duplicated");
 }
@@ -160,14 +140,14 @@ async fn bad_teacher_rows_are_all_reported_and_nothing_is_written() {
     assert_eq!(
         errors(&refused),
         vec![
-            (json!(3), json!("email"), json!("invalid")),
-            (json!(4), json!("email"), json!("taken")),
-            (json!(5), json!("email"), json!("duplicate_key")),
-            (json!(6), json!("first_name"), json!("required")),
-            (json!(6), json!("phone"), json!("invalid")),
-            (json!(7), json!("staff_number"), json!("duplicate_key")),
-            (json!(8), json!("staff_number"), json!("duplicate_key")),
-            (json!(10), json!("phone"), json!("duplicate_key")),
+            RowError::at(3, "email", "invalid"),
+            RowError::at(4, "email", "taken"),
+            RowError::at(5, "email", "duplicate_key"),
+            RowError::at(6, "first_name", "required"),
+            RowError::at(6, "phone", "invalid"),
+            RowError::at(7, "staff_number", "duplicate_key"),
+            RowError::at(8, "staff_number", "duplicate_key"),
+            RowError::at(10, "phone", "duplicate_key"),
         ]
     );
     assert_eq!(teachers(&app, &admin).await, before, "all or nothing");
@@ -178,10 +158,7 @@ async fn bad_teacher_rows_are_all_reported_and_nothing_is_written() {
         "admission_number,first_name,last_name\nA-1,Ann,Lee\n",
     ] {
         let wrong = csv(&app, &admin, "teachers", false, file).await;
-        assert_eq!(
-            errors(&wrong),
-            vec![(json!(1), json!(null), json!("wrong_columns"))]
-        );
+        assert_eq!(errors(&wrong), vec![RowError::at(1, None, "wrong_columns")]);
         let detail = wrong.body["detail"].as_str().expect("detail");
         assert!(detail.contains("email or staff_number"), "{detail}");
     }
@@ -238,7 +215,7 @@ async fn teacher_assignments_are_matched_by_teacher_class_and_subject() {
                 T-1;Form 2;MAT\n\
                 T-1;Form 1;ENG\n";
     let dry = csv(&app, &admin, "teacher-assignments", true, file).await;
-    assert_eq!(counts(&dry), (json!(3), json!(3), json!(0), json!(0)));
+    assert_eq!(counts(&dry), (3, 3, 0, 0));
     let done = csv(&app, &admin, "teacher-assignments", false, file).await;
     assert_eq!(counts(&done), counts(&dry));
     let listed = app
@@ -246,7 +223,7 @@ async fn teacher_assignments_are_matched_by_teacher_class_and_subject() {
         .await;
     assert_eq!(listed.body["count"], 3);
     let again = csv(&app, &admin, "teacher-assignments", false, file).await;
-    assert_eq!(counts(&again), (json!(3), json!(0), json!(0), json!(3)));
+    assert_eq!(counts(&again), (3, 0, 0, 3));
     let sheet = workbook(
         &[
             &["teacher", "academic_class", "subject"],
@@ -262,7 +239,7 @@ async fn teacher_assignments_are_matched_by_teacher_class_and_subject() {
         sheet,
     )
     .await;
-    assert_eq!(counts(&same), (json!(1), json!(0), json!(0), json!(1)));
+    assert_eq!(counts(&same), (1, 0, 0, 1));
 
     let bad = "teacher,academic_class,subject\n\
                nobody@alpha.test,Form 1,MAT\n\
@@ -275,16 +252,12 @@ async fn teacher_assignments_are_matched_by_teacher_class_and_subject() {
     assert_eq!(
         errors(&refused),
         vec![
-            (json!(2), json!("teacher"), json!("unknown_reference")),
-            (json!(3), json!("teacher"), json!("ambiguous")),
-            (
-                json!(4),
-                json!("academic_class"),
-                json!("unknown_reference")
-            ),
-            (json!(4), json!("subject"), json!("unknown_reference")),
-            (json!(6), json!("teacher"), json!("duplicate_key")),
-            (json!(7), json!("teacher"), json!("required")),
+            RowError::at(2, "teacher", "unknown_reference"),
+            RowError::at(3, "teacher", "ambiguous"),
+            RowError::at(4, "academic_class", "unknown_reference"),
+            RowError::at(4, "subject", "unknown_reference"),
+            RowError::at(6, "teacher", "duplicate_key"),
+            RowError::at(7, "teacher", "required"),
         ]
     );
     let listed = app
@@ -299,10 +272,7 @@ async fn teacher_assignments_are_matched_by_teacher_class_and_subject() {
         "name,level\nX,1\n",
     )
     .await;
-    assert_eq!(
-        errors(&wrong),
-        vec![(json!(1), json!(null), json!("wrong_columns"))]
-    );
+    assert_eq!(errors(&wrong), vec![RowError::at(1, None, "wrong_columns")]);
     let teacher = app.as_school_user("alpha", "teacher").await;
     csv(&app, &teacher, "teacher-assignments", false, file)
         .await

@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use super::{GRADEBOOK, oneroster_token, or_get, or_request, roster};
-use crate::helpers::spawn_app;
+use crate::helpers::{ConfirmMark, NewMark, NewRecord, NewSubject, spawn_app};
 
 #[tokio::test]
 async fn an_lms_writes_line_items_and_results_that_the_school_sees() {
@@ -13,12 +13,8 @@ async fn an_lms_writes_line_items_and_results_that_the_school_sees() {
     let r = roster(&app, "alpha").await;
     let token = oneroster_token(&app, "alpha", None).await;
     // The LMS grades in a subject of its own for this class.
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &r.admin,
-            json!({"name": "Art", "code": "ART"}),
-        )
+    let subject = NewSubject::new("Art", "ART")
+        .post(&app, &r.admin)
         .await
         .body["id"]
         .as_str()
@@ -154,13 +150,14 @@ async fn a_mark_typed_in_the_app_reads_as_a_result() {
     let app = spawn_app().await;
     let r = roster(&app, "alpha").await;
     let token = oneroster_token(&app, "alpha", Some(&["gradebook.readonly"])).await;
-    app.post(
-        &format!("{}confirm-students/", r.fixture.marks()),
-        &r.admin,
-        json!({"studentadmissionnumber": "A2", "mark": 42}),
-    )
-    .await
-    .assert(200, None);
+    ConfirmMark(NewMark {
+        marks: &r.fixture.marks(),
+        studentadmissionnumber: "A2",
+        mark: Some(42),
+        ..Default::default()
+    })
+    .create(&app, &r.admin)
+    .await;
     let results = or_get(&app, "alpha", &token, &format!("{GRADEBOOK}results")).await;
     let result = &results.body["results"][0];
     assert_eq!(result["score"], 42, "{}", results.body);

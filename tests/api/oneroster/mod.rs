@@ -10,7 +10,7 @@ mod two_way;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp};
+use crate::helpers::{As, NewRecord, NewStudent, NewTeacherAssignment, TestApp};
 
 pub const SCOPE: &str = "https://purl.imsglobal.org/spec/or/v1p2/scope/";
 pub const ROSTER: &str = "/ims/oneroster/rostering/v1p2/";
@@ -108,13 +108,9 @@ pub async fn roster(app: &TestApp, school: &str) -> Roster {
     let subject = fixture.subject.as_str().expect("subject").to_owned();
     let mut students = Vec::new();
     for (number, first) in [("A1", "Ada"), ("A2", "Bob"), ("A3", "Cy")] {
-        let reply = app
-            .post(
-                "/api/v1/school/students/",
-                &admin,
-                json!({"admission_number": number, "first_name": first, "last_name": "Lee",
-                       "academic_class": class}),
-            )
+        let reply = NewStudent::new(number, first, "Lee")
+            .in_class(&class)
+            .post(app, &admin)
             .await;
         reply.assert(201, None);
         students.push(reply.body["id"].as_str().expect("id").to_owned());
@@ -124,11 +120,12 @@ pub async fn roster(app: &TestApp, school: &str) -> Roster {
         .as_str()
         .expect("teacher")
         .to_owned();
-    app.post(
-        "/api/v1/school/teacher-assignments/",
-        &admin,
-        json!({"teacher": teacher, "academic_class": class, "subject": subject}),
-    )
+    NewTeacherAssignment {
+        teacher: &teacher,
+        academic_class: &class,
+        subject: &subject,
+    }
+    .post(app, &admin)
     .await
     .assert(201, None);
     let term = fixture

@@ -12,7 +12,7 @@ use diesel::{Connection, RunQueryDsl, pg::PgConnection};
 use futures_util::future::join_all;
 use serde_json::json;
 
-use crate::helpers::{TestApp, spawn_app_with};
+use crate::helpers::{NewRecord, NewStudent, TestApp, spawn_app_with};
 
 /// A transaction holding `ACCESS EXCLUSIVE` on `school.students` until it is dropped.
 pub(crate) struct TableLock(PgConnection);
@@ -173,13 +173,10 @@ async fn search_answers_case_insensitive_substrings_with_wildcards_taken_literal
         ("A-6", "Plain", "Person"),
     ];
     for (admission, first, last) in students {
-        app.post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": admission, "first_name": first, "last_name": last}),
-        )
-        .await
-        .assert(201, None);
+        NewStudent::new(admission, first, last)
+            .post(&app, &admin)
+            .await
+            .assert(201, None);
     }
     // What a case-insensitive substring match over the three fields answers.
     let expected = |needle: &str| -> Vec<String> {

@@ -11,7 +11,9 @@ use futures_util::future::join_all;
 use school_service::{auth::roles, db::Db, tenancy::school_migrations::migrate_school};
 use serde_json::json;
 
-use crate::helpers::{As, TestApp, TestDb, school_at_version, spawn_app};
+use crate::helpers::{
+    As, NewClass, NewRecord, NewSession, NewStudent, TestApp, TestDb, school_at_version, spawn_app,
+};
 
 const STUDENTS: &str = "/api/v1/school/students/";
 const ATTENDANCE: &str = "/api/v1/school/attendance/";
@@ -88,15 +90,12 @@ async fn the_kept_count_follows_every_write_and_lists_answer_it() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     assert_counts(&app, &admin, "students", STUDENTS, 0).await;
-    app.post(
-        "/api/v1/school/sessions/",
-        &admin,
-        json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-    )
-    .await
-    .assert(201, None);
-    let class = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "Form 1"}))
+    NewSession::new("2026", "2026-01-01", "2026-12-31")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
+    let class = NewClass::named("Form 1")
+        .post(&app, &admin)
         .await
         .assert(201, None)
         .body["id"]
@@ -136,13 +135,10 @@ async fn the_kept_count_follows_every_write_and_lists_answer_it() {
     .await
     .assert(200, None);
     app.delete(&at(&ids[14]), &admin).await.assert(204, None);
-    app.post(
-        STUDENTS,
-        &admin,
-        json!({"admission_number": "S-5", "first_name": "Twin", "last_name": "Lee"}),
-    )
-    .await
-    .assert(409, None);
+    NewStudent::new("S-5", "Twin", "Lee")
+        .post(&app, &admin)
+        .await
+        .assert(409, None);
     assert_counts(&app, &admin, "students", STUDENTS, 12).await;
     // Lists that narrow still count what they match.
     let deleted_too = app

@@ -14,8 +14,8 @@ use school_service::{
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, PASSWORD, TestApp, TestDb, cli, pgbouncer_url, spawn_app_through_pgbouncer,
-    through_pgbouncer,
+    As, NewClass, NewRecord, NewSession, NewStudent, NewTenant, NewUser, PASSWORD, SCHOOL_AUTH,
+    TestApp, TestDb, cli, pgbouncer_url, spawn_app_through_pgbouncer, text, through_pgbouncer,
 };
 
 /// The names of the classes `who` can list (all pages).
@@ -39,45 +39,45 @@ async fn two_schools_interleaved_with_failing_writes_stay_apart() {
         ("alpha", app.as_school_user("alpha", "admin").await),
         ("beta", app.as_school_user("beta", "admin").await),
     ];
-    let requests =
-        (0..160).map(|i| {
-            let (school, who) = &schools[i % 2];
-            let app = &app;
-            async move {
-                let classes = "/api/v1/school/classes/";
-                match (i / 2) % 8 {
-                    // A new class of this school.
-                    0 | 1 => vec![
-                        app.post(classes, who, json!({"name": format!("{school}-{i}")}))
-                            .await,
-                    ],
-                    // A duplicate: the insert fails in the database and is rolled back.
-                    2 => vec![
-                        app.post(classes, who, json!({"name": format!("{school}-dup")}))
-                            .await,
-                        app.post(classes, who, json!({"name": format!("{school}-dup")}))
-                            .await,
-                    ],
-                    // A reference to the other school's record, and a bad value.
-                    3 => {
-                        vec![
-                    app.post(
-                        "/api/v1/school/students/",
-                        who,
-                        json!({"admission_number": format!("{school}-{i}"), "first_name": "A",
-                               "last_name": "B", "academic_class": uuid::Uuid::new_v4()}),
-                    )
-                    .await,
-                    app.post(classes, who, json!({"name": format!("{school}-x"), "level": 1000}))
+    let requests = (0..160).map(|i| {
+        let (school, who) = &schools[i % 2];
+        let app = &app;
+        async move {
+            let classes = "/api/v1/school/classes/";
+            match (i / 2) % 8 {
+                // A new class of this school.
+                0 | 1 => vec![
+                    app.post(classes, who, json!({"name": format!("{school}-{i}")}))
                         .await,
-                ]
-                    }
-                    // Reads.
-                    4 | 5 => vec![app.get(classes, who).await],
-                    _ => vec![app.get("/api/v1/school/auth/me/", who).await],
+                ],
+                // A duplicate: the insert fails in the database and is rolled back.
+                2 => vec![
+                    app.post(classes, who, json!({"name": format!("{school}-dup")}))
+                        .await,
+                    app.post(classes, who, json!({"name": format!("{school}-dup")}))
+                        .await,
+                ],
+                // A reference to the other school's record, and a bad value.
+                3 => {
+                    vec![
+                        NewStudent::new(&format!("{school}-{i}"), "A", "B")
+                            .in_class(&uuid::Uuid::new_v4().to_string())
+                            .post(app, who)
+                            .await,
+                        app.post(
+                            classes,
+                            who,
+                            json!({"name": format!("{school}-x"), "level": 1000}),
+                        )
+                        .await,
+                    ]
                 }
+                // Reads.
+                4 | 5 => vec![app.get(classes, who).await],
+                _ => vec![app.get("/api/v1/school/auth/me/", who).await],
             }
-        });
+        }
+    });
     let replies: Vec<_> = join_all(requests).await.into_iter().flatten().collect();
     let server_errors: Vec<_> = replies
         .iter()
@@ -162,21 +162,15 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     app.post("/api/v1/school/auth/refresh/", &alpha, refresh)
         .await
         .assert(401, Some("token_not_valid"));
-    app.post(
-        "/api/v1/school/auth/logout/",
-        &admin,
-        json!({"refresh": rotated.body["refresh"]}),
-    )
-    .await
-    .assert(204, None);
+    app.logout(SCHOOL_AUTH, &admin, &rotated.body["refresh"])
+        .await
+        .assert(204, None);
     // Sessions: concurrent creates leave one active.
-    let creates = (0..8).map(|i| {
-        app.post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": format!("S{i}"), "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-    });
+    let names: Vec<String> = (0..8).map(|i| format!("S{i}")).collect();
+    let sessions: Vec<_> = (names.iter())
+        .map(|name| NewSession::new(name, "2026-01-01", "2026-12-31"))
+        .collect();
+    let creates = sessions.iter().map(|session| session.post(&app, &admin));
     for reply in join_all(creates).await {
         reply.assert(201, None);
     }
@@ -192,13 +186,10 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
     assert_eq!(active, 1);
     // Marks: concurrent confirm-students for one student make one live mark.
     let fixture = app.exam_fixture(&admin, "pgb").await;
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "ADM-1", "first_name": "Ada", "last_name": "L"}),
-    )
-    .await
-    .assert(201, None);
+    NewStudent::new("ADM-1", "Ada", "L")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let confirm = format!("{}confirm-students/", fixture.marks());
     let confirms = (0..8).map(|i| {
         app.post(
@@ -225,24 +216,28 @@ async fn auth_sessions_and_marks_flows_work_through_the_pooler() {
         .assert(403, Some("permission_denied"));
     // Provisioning through the pooler: a school created by the system API works at once.
     let root = app.as_root().await;
-    let gamma = app
-        .post(
-            "/api/v1/system/tenants/",
-            &root,
-            json!({"schema_name": "gamma", "name": "Gamma", "domains": ["gamma.localhost"]}),
-        )
-        .await;
+    let gamma = NewTenant {
+        schema_name: "gamma",
+        name: "Gamma",
+        domains: &["gamma.localhost"],
+    }
+    .post(&app, &root)
+    .await;
     gamma.assert(201, None);
     let gamma: Value = gamma.body;
-    app.post(
-        "/api/v1/system/users/",
-        &root,
-        json!({"email": "head@gamma.test", "password": PASSWORD, "client": gamma["id"], "roles": ["admin"]}),
-    )
+    NewUser {
+        email: Some("head@gamma.test"),
+        password: PASSWORD,
+        client: Some(text(&gamma["id"])),
+        roles: Some(&["admin"]),
+        ..Default::default()
+    }
+    .post(&app, &root)
     .await
     .assert(201, None);
     let head = app.as_school_user_at("gamma", "head@gamma.test").await;
-    app.post("/api/v1/school/classes/", &head, json!({"name": "G1"}))
+    NewClass::named("G1")
+        .post(&app, &head)
         .await
         .assert(201, None);
 }

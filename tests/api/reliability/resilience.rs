@@ -6,7 +6,7 @@ use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::{
-    helpers::{As, TestApp, spawn_app_with},
+    helpers::{As, NewRecord, NewStudent, TestApp, spawn_app_with},
     reliability::proxy::DbProxy,
 };
 
@@ -146,14 +146,11 @@ async fn concurrent_distinct_confirms_lose_no_write() {
     let admin = app.as_school_user("alpha", "admin").await;
     let fixture = app.exam_fixture(&admin, "N").await;
     const N: usize = 60;
-    join_all((0..N).map(|i| {
-        app.post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": format!("N-{i}"), "first_name": "F", "last_name": "L"}),
-        )
-    }))
-    .await;
+    let numbers: Vec<String> = (0..N).map(|i| format!("N-{i}")).collect();
+    let students: Vec<_> = (numbers.iter())
+        .map(|number| NewStudent::new(number, "F", "L"))
+        .collect();
+    join_all(students.iter().map(|student| student.post(&app, &admin))).await;
     let confirm = format!("{}confirm-students/", fixture.marks());
     let replies = join_all((0..N).map(|i| {
         app.post(

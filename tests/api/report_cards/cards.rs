@@ -4,20 +4,18 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::{
+    helpers::{
+        As, AttendanceLine, NewClass, NewExam, NewExamSession, NewGradeComment, NewMark, NewRecord,
+        NewStudent, NewSubject, NewUser, TakeAttendance, TestApp, spawn_app, text,
+    },
+    report_cards::pdf::{pdf, pdf_text},
+};
 
 /// A class of four in an exam session, with maths (out of 100) and art (out of 50):
 /// Zoë Ağaoğlu 90 + 40, Łukasz Nowak 50 + 25, Jürgen Straße 80 + 10, René Dupré 50 and no
 /// art mark. Answers (cards path, class id, student ids in that order).
 pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, String, Vec<String>) {
-    let id = |reply: &crate::helpers::Reply, pointer: &str| -> String {
-        reply
-            .body
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .expect("id")
-            .to_owned()
-    };
     let post = |path: &'static str, body: Value| async move {
         let reply = app.post(path, admin, body).await;
         reply.assert(201, None);
@@ -30,12 +28,12 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
             {"symbol": "F", "min": 0, "max": 49}]}),
     )
     .await;
-    for (grade, min, max, comment) in [("F", 0, 49, "Work harder"), ("P", 50, 100, "Well done")] {
-        post(
-            "/api/v1/school/teacher-grade-comments/",
-            json!({"grade": grade, "min_mark": min, "max_mark": max, "comment": comment}),
-        )
-        .await;
+    for (grade, min_mark, max_mark, comment) in
+        [("F", 0, 49, "Work harder"), ("P", 50, 100, "Well done")]
+    {
+        NewGradeComment::new(grade, min_mark..=max_mark, comment)
+            .create(app, admin)
+            .await;
     }
     post(
         "/api/v1/school/general-settings/",
@@ -50,47 +48,34 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
     )
     .await
     .assert(200, None);
-    let session = post(
-        "/api/v1/school/sessions/",
-        json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-    )
+    let session = app.session_2026(admin).await;
+    let exam_session = NewExamSession {
+        session: &session.id,
+        name: "Term 1",
+        term: "T1",
+        start_date: Some("2026-01-01"),
+        end_date: Some("2026-03-31"),
+    }
+    .create(app, admin)
     .await;
-    let session = id(&session, "/data/id");
-    let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
-    let reply = app
-        .post(
-            &exam_sessions,
-            admin,
-            json!({"name": "Term 1", "term": "T1", "start_date": "2026-01-01", "end_date": "2026-03-31"}),
-        )
-        .await;
-    let exam_session = id(reply.assert(201, None), "/id");
-    let class = id(
-        &post("/api/v1/school/classes/", json!({"name": "Form 1"})).await,
-        "/id",
-    );
-    let exams = format!("{exam_sessions}{exam_session}/exams/");
+    let class = NewClass::named("Form 1").create(app, admin).await.id;
+    let exams = exam_session.exams();
     let mut exam_ids = Vec::new();
     for (name, code, max) in [("Maths", "MAT", 100), ("Art", "ART", 50)] {
-        let subject = id(
-            &post(
-                "/api/v1/school/subjects/",
-                json!({"name": name, "code": code}),
-            )
-            .await,
-            "/id",
-        );
-        let reply = app
-            .post(
-                &exams,
-                admin,
-                json!({"name": format!("{name} paper"), "subject": subject, "academic_class": class, "max_mark": max}),
-            )
-            .await;
-        exam_ids.push(id(reply.assert(201, None), "/id"));
+        let subject = NewSubject::new(name, code).create(app, admin).await;
+        let exam = NewExam {
+            exams: &exams,
+            name: &format!("{name} paper"),
+            subject: &subject.id,
+            academic_class: &class,
+            max_mark: Some(max),
+        }
+        .create(app, admin)
+        .await;
+        exam_ids.push(exam.id);
     }
     let mut students = Vec::new();
-    for (n, (first, last, maths, art)) in [
+    for (n, (first_name, last_name, maths, art)) in [
         ("Zoë", "Ağaoğlu", 90, Some(40)),
         ("Łukasz", "Nowak", 50, Some(25)),
         ("Jürgen", "Straße", 80, Some(10)),
@@ -100,35 +85,38 @@ pub(crate) async fn class_with_marks(app: &TestApp, admin: &As) -> (String, Stri
     .enumerate()
     {
         let number = format!("S{n}");
-        let student = post(
-            "/api/v1/school/students/",
-            json!({"admission_number": number, "first_name": first, "last_name": last, "academic_class": class}),
-        )
-        .await;
-        students.push(id(&student, "/id"));
+        let student = NewStudent::new(&number, first_name, last_name)
+            .in_class(&class)
+            .create(app, admin)
+            .await;
+        students.push(student.id);
         for (exam, mark) in exam_ids.iter().zip([Some(maths), art]) {
             if let Some(mark) = mark {
-                app.post(
-                    &format!("{exams}{exam}/marks/"),
-                    admin,
-                    json!({"studentadmissionnumber": number, "mark": mark}),
-                )
-                .await
-                .assert(201, None);
+                NewMark {
+                    marks: &format!("{exams}{exam}/marks/"),
+                    studentadmissionnumber: &number,
+                    mark: Some(mark),
+                    ..Default::default()
+                }
+                .create(app, admin)
+                .await;
             }
         }
     }
-    app.post(
-        &format!("/api/v1/school/classes/{class}/attendance/"),
-        admin,
-        json!({"date": "2026-02-02", "records": [
-            {"student": students[0], "status": "present"}, {"student": students[1], "status": "late"},
-            {"student": students[2], "status": "absent"}, {"student": students[3], "status": "present"}]}),
-    )
+    TakeAttendance {
+        class: &class,
+        date: "2026-02-02",
+        records: vec![
+            AttendanceLine::new(&students[0], "present"),
+            AttendanceLine::new(&students[1], "late"),
+            AttendanceLine::new(&students[2], "absent"),
+            AttendanceLine::new(&students[3], "present"),
+        ],
+    }
+    .post(app, admin)
     .await
     .assert(200, None);
-    let cards = format!("{exam_sessions}{exam_session}/report-cards/");
-    (cards, class, students)
+    (exam_session.report_cards(), class, students)
 }
 
 #[tokio::test]
@@ -239,13 +227,15 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
     let root = app.as_root().await;
     let tenants = app.get("/api/v1/system/tenants/?search=alpha", &root).await;
     let school = tenants.body["results"][0]["id"].clone();
-    let user = app
-        .post(
-            "/api/v1/system/users/",
-            &root,
-            json!({"email": "zoe@alpha.test", "password": "password-123", "client": school, "roles": ["student"]}),
-        )
-        .await;
+    let user = NewUser {
+        email: Some("zoe@alpha.test"),
+        password: "password-123",
+        client: Some(text(&school)),
+        roles: Some(&["student"]),
+        ..Default::default()
+    }
+    .post(&app, &root)
+    .await;
     user.assert(201, None);
     app.patch(
         &format!("/api/v1/school/students/{}/", students[0]),
@@ -266,46 +256,12 @@ async fn students_read_only_their_own_card_and_teachers_their_classes() {
         .assert(403, Some("permission_denied"));
 }
 
-/// The body of a GET with `Accept: application/pdf`, checked to be a PDF.
-pub(crate) async fn pdf(app: &TestApp, path: &str, who: &As) -> Vec<u8> {
-    let res = app
-        .client
-        .get(format!("{}{path}", app.address))
-        .header("Host", &who.host)
-        .bearer_auth(who.token.as_deref().expect("token"))
-        .header("Accept", "application/pdf")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.headers()["content-type"], "application/pdf");
-    let bytes = res.bytes().await.expect("body").to_vec();
-    assert!(bytes.starts_with(b"%PDF-"));
-    bytes
-}
-
 /// The text `pdftotext` reads from `bytes`, pages separated by form feeds.
 fn pdftotext(bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("cards-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join("cards.pdf");
-    std::fs::write(&file, bytes).expect("write");
     if let Ok(keep) = std::env::var("REPORT_CARD_SAMPLE") {
         std::fs::write(keep, bytes).expect("sample");
     }
-    let out = std::process::Command::new("pdftotext")
-        .args(["-layout", "-enc", "UTF-8"])
-        .arg(&file)
-        .arg("-")
-        .output()
-        .expect("pdftotext (Debian's poppler-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(dir);
-    String::from_utf8(out.stdout).expect("utf-8")
+    pdf_text(bytes, "-layout")
 }
 
 #[tokio::test]

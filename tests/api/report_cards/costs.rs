@@ -3,83 +3,62 @@
 
 use std::time::{Duration, Instant};
 
+use crate::{
+    helpers::{
+        As, NewClass, NewExam, NewExamSession, NewGradeComment, NewMark, NewRecord, NewStudent,
+        NewSubject, TestApp, spawn_app,
+    },
+    report_cards::pdf::pdf,
+};
 use diesel::{Connection, RunQueryDsl, pg::PgConnection};
-use serde_json::{Value, json};
-
-use crate::helpers::{As, TestApp, spawn_app};
 
 /// A class of two students with a mark in each of six subjects, C-1 60-65 and C-2 90-95;
 /// answers (their cards' paths, the class's cards path, class id).
 async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, String) {
-    let id = |reply: &crate::helpers::Reply, pointer: &str| -> String {
-        reply
-            .body
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .expect("id")
-            .to_owned()
-    };
-    let session = app
-        .post(
-            "/api/v1/school/sessions/",
-            admin,
-            json!({"name": "2026", "start_date": "2026-01-01", "end_date": "2026-12-31"}),
-        )
-        .await;
-    let session = id(session.assert(201, None), "/data/id");
-    let exam_sessions = format!("/api/v1/school/sessions/{session}/exam-sessions/");
-    let exam_session = app
-        .post(
-            &exam_sessions,
-            admin,
-            json!({"name": "Term 1", "term": "T1"}),
-        )
-        .await;
-    let exam_session = id(exam_session.assert(201, None), "/id");
-    let class = app
-        .post("/api/v1/school/classes/", admin, json!({"name": "Form 6"}))
-        .await;
-    let class = id(class.assert(201, None), "/id");
+    let session = app.session_2026(admin).await;
+    let exam_session = NewExamSession {
+        session: &session.id,
+        name: "Term 1",
+        term: "T1",
+        ..Default::default()
+    }
+    .create(app, admin)
+    .await;
+    let class = NewClass::named("Form 6").create(app, admin).await.id;
     let mut students = Vec::new();
     for number in ["C-1", "C-2"] {
-        let student = app
-            .post(
-                "/api/v1/school/students/",
-                admin,
-                json!({"admission_number": number, "first_name": "Ada", "last_name": "Long", "academic_class": class}),
-            )
+        let student = NewStudent::new(number, "Ada", "Long")
+            .in_class(&class)
+            .create(app, admin)
             .await;
-        students.push(id(student.assert(201, None), "/id"));
+        students.push(student.id);
     }
-    let exams = format!("{exam_sessions}{exam_session}/exams/");
+    let exams = exam_session.exams();
     for n in 0..6 {
-        let subject = app
-            .post(
-                "/api/v1/school/subjects/",
-                admin,
-                json!({"name": format!("Subject {n}"), "code": format!("S{n}")}),
-            )
+        let subject = NewSubject::new(&format!("Subject {n}"), &format!("S{n}"))
+            .create(app, admin)
             .await;
-        let subject = id(subject.assert(201, None), "/id");
-        let exam = app
-            .post(
-                &exams,
-                admin,
-                json!({"name": format!("Paper {n}"), "subject": subject, "academic_class": class}),
-            )
-            .await;
-        let exam = id(exam.assert(201, None), "/id");
+        let exam = NewExam {
+            exams: &exams,
+            name: &format!("Paper {n}"),
+            subject: &subject.id,
+            academic_class: &class,
+            ..Default::default()
+        }
+        .create(app, admin)
+        .await;
         for (number, mark) in [("C-1", 60 + n), ("C-2", 90 + n)] {
-            app.post(
-                &format!("{exams}{exam}/marks/"),
-                admin,
-                json!({"studentadmissionnumber": number, "mark": mark}),
-            )
-            .await
-            .assert(201, None);
+            NewMark {
+                marks: &format!("{exams}{}/marks/", exam.id),
+                studentadmissionnumber: number,
+                mark: Some(mark),
+                ..Default::default()
+            }
+            .create(app, admin)
+            .await;
         }
     }
-    let cards = format!("{exam_sessions}{exam_session}/report-cards/");
+    let cards = exam_session.report_cards();
     let card = |student: &String| format!("{cards}{student}/");
     ([card(&students[0]), card(&students[1])], cards, class)
 }
@@ -87,18 +66,7 @@ async fn six_subject_cards(app: &TestApp, admin: &As) -> ([String; 2], String, S
 /// How long one PDF answer to GET `path` takes.
 async fn pdf_time(app: &TestApp, path: &str, who: &As) -> Duration {
     let started = Instant::now();
-    let res = app
-        .client
-        .get(format!("{}{path}", app.address))
-        .header("Host", &who.host)
-        .bearer_auth(who.token.as_deref().expect("token"))
-        .header("Accept", "application/pdf")
-        .send()
-        .await
-        .expect("request");
-    assert_eq!(res.status(), 200);
-    let bytes = res.bytes().await.expect("body");
-    assert!(bytes.starts_with(b"%PDF-"));
+    pdf(app, path, who).await;
     started.elapsed()
 }
 
@@ -108,16 +76,11 @@ async fn a_ten_thousand_character_comment_costs_what_a_short_one_does() {
     let admin = app.as_school_user("alpha", "admin").await;
     let ([short_card, long_card], _, _) = six_subject_cards(&app, &admin).await;
     // C-1's six marks fall in the short comment's band, C-2's in the long one's.
-    let comments = "/api/v1/school/teacher-grade-comments/";
     let long_text = "Keep going. ".repeat(834)[..10_000].to_owned();
-    for (min, max, comment) in [(0, 69, "Well done!".to_owned()), (70, 100, long_text)] {
-        app.post(
-            comments,
-            &admin,
-            json!({"grade": "P", "min_mark": min, "max_mark": max, "comment": comment}),
-        )
-        .await
-        .assert(201, None);
+    for (min_mark, max_mark, comment) in [(0, 69, "Well done!"), (70, 100, &long_text)] {
+        NewGradeComment::new("P", min_mark..=max_mark, comment)
+            .create(&app, &admin)
+            .await;
     }
     // The two cards asked for in turn, the fastest of each kept: a busy machine slows both.
     // Up to three rounds: `make test` runs eight tests at once, and one round can be slowed

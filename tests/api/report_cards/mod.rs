@@ -2,4 +2,5 @@
 
 mod cards;
 mod costs;
+mod pdf;
 mod print;

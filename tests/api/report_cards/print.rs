@@ -4,13 +4,16 @@
 //! name on the signature line and an issue date; checked as text and as a picture
 //! (`pdftoppm`: nothing is drawn between the right margin and the page's edge).
 
-use std::path::Path;
+use std::{path::Path, process::Command};
 
 use serde_json::{Value, json};
 
 use crate::{
     helpers::spawn_app,
-    report_cards::cards::{class_with_marks, pdf},
+    report_cards::{
+        cards::class_with_marks,
+        pdf::{pdf, pdf_text, poppler, with_pdf_file},
+    },
 };
 
 /// A comment longer than its column: it must wrap, whole, inside the margins.
@@ -22,47 +25,23 @@ const REMARK: &str = "Zoë is a kind classmate who helps others, asks good quest
 /// The text of `bytes` in the order it is drawn (`pdftotext -raw`), so the lines of a
 /// wrapped cell follow one another.
 fn drawn_text(bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("card-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join("card.pdf");
-    std::fs::write(&file, bytes).expect("write");
-    let out = std::process::Command::new("pdftotext")
-        .args(["-raw", "-enc", "UTF-8"])
-        .arg(&file)
-        .arg("-")
-        .output()
-        .expect("pdftotext (poppler-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let _ = std::fs::remove_dir_all(dir);
-    String::from_utf8(out.stdout).expect("utf-8")
+    pdf_text(bytes, "-raw")
 }
 
 /// Page 1 at 72 dpi in grey (one pixel a point): (width, height, pixels by row).
 fn page_one_pixels(bytes: &[u8]) -> (usize, usize, Vec<u8>) {
-    let dir = std::env::temp_dir().join(format!("card-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let file = dir.join("card.pdf");
-    std::fs::write(&file, bytes).expect("write");
-    let out = std::process::Command::new("pdftoppm")
-        .args(["-r", "72", "-gray", "-f", "1", "-l", "1", "-singlefile"])
-        .arg(&file)
-        .arg(dir.join("page"))
-        .output()
-        .expect("pdftoppm (poppler-utils) is installed");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let image = std::fs::read(dir.join("page.pgm")).expect("page.pgm");
+    let image = with_pdf_file(bytes, |file, dir| {
+        poppler(
+            Command::new("pdftoppm")
+                .args(["-r", "72", "-gray", "-f", "1", "-l", "1", "-singlefile"])
+                .arg(file)
+                .arg(dir.join("page")),
+        );
+        std::fs::read(dir.join("page.pgm")).expect("page.pgm")
+    });
     if let Ok(keep) = std::env::var("REPORT_CARD_PICTURE") {
         std::fs::write(Path::new(&keep), &image).expect("keep");
     }
-    let _ = std::fs::remove_dir_all(dir);
     // P5 <width> <height> <maxval> then one byte a pixel.
     let mut fields = Vec::new();
     let mut at = 0;

@@ -4,7 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, NewClass, NewRecord, NewSession, NewStudent, TestApp, spawn_app};
+use crate::helpers::{
+    As, AttendanceLine, NewAttendance, NewRecord, TakeAttendance, TestApp, spawn_app,
+};
 
 const ATTENDANCE: &str = "/api/v1/school/attendance/";
 
@@ -15,50 +17,11 @@ async fn school_day(
     admin: &As,
     size: usize,
 ) -> (String, Vec<String>, String, String) {
-    NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .create(app, admin)
-    .await;
-    let class = |name: &'static str| async move {
-        let class = NewClass {
-            name,
-            ..Default::default()
-        };
-        class.create(app, admin).await.id
-    };
-    let (form1, form2) = (class("Form 1").await, class("Form 2").await);
-    let student = |n: String, class: String| async move {
-        let student = NewStudent {
-            admission_number: &n,
-            first_name: "Ada",
-            last_name: &n,
-            academic_class: Some(&class),
-            ..Default::default()
-        };
-        student.create(app, admin).await.id
-    };
-    let mut students = Vec::new();
-    for n in 0..size {
-        students.push(student(format!("F1-{n}"), form1.clone()).await);
-    }
-    let other = student("F2-0".into(), form2.clone()).await;
-    (form1, students, form2, other)
-}
-
-fn take_path(class: &str) -> String {
-    format!("/api/v1/school/classes/{class}/attendance/")
-}
-
-fn lines(students: &[String], status: &str) -> Value {
-    Value::Array(
-        students
-            .iter()
-            .map(|s| json!({"student": s, "status": status}))
-            .collect(),
-    )
+    app.session_2026(admin).await;
+    let numbers: Vec<String> = (0..size).map(|n| format!("F1-{n}")).collect();
+    let (form1, students) = app.class_of(admin, "Form 1", &numbers).await;
+    let (form2, mut others) = app.class_of(admin, "Form 2", &["F2-0".into()]).await;
+    (form1, students, form2, others.remove(0))
 }
 
 #[tokio::test]
@@ -66,25 +29,29 @@ async fn records_are_one_per_student_and_date_and_lists_filter() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (class, students, other_class, other) = school_day(&app, &admin, 2).await;
-    let created = app
-        .post(
-            ATTENDANCE,
-            &admin,
-            json!({"student": students[0], "academic_class": class, "date": "2026-03-02",
-                   "status": "late", "note": "bus"}),
-        )
-        .await;
+    let created = NewAttendance {
+        student: &students[0],
+        academic_class: Some(&class),
+        date: "2026-03-02",
+        status: "late",
+        note: Some("bus"),
+    }
+    .post(&app, &admin)
+    .await;
     created.assert(201, None);
     assert_eq!(created.body["status"], "late");
     assert_eq!(created.body["date"], "2026-03-02");
     assert_eq!(created.body["student"], students[0].as_str());
-    app.post(
-        ATTENDANCE,
-        &admin,
-        json!({"student": students[0], "date": "2026-03-02", "status": "present"}),
-    )
+    NewAttendance {
+        student: &students[0],
+        date: "2026-03-02",
+        status: "present",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(409, Some("conflict"));
+    // Invalid on every field at once: the body as a client might send it.
     let bad = app
         .post(
             ATTENDANCE,
@@ -101,11 +68,14 @@ async fn records_are_one_per_student_and_date_and_lists_filter() {
             bad.body
         );
     }
-    app.post(
-        ATTENDANCE,
-        &admin,
-        json!({"student": other, "academic_class": other_class, "date": "2026-03-03", "status": "absent"}),
-    )
+    NewAttendance {
+        student: &other,
+        academic_class: Some(&other_class),
+        date: "2026-03-03",
+        status: "absent",
+        ..Default::default()
+    }
+    .post(&app, &admin)
     .await
     .assert(201, None);
     let count = |query: String| {
@@ -133,17 +103,24 @@ async fn records_are_one_per_student_and_date_and_lists_filter() {
         .assert(400, Some("invalid_query"));
 }
 
+/// Posts `take`, which `field` makes invalid: refused, naming the field.
+async fn refused(app: &TestApp, admin: &As, take: TakeAttendance<'_>, field: &str) {
+    let reply = take.post(app, admin).await;
+    reply.assert(400, Some("validation_error"));
+    assert!(
+        reply.body["errors"].get(field).is_some(),
+        "{field}: {}",
+        reply.body
+    );
+}
+
 #[tokio::test]
 async fn taking_a_class_upserts_every_record_in_one_go() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (class, students, _, other) = school_day(&app, &admin, 3).await;
-    let first = app
-        .post(
-            &take_path(&class),
-            &admin,
-            json!({"date": "2026-05-04", "records": lines(&students, "present")}),
-        )
+    let first = TakeAttendance::all(&class, "2026-05-04", &students, "present")
+        .post(&app, &admin)
         .await;
     first.assert(200, None);
     let first_ids: Vec<Value> = first
@@ -154,15 +131,13 @@ async fn taking_a_class_upserts_every_record_in_one_go() {
         .map(|r| r["id"].clone())
         .collect();
     assert_eq!(first_ids.len(), 3);
-    let mut again = lines(&students, "present");
-    again[1] = json!({"student": students[1], "status": "absent", "note": "ill"});
-    let second = app
-        .post(
-            &take_path(&class),
-            &admin,
-            json!({"date": "2026-05-04", "records": again}),
-        )
-        .await;
+    let mut again = TakeAttendance::all(&class, "2026-05-04", &students, "present");
+    again.records[1] = AttendanceLine {
+        student: &students[1],
+        status: "absent",
+        note: Some("ill"),
+    };
+    let second = again.post(&app, &admin).await;
     second.assert(200, None);
     let records = second.body.as_array().expect("list");
     assert_eq!(
@@ -178,68 +153,53 @@ async fn taking_a_class_upserts_every_record_in_one_go() {
     assert_eq!(day.body["count"], 3);
 
     // Each rule names the record it concerns, and nothing is written.
-    let refused = |body: Value, field: &'static str| {
-        let app = &app;
-        let admin = &admin;
-        let class = class.clone();
-        async move {
-            let reply = app.post(&take_path(&class), admin, body).await;
-            reply.assert(400, Some("validation_error"));
-            assert!(
-                reply.body["errors"].get(field).is_some(),
-                "{field}: {}",
-                reply.body
-            );
-        }
-    };
-    let mut outsider = lines(&students, "late");
-    outsider[2] = json!({"student": other, "status": "late"});
+    let mut outsider = TakeAttendance::all(&class, "2026-05-05", &students, "late");
+    outsider.records[2].student = &other;
+    refused(&app, &admin, outsider, "records[2].student").await;
+    let twice = [
+        students[0].clone(),
+        students[1].clone(),
+        students[0].clone(),
+    ];
     refused(
-        json!({"date": "2026-05-05", "records": outsider}),
-        "records[2].student",
-    )
-    .await;
-    let twice = lines(
-        &[
-            students[0].clone(),
-            students[1].clone(),
-            students[0].clone(),
-        ],
-        "late",
-    );
-    refused(
-        json!({"date": "2026-05-05", "records": twice}),
+        &app,
+        &admin,
+        TakeAttendance::all(&class, "2026-05-05", &twice, "late"),
         "records[2].student",
     )
     .await;
     refused(
-        json!({"date": "2027-01-04", "records": lines(&students, "late")}),
+        &app,
+        &admin,
+        TakeAttendance::all(&class, "2027-01-04", &students, "late"),
         "date",
     )
     .await;
     refused(
-        json!({"date": "2026-05-05", "records": [{"student": students[0], "status": "gone"}]}),
+        &app,
+        &admin,
+        TakeAttendance::all(&class, "2026-05-05", &students[..1], "gone"),
         "records[0].status",
     )
     .await;
-    refused(json!({"date": "2026-05-05", "records": []}), "records").await;
+    refused(
+        &app,
+        &admin,
+        TakeAttendance::all(&class, "2026-05-05", &[], "late"),
+        "records",
+    )
+    .await;
     assert_eq!(
         app.get(&format!("{ATTENDANCE}?date=2026-05-05"), &admin)
             .await
             .body["count"],
         0
     );
-    let missing = format!(
-        "/api/v1/school/classes/{}/attendance/",
-        uuid::Uuid::new_v4()
-    );
-    app.post(
-        &missing,
-        &admin,
-        json!({"date": "2026-05-05", "records": lines(&students, "late")}),
-    )
-    .await
-    .assert(404, Some("not_found"));
+    let missing = uuid::Uuid::new_v4().to_string();
+    TakeAttendance::all(&missing, "2026-05-05", &students, "late")
+        .post(&app, &admin)
+        .await
+        .assert(404, Some("not_found"));
 }
 
 #[tokio::test]
@@ -247,15 +207,10 @@ async fn concurrent_takes_of_one_class_and_date_never_duplicate_a_student() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (class, students, _, _) = school_day(&app, &admin, 10).await;
-    let path = take_path(&class);
-    let takes = ["present", "absent", "late", "excused", "present", "late"].map(|status| {
-        app.post(
-            &path,
-            &admin,
-            json!({"date": "2026-06-01", "records": lines(&students, status)}),
-        )
-    });
-    for reply in futures_util::future::join_all(takes).await {
+    let takes = ["present", "absent", "late", "excused", "present", "late"]
+        .map(|status| TakeAttendance::all(&class, "2026-06-01", &students, status));
+    let posts = takes.iter().map(|take| take.post(&app, &admin));
+    for reply in futures_util::future::join_all(posts).await {
         reply.assert(200, None);
     }
     let day = app
@@ -273,36 +228,19 @@ async fn teachers_take_attendance_only_for_the_classes_they_teach() {
     let admin = app.as_school_user("alpha", "admin").await;
     let teacher = app.as_school_user("alpha", "teacher").await;
     let (class, students, other_class, other) = school_day(&app, &admin, 2).await;
-    let body = json!({"date": "2026-02-02", "records": lines(&students, "present")});
-    app.post(&take_path(&class), &teacher, body.clone())
+    let take = TakeAttendance::all(&class, "2026-02-02", &students, "present");
+    take.post(&app, &teacher)
         .await
         .assert(403, Some("permission_denied"));
-    let profile =
-        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MAT"}),
-        )
-        .await
-        .body["id"]
-        .clone();
-    app.post(
-        "/api/v1/school/teacher-assignments/",
-        &admin,
-        json!({"teacher": profile, "academic_class": class, "subject": subject}),
+    app.assign_teacher(&admin, &class, "Maths", "MAT").await;
+    take.post(&app, &teacher).await.assert(200, None);
+    TakeAttendance::all(
+        &other_class,
+        "2026-02-02",
+        std::slice::from_ref(&other),
+        "present",
     )
-    .await
-    .assert(201, None);
-    app.post(&take_path(&class), &teacher, body)
-        .await
-        .assert(200, None);
-    app.post(
-        &take_path(&other_class),
-        &teacher,
-        json!({"date": "2026-02-02", "records": lines(std::slice::from_ref(&other), "present")}),
-    )
+    .post(&app, &teacher)
     .await
     .assert(403, Some("permission_denied"));
     let summary = |student: &str| format!("/api/v1/school/students/{student}/attendance-summary/");
@@ -334,13 +272,10 @@ async fn the_summary_counts_days_per_status_and_the_rate() {
         ("2026-09-04", "present"),
         ("2026-10-01", "excused"),
     ] {
-        app.post(
-            &take_path(&class),
-            &admin,
-            json!({"date": date, "records": lines(&students, status)}),
-        )
-        .await
-        .assert(200, None);
+        TakeAttendance::all(&class, date, &students, status)
+            .post(&app, &admin)
+            .await
+            .assert(200, None);
     }
     let path = format!(
         "/api/v1/school/students/{}/attendance-summary/",
@@ -397,34 +332,23 @@ async fn teachers_record_and_correct_single_records_of_their_own_classes() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let norole = app.as_school_user("alpha", "norole").await;
     let (class, students, other_class, other) = school_day(&app, &admin, 2).await;
-    let record = json!({"student": students[0], "date": "2026-03-02", "status": "absent"});
+    let record = NewAttendance {
+        student: &students[0],
+        date: "2026-03-02",
+        status: "absent",
+        ..Default::default()
+    };
     // Without an assignment to the class: refused, as is a user without a teacher profile
-    // (before the body is looked at).
-    app.post(ATTENDANCE, &teacher, record.clone())
+    // (before the body is looked at: a malformed one).
+    record
+        .post(&app, &teacher)
         .await
         .assert(403, Some("permission_denied"));
     app.post(ATTENDANCE, &norole, json!({"status": 1}))
         .await
         .assert(403, Some("permission_denied"));
-    let profile =
-        app.get("/api/v1/school/teachers/", &admin).await.body["results"][0]["id"].clone();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MAT"}),
-        )
-        .await
-        .body["id"]
-        .clone();
-    app.post(
-        "/api/v1/school/teacher-assignments/",
-        &admin,
-        json!({"teacher": profile, "academic_class": class, "subject": subject}),
-    )
-    .await
-    .assert(201, None);
-    let created = app.post(ATTENDANCE, &teacher, record).await;
+    app.assign_teacher(&admin, &class, "Maths", "MAT").await;
+    let created = record.post(&app, &teacher).await;
     created.assert(201, None);
     let id = created.body["id"].as_str().expect("id").to_owned();
     let corrected = app
@@ -437,11 +361,13 @@ async fn teachers_record_and_correct_single_records_of_their_own_classes() {
     corrected.assert(200, None);
     assert_eq!(corrected.body["status"], "late");
     // Another class's student, moving a record to another class, deleting: refused.
-    app.post(
-        ATTENDANCE,
-        &teacher,
-        json!({"student": other, "date": "2026-03-02", "status": "absent"}),
-    )
+    NewAttendance {
+        student: &other,
+        date: "2026-03-02",
+        status: "absent",
+        ..Default::default()
+    }
+    .post(&app, &teacher)
     .await
     .assert(403, Some("permission_denied"));
     app.patch(
@@ -462,11 +388,13 @@ async fn teachers_record_and_correct_single_records_of_their_own_classes() {
         .await
         .assert(403, Some("permission_denied"));
     // A bad body from a teacher is a 400 like anyone's.
-    app.post(
-        ATTENDANCE,
-        &teacher,
-        json!({"student": students[1], "date": "2026-03-02", "status": "gone"}),
-    )
+    NewAttendance {
+        student: &students[1],
+        date: "2026-03-02",
+        status: "gone",
+        ..Default::default()
+    }
+    .post(&app, &teacher)
     .await
     .assert(400, Some("validation_error"));
 }

@@ -13,10 +13,7 @@ async fn a_class_lists_its_own_live_students() {
     let class = |name: &'static str| {
         let (app, admin) = (&app, &admin);
         async move {
-            let class = NewClass {
-                name,
-                ..Default::default()
-            };
+            let class = NewClass::named(name);
             class.create(app, admin).await.id
         }
     };
@@ -27,13 +24,7 @@ async fn a_class_lists_its_own_live_students() {
         ("B-3", "Cid", &blue),
         ("G-1", "Dee", &green),
     ] {
-        let student = NewStudent {
-            admission_number: number,
-            first_name: first,
-            last_name: "Lee",
-            academic_class: Some(class),
-            ..Default::default()
-        };
+        let student = NewStudent::new(number, first, "Lee").in_class(class);
         student.create(&app, &admin).await;
     }
     let moved = app

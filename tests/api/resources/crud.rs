@@ -22,10 +22,7 @@ async fn classes_round_trip_with_soft_delete_and_uniqueness() {
     assert_eq!(created.authors.created_by, created.authors.updated_by);
     let item = created.path();
     app.get(&item, &admin).await.assert(200, None);
-    let again = NewClass {
-        name: "Form 1",
-        ..Default::default()
-    };
+    let again = NewClass::named("Form 1");
     again.post(&app, &admin).await.assert(409, Some("conflict"));
     let patched: Class = app
         .patch(&item, &admin, json!({"level": 2}))
@@ -60,12 +57,7 @@ async fn classes_round_trip_with_soft_delete_and_uniqueness() {
     let with_deleted = format!("{CLASSES}?include_deleted=true");
     assert_eq!(app.list::<Class>(&with_deleted, &admin).await.count, 1);
     // A live class may reuse the name of a deleted one.
-    NewClass {
-        name: "Form One",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
+    NewClass::named("Form One").create(&app, &admin).await;
     let restored = app
         .patch(
             &format!("{item}?include_deleted=true"),
@@ -127,10 +119,7 @@ async fn teachers_may_view_classes_but_not_change_them() {
     let app = spawn_app().await;
     let teacher = app.as_school_user("alpha", "teacher").await;
     app.get(CLASSES, &teacher).await.assert(200, None);
-    let class = NewClass {
-        name: "X",
-        ..Default::default()
-    };
+    let class = NewClass::named("X");
     class
         .post(&app, &teacher)
         .await
@@ -151,18 +140,10 @@ async fn subjects_bulk_soft_delete_counts_what_it_marked() {
     let mut ids = Vec::new();
     for code in ["MATH", "ENG", "BIO"] {
         let name = format!("{code} subject");
-        let subject = NewSubject {
-            name: &name,
-            code,
-            ..Default::default()
-        };
+        let subject = NewSubject::new(&name, code);
         ids.push(subject.create(&app, &admin).await.id);
     }
-    let again = NewSubject {
-        name: "Again",
-        code: "MATH",
-        ..Default::default()
-    };
+    let again = NewSubject::new("Again", "MATH");
     again.post(&app, &admin).await.assert(409, Some("conflict"));
     let search = format!("{SUBJECTS}?search=eng");
     assert_eq!(app.list::<Subject>(&search, &admin).await.count, 1);
@@ -232,13 +213,7 @@ async fn departments_patch_and_references() {
         .teacher
         .expect("a teacher profile")
         .id;
-    let subject = NewSubject {
-        name: "Maths",
-        code: "M",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
+    let subject = NewSubject::new("Maths", "M").create(&app, &admin).await;
     let created = NewDepartment {
         name: "Sciences",
         hod: &hod,
@@ -284,13 +259,7 @@ async fn departments_patch_and_references() {
     assert!(reply.body["errors"]["hod"].is_array() && reply.body["errors"]["teachers"].is_array());
     // A subject of another school is simply not found.
     let beta_admin = app.as_school_user("beta", "admin").await;
-    let beta_subject = NewSubject {
-        name: "B",
-        code: "B",
-        ..Default::default()
-    }
-    .create(&app, &beta_admin)
-    .await;
+    let beta_subject = NewSubject::new("B", "B").create(&app, &beta_admin).await;
     app.patch(&department, &admin, json!({"subject": beta_subject.id}))
         .await
         .assert(400, Some("validation_error"));
@@ -342,52 +311,26 @@ async fn teacher_profiles_belong_to_users_of_the_school() {
 async fn students_and_assignments_check_their_references() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let class = NewClass {
-        name: "Form 2",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
-    let subject = NewSubject {
-        name: "Art",
-        code: "ART",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
+    let class = NewClass::named("Form 2").create(&app, &admin).await;
+    let subject = NewSubject::new("Art", "ART").create(&app, &admin).await;
     let teacher = app.list::<Teacher>(TEACHERS, &admin).await.results[0]
         .id
         .clone();
-    let student = NewStudent {
-        admission_number: "A-1",
-        first_name: "Ann",
-        last_name: "Bee",
-        academic_class: Some(&class.id),
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
+    let student = NewStudent::new("A-1", "Ann", "Bee")
+        .in_class(&class.id)
+        .create(&app, &admin)
+        .await;
     assert_eq!(student.academic_class, Some(class.id.clone()));
-    let same_number = NewStudent {
-        admission_number: "A-1",
-        first_name: "X",
-        last_name: "Y",
-        ..Default::default()
-    };
+    let same_number = NewStudent::new("A-1", "X", "Y");
     same_number
         .post(&app, &admin)
         .await
         .assert(409, Some("conflict"));
     let missing_class = uuid::Uuid::new_v4().to_string();
-    let reply = NewStudent {
-        admission_number: "A-2",
-        first_name: "X",
-        last_name: "Y",
-        academic_class: Some(&missing_class),
-        ..Default::default()
-    }
-    .post(&app, &admin)
-    .await;
+    let reply = NewStudent::new("A-2", "X", "Y")
+        .in_class(&missing_class)
+        .post(&app, &admin)
+        .await;
     reply.assert(400, Some("validation_error"));
     let search = format!("{STUDENTS}?search=bee");
     assert_eq!(app.list::<Student>(&search, &admin).await.count, 1);
@@ -423,13 +366,7 @@ async fn part_eight_limits_hold_at_their_edges() {
     let teacher = app.list::<Teacher>(TEACHERS, &admin).await.results[0]
         .id
         .clone();
-    let subject = NewSubject {
-        name: "Edge",
-        code: "EDGE",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await;
+    let subject = NewSubject::new("Edge", "EDGE").create(&app, &admin).await;
     let department = |name: &'static str| NewDepartment {
         name,
         hod: &teacher,
@@ -456,21 +393,13 @@ async fn part_eight_limits_hold_at_their_edges() {
         .await
         .assert(400, Some("validation_error"));
     let (longest, too_long) = ("s".repeat(255), "s".repeat(256));
-    NewSession {
-        name: &longest,
-        start_date: "2026-01-01",
-        end_date: "2026-06-01",
-    }
-    .create(&app, &admin)
-    .await;
-    NewSession {
-        name: &too_long,
-        start_date: "2026-01-01",
-        end_date: "2026-06-01",
-    }
-    .post(&app, &admin)
-    .await
-    .assert(400, Some("validation_error"));
+    NewSession::new(&longest, "2026-01-01", "2026-06-01")
+        .create(&app, &admin)
+        .await;
+    NewSession::new(&too_long, "2026-01-01", "2026-06-01")
+        .post(&app, &admin)
+        .await
+        .assert(400, Some("validation_error"));
     let settings = |email: String| json!({"school_name": "n".repeat(255), "address": "a", "phone": "p", "email": email});
     let local = "e".repeat(64);
     let domain = format!(

@@ -1,23 +1,30 @@
-//! Exams, marks and the spec's special operations on them.
+//! Exams, marks and the spec's special operations on them. Validation refusals keep their
+//! bodies as raw JSON: the body is what they test.
 
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::helpers::{
-    As, NewClass, NewExam, NewExamSession, NewRecord, NewSession, NewStudent, NewSubject,
-    NewTeacherAssignment, TEACHERS, TestApp, spawn_app,
+    As, ConfirmMark, NewClass, NewExam, NewExamSession, NewMark, NewRecord, NewSession, NewStudent,
+    NewSubject, NewTeacherAssignment, TEACHERS, Teacher, TestApp, spawn_app,
 };
+
+/// What [`exam_setup`] made.
+struct Setup {
+    /// The exam session's exams.
+    exams: String,
+    class: String,
+    /// Maths, then Physics.
+    subjects: Vec<String>,
+    /// The alpha teacher's profile.
+    teacher: String,
+    exam_session: String,
+}
 
 /// An academic session and exam session, one class with two subjects assigned to the
 /// alpha teacher; answers the exams path.
-async fn exam_setup(app: &TestApp, admin: &As) -> (String, Value) {
-    let session = NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .create(app, admin)
-    .await;
+async fn exam_setup(app: &TestApp, admin: &As) -> (String, Setup) {
+    let session = app.session_2026(admin).await;
     let exam_session = NewExamSession {
         session: &session.id,
         name: "Finals",
@@ -26,27 +33,15 @@ async fn exam_setup(app: &TestApp, admin: &As) -> (String, Value) {
     }
     .create(app, admin)
     .await;
-    let class = NewClass {
-        name: "Form 4",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await
-    .id;
-    let teacher = app.list::<Value>(TEACHERS, admin).await.results[0]["id"].clone();
-    let teacher_id = teacher.as_str().expect("a teacher profile");
+    let class = NewClass::named("Form 4").create(app, admin).await.id;
+    let teacher = app.list::<Teacher>(TEACHERS, admin).await.results[0]
+        .id
+        .clone();
     let mut subjects = Vec::new();
     for (name, code) in [("Maths", "MAT"), ("Physics", "PHY")] {
-        let subject = NewSubject {
-            name,
-            code,
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await
-        .id;
+        let subject = NewSubject::new(name, code).create(app, admin).await.id;
         NewTeacherAssignment {
-            teacher: teacher_id,
+            teacher: &teacher,
             academic_class: &class,
             subject: &subject,
         }
@@ -54,8 +49,27 @@ async fn exam_setup(app: &TestApp, admin: &As) -> (String, Value) {
         .await;
         subjects.push(subject);
     }
-    let ids = json!({"class": class, "subjects": subjects, "teacher": teacher, "exam_session": exam_session.id});
-    (exam_session.exams(), ids)
+    let setup = Setup {
+        exams: exam_session.exams(),
+        class,
+        subjects,
+        teacher,
+        exam_session: exam_session.id.clone(),
+    };
+    (exam_session.exams(), setup)
+}
+
+impl Setup {
+    /// An exam "Mock" of Maths for the class.
+    fn mock(&self) -> NewExam<'_> {
+        NewExam {
+            exams: &self.exams,
+            name: "Mock",
+            subject: &self.subjects[0],
+            academic_class: &self.class,
+            ..Default::default()
+        }
+    }
 }
 
 #[tokio::test]
@@ -65,7 +79,7 @@ async fn auto_create_teacher_exams_creates_once_and_reports() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let (exams, ids) = exam_setup(&app, &admin).await;
     let auto = format!("{exams}auto-create-teacher-exams/");
-    let first = app.post(&auto, &teacher, json!({})).await;
+    let first = app.post_empty(&auto, &teacher).await;
     first.assert(200, None);
     let body = &first.body;
     assert_eq!(body["success"], true);
@@ -80,11 +94,11 @@ async fn auto_create_teacher_exams_creates_once_and_reports() {
     assert_eq!(created[0]["subject_code"], "MAT");
     assert_eq!(created[0]["academic_class"], "Form 4");
     assert_eq!(created[0]["created"], true);
-    assert_eq!(body["teacher"]["id"], ids["teacher"]);
+    assert_eq!(body["teacher"]["id"], ids.teacher.as_str());
     assert_eq!(body["teacher"]["name"], "teacher Test");
     assert_eq!(
         body["exam_session"],
-        json!({"id": ids["exam_session"], "name": "Finals", "term": "Term 3"})
+        json!({"id": ids.exam_session, "name": "Finals", "term": "Term 3"})
     );
     assert!(
         body["message"]
@@ -107,11 +121,11 @@ async fn auto_create_teacher_exams_creates_once_and_reports() {
     assert_eq!(list.body["results"][0]["name"], "Maths - Form 4");
     assert_eq!(list.body["results"][0]["max_mark"], 100);
 
-    app.post(&auto, &admin, json!({}))
+    app.post_empty(&auto, &admin)
         .await
         .assert(403, Some("not_a_teacher"));
     let student_role = app.as_school_user("alpha", "norole").await;
-    app.post(&auto, &student_role, json!({}))
+    app.post_empty(&auto, &student_role)
         .await
         .assert(403, Some("permission_denied"));
 }
@@ -123,7 +137,7 @@ async fn concurrent_auto_creates_never_duplicate_an_exam() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let (exams, _) = exam_setup(&app, &admin).await;
     let auto = format!("{exams}auto-create-teacher-exams/");
-    let replies = join_all((0..8).map(|_| app.post(&auto, &teacher, json!({})))).await;
+    let replies = join_all((0..8).map(|_| app.post_empty(&auto, &teacher))).await;
     let created: i64 = replies
         .iter()
         .map(|r| {
@@ -141,28 +155,22 @@ async fn exams_check_their_parents_and_fields() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (exams, ids) = exam_setup(&app, &admin).await;
-    let body = json!({"name": "Mock", "subject": ids["subjects"][0], "academic_class": ids["class"], "max_mark": 1000});
-    let created = app.post(&exams, &admin, body.clone()).await;
+    let exam = NewExam {
+        max_mark: Some(1000),
+        ..ids.mock()
+    };
+    let created = exam.post(&app, &admin).await;
     created.assert(201, None);
-    assert_eq!(created.body["exam_session"], ids["exam_session"]);
-    app.post(&exams, &admin, body)
+    assert_eq!(created.body["exam_session"], ids.exam_session.as_str());
+    exam.post(&app, &admin).await.assert(409, Some("conflict"));
+    app.post(&exams, &admin, json!({"name": "X", "subject": ids.subjects[1], "academic_class": ids.class, "max_mark": 1001})).await.assert(400, Some("validation_error"));
+    let other_session = NewSession::new("B", "2026-01-01", "2026-02-01")
+        .create(&app, &admin)
         .await
-        .assert(409, Some("conflict"));
-    app.post(&exams, &admin, json!({"name": "X", "subject": ids["subjects"][1], "academic_class": ids["class"], "max_mark": 1001})).await.assert(400, Some("validation_error"));
-    let other_session = app
-        .post(
-            "/api/v1/school/sessions/",
-            &admin,
-            json!({"name": "B", "start_date": "2026-01-01", "end_date": "2026-02-01"}),
-        )
-        .await
-        .body["data"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
+        .id;
     let wrong_parent = format!(
         "/api/v1/school/sessions/{other_session}/exam-sessions/{}/exams/",
-        ids["exam_session"].as_str().expect("es")
+        ids.exam_session
     );
     app.get(&wrong_parent, &admin)
         .await
@@ -175,20 +183,15 @@ async fn marks_setup(app: &TestApp, admin: &As) -> String {
     let exam = NewExam {
         exams: &exams,
         name: "Paper 1",
-        subject: ids["subjects"][0].as_str().expect("a subject"),
-        academic_class: ids["class"].as_str().expect("a class"),
+        subject: &ids.subjects[0],
+        academic_class: &ids.class,
         ..Default::default()
     }
     .create(app, admin)
     .await
     .id;
     for number in ["ADM-1", "ADM-2"] {
-        let student = NewStudent {
-            admission_number: number,
-            first_name: "S",
-            last_name: number,
-            ..Default::default()
-        };
+        let student = NewStudent::new(number, "S", number);
         student.create(app, admin).await;
     }
     format!("{exams}{exam}/marks/")
@@ -201,13 +204,19 @@ async fn confirm_students_upserts_one_live_mark() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let marks = marks_setup(&app, &admin).await;
     let confirm = format!("{marks}confirm-students/");
-    let first = app
-        .post(
-            &confirm,
-            &teacher,
-            json!({"studentadmissionnumber": "ADM-1", "mark": 70, "symbol": "B"}),
-        )
-        .await;
+    // ADM-1's mark.
+    let confirmed = |mark: i64| NewMark {
+        marks: &marks,
+        studentadmissionnumber: "ADM-1",
+        mark: Some(mark),
+        ..Default::default()
+    };
+    let first = ConfirmMark(NewMark {
+        symbol: Some("B"),
+        ..confirmed(70)
+    })
+    .post(&app, &teacher)
+    .await;
     first.assert(200, None);
     for key in [
         "id",
@@ -222,13 +231,7 @@ async fn confirm_students_upserts_one_live_mark() {
     ] {
         assert!(first.body.get(key).is_some(), "{key}");
     }
-    let second = app
-        .post(
-            &confirm,
-            &teacher,
-            json!({"studentadmissionnumber": "ADM-1", "mark": 75}),
-        )
-        .await;
+    let second = ConfirmMark(confirmed(75)).post(&app, &teacher).await;
     second.assert(200, None);
     assert_eq!(second.body["id"], first.body["id"]);
     assert_eq!(
@@ -252,13 +255,10 @@ async fn confirm_students_upserts_one_live_mark() {
     )
     .await
     .assert(400, Some("validation_error"));
-    app.post(
-        &confirm,
-        &teacher,
-        json!({"studentadmissionnumber": "ADM-1", "mark": 2147483647}),
-    )
-    .await
-    .assert(200, None);
+    ConfirmMark(confirmed(2147483647))
+        .post(&app, &teacher)
+        .await
+        .assert(200, None);
     app.post(
         &confirm,
         &teacher,
@@ -267,29 +267,25 @@ async fn confirm_students_upserts_one_live_mark() {
     .await
     .assert(400, Some("validation_error"));
     // is_deleted soft-deletes that mark; the next confirm starts a new one.
-    let deleted = app
-        .post(
-            &confirm,
-            &teacher,
-            json!({"studentadmissionnumber": "ADM-1", "is_deleted": true}),
-        )
-        .await;
+    let deleted = ConfirmMark(NewMark {
+        marks: &marks,
+        studentadmissionnumber: "ADM-1",
+        is_deleted: Some(true),
+        ..Default::default()
+    })
+    .post(&app, &teacher)
+    .await;
     assert_eq!(deleted.body["is_deleted"], true);
     assert_eq!(app.get(&marks, &teacher).await.body["count"], 0);
-    let fresh = app
-        .post(
-            &confirm,
-            &teacher,
-            json!({"studentadmissionnumber": "ADM-1", "mark": 10}),
-        )
-        .await;
+    let fresh = ConfirmMark(confirmed(10)).post(&app, &teacher).await;
     assert_ne!(fresh.body["id"], first.body["id"]);
     let office = app.as_school_user("alpha", "norole").await;
-    app.post(
-        &confirm,
-        &office,
-        json!({"studentadmissionnumber": "ADM-1"}),
-    )
+    ConfirmMark(NewMark {
+        marks: &marks,
+        studentadmissionnumber: "ADM-1",
+        ..Default::default()
+    })
+    .post(&app, &office)
     .await
     .assert(403, Some("permission_denied"));
 }
@@ -299,33 +295,23 @@ async fn concurrent_confirms_leave_one_live_mark_and_distinct_ones_are_all_kept(
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let marks = marks_setup(&app, &admin).await;
-    let confirm = format!("{marks}confirm-students/");
-    let same = join_all((0..10).map(|i| {
-        app.post(
-            &confirm,
-            &admin,
-            json!({"studentadmissionnumber": "ADM-1", "mark": i}),
-        )
-    }))
-    .await;
+    let confirm = |number, mark| {
+        ConfirmMark(NewMark {
+            marks: &marks,
+            studentadmissionnumber: number,
+            mark: Some(mark),
+            ..Default::default()
+        })
+    };
+    let same: Vec<_> = (0..10).map(|i| confirm("ADM-1", i)).collect();
+    let same = join_all(same.iter().map(|c| c.post(&app, &admin))).await;
     for reply in &same {
         reply.assert(200, None);
     }
     let list = app.get(&marks, &admin).await;
     assert_eq!(list.body["count"], 1);
-    let distinct = join_all(
-        ["ADM-1", "ADM-2"]
-            .iter()
-            .map(|n| {
-                app.post(
-                    &confirm,
-                    &admin,
-                    json!({"studentadmissionnumber": n, "mark": 50}),
-                )
-            })
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let distinct = ["ADM-1", "ADM-2"].map(|n| confirm(n, 50));
+    let distinct = join_all(distinct.iter().map(|c| c.post(&app, &admin))).await;
     assert!(distinct.iter().all(|r| r.status == 200));
     assert_eq!(app.get(&marks, &admin).await.body["count"], 2);
 }
@@ -335,17 +321,23 @@ async fn plain_mark_writes_follow_the_same_rules() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let marks = marks_setup(&app, &admin).await;
-    let created = app
-        .post(
-            &marks,
-            &admin,
-            json!({"studentadmissionnumber": "ADM-2", "mark": -5}),
-        )
-        .await;
+    let created = NewMark {
+        marks: &marks,
+        studentadmissionnumber: "ADM-2",
+        mark: Some(-5),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     created.assert(201, None);
-    app.post(&marks, &admin, json!({"studentadmissionnumber": "ADM-2"}))
-        .await
-        .assert(409, Some("conflict"));
+    NewMark {
+        marks: &marks,
+        studentadmissionnumber: "ADM-2",
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await
+    .assert(409, Some("conflict"));
     app.post(&marks, &admin, json!({"studentadmissionnumber": "ADM-404"}))
         .await
         .assert(400, Some("validation_error"));
@@ -373,30 +365,28 @@ async fn an_exam_cannot_be_written_under_another_exam_session() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let (exams, ids) = exam_setup(&app, &admin).await;
-    let body =
-        json!({"name": "Mock", "subject": ids["subjects"][0], "academic_class": ids["class"]});
-    let exam = app.post(&exams, &admin, body.clone()).await;
+    let exam = ids.mock().post(&app, &admin).await;
     exam.assert(201, None);
     let id = exam.body["id"].as_str().expect("id");
     let exam_sessions = exams
-        .rsplit_once(ids["exam_session"].as_str().expect("exam session"))
+        .rsplit_once(ids.exam_session.as_str())
         .expect("exam sessions path")
         .0
         .to_owned();
-    let other = app
-        .post(
-            &exam_sessions,
-            &admin,
-            json!({"name": "Mocks", "term": "Term 1"}),
-        )
-        .await
-        .body["id"]
-        .as_str()
-        .expect("other exam session")
-        .to_owned();
+    let session = exam_sessions
+        .trim_start_matches("/api/v1/school/sessions/")
+        .trim_end_matches("/exam-sessions/");
+    let other = NewExamSession {
+        session,
+        name: "Mocks",
+        term: "Term 1",
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await
+    .id;
     let wrong = format!("{exam_sessions}{other}/exams/{id}/");
-    let renamed =
-        json!({"name": "Moved", "subject": ids["subjects"][0], "academic_class": ids["class"]});
+    let renamed = json!({"name": "Moved", "subject": ids.subjects[0], "academic_class": ids.class});
     app.request(reqwest::Method::PUT, &wrong, &admin, Some(renamed))
         .await
         .assert(404, Some("not_found"));

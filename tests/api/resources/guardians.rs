@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{
     As, NewAttendance, NewClass, NewExam, NewExamSession, NewGuardian, NewMark, NewRecord,
-    NewSession, NewStudent, NewSubject, PASSWORD, TestApp, spawn_app,
+    NewSession, NewStudent, NewSubject, NewUser, PASSWORD, TestApp, spawn_app,
 };
 
 /// A school year in `alpha`: classes A and B, children `a` and `c` (A's classmate) in A,
@@ -43,27 +43,12 @@ impl Family {
     }
 }
 
-pub async fn alpha_id(app: &TestApp, root: &As) -> Value {
-    let tenants = app.get("/api/v1/system/tenants/", root).await;
-    tenants.body["results"]
-        .as_array()
-        .expect("tenants")
-        .iter()
-        .find(|t| t["schema_name"] == "alpha")
-        .expect("alpha")["id"]
-        .clone()
-}
-
 pub async fn family(app: &TestApp) -> Family {
     let admin = app.as_school_user("alpha", "admin").await;
-    let session = NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .create(app, &admin)
-    .await
-    .id;
+    let session = NewSession::new("2026", "2026-01-01", "2026-12-31")
+        .create(app, &admin)
+        .await
+        .id;
     let term = NewExamSession {
         session: &session,
         name: "Term 1",
@@ -78,22 +63,9 @@ pub async fn family(app: &TestApp) -> Family {
     let (mut classes, mut class_exams, mut subjects) = (Vec::new(), Vec::new(), Vec::new());
     for class in ["A", "B"] {
         let name = format!("Form {class}");
-        let class_id = NewClass {
-            name: &name,
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let class_id = NewClass::named(&name).create(app, &admin).await.id;
         let (name, code) = (format!("Subject {class}"), format!("S-{class}"));
-        let subject = NewSubject {
-            name: &name,
-            code: &code,
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let subject = NewSubject::new(&name, &code).create(app, &admin).await.id;
         let name = format!("Exam {class}");
         let exam = NewExam {
             exams: &exams,
@@ -115,21 +87,17 @@ pub async fn family(app: &TestApp) -> Family {
         ('c', 0, 0, "Charlie"),
     ] {
         let number = format!("FAM-{}", letter.to_ascii_uppercase());
-        let student = NewStudent {
-            admission_number: &number,
-            first_name: "Kid",
-            last_name: last,
-            academic_class: Some(&classes[class]),
-            ..Default::default()
-        }
-        .create(app, &admin)
-        .await
-        .id;
+        let student = NewStudent::new(&number, "Kid", last)
+            .in_class(&classes[class])
+            .create(app, &admin)
+            .await
+            .id;
         let marks = format!("{exams}{}/marks/", class_exams[exam]);
         let mark = NewMark {
             marks: &marks,
             studentadmissionnumber: &number,
             mark: Some(61),
+            ..Default::default()
         }
         .create(app, &admin)
         .await
@@ -155,23 +123,23 @@ pub async fn family(app: &TestApp) -> Family {
     ]);
 
     let root = app.as_root().await;
-    let school = alpha_id(app, &root).await;
-    let user = app
-        .post(
-            "/api/v1/system/users/",
-            &root,
-            json!({"email": "parent@alpha.test", "password": PASSWORD, "client": school,
-                   "roles": ["guardian"], "first_name": "Pat"}),
-        )
-        .await
-        .assert(201, None)
-        .body["id"]
-        .clone();
+    let school = app.tenant_id(&root, "alpha").await;
+    let user = NewUser {
+        email: Some("parent@alpha.test"),
+        password: PASSWORD,
+        client: Some(&school),
+        roles: Some(&["guardian"]),
+        first_name: Some("Pat"),
+        ..Default::default()
+    }
+    .create(app, &root)
+    .await
+    .id;
     NewGuardian {
         first_name: "Pat",
         last_name: "Alpha",
         relationship: Some("mother"),
-        user: Some(user.as_str().expect("a user id")),
+        user: Some(&user),
         students: &[&students[0].1],
     }
     .create(app, &admin)

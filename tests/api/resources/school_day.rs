@@ -5,79 +5,30 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, NewClass, NewRecord, NewSession, NewStudent, NewSubject, NewTeacherAssignment, PASSWORD,
-    TEACHERS, Teacher, TestApp, spawn_app,
+    As, AttendanceLine, NewRecord, NewSchoolUser, PASSWORD, TakeAttendance, TestApp, spawn_app,
 };
 
 /// An active session over 2026 and two classes of two students each; answers the classes
 /// and their students: ((form 1, [students]), (form 2, [students])).
 async fn two_classes(app: &TestApp, admin: &As) -> ((String, Vec<String>), (String, Vec<String>)) {
-    NewSession {
-        name: "2026",
-        start_date: "2026-01-01",
-        end_date: "2026-12-31",
-    }
-    .create(app, admin)
-    .await;
-    let mut made = Vec::new();
-    for form in ["Form 1", "Form 2"] {
-        let class = NewClass {
-            name: form,
-            ..Default::default()
-        }
-        .create(app, admin)
-        .await
-        .id;
-        let mut students = Vec::new();
-        for n in 0..2 {
-            let number = format!("{}-{n}", form.replace(' ', ""));
-            let student = NewStudent {
-                admission_number: &number,
-                first_name: "Ada",
-                last_name: &number,
-                academic_class: Some(&class),
-                ..Default::default()
-            };
-            students.push(student.create(app, admin).await.id);
-        }
-        made.push((class, students));
-    }
-    let second = made.pop().expect("form 2");
-    let first = made.pop().expect("form 1");
+    app.session_2026(admin).await;
+    let numbers = |form: &str| (0..2).map(|n| format!("{form}-{n}")).collect::<Vec<_>>();
+    let first = app.class_of(admin, "Form 1", &numbers("Form1")).await;
+    let second = app.class_of(admin, "Form 2", &numbers("Form2")).await;
     (first, second)
-}
-
-/// The alpha teacher assigned to teach `class`.
-async fn assign_teacher(app: &TestApp, admin: &As, class: &str) {
-    let profile = app.list::<Teacher>(TEACHERS, admin).await.results[0]
-        .id
-        .clone();
-    let subject = NewSubject {
-        name: "Maths",
-        code: "MAT",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await;
-    NewTeacherAssignment {
-        teacher: &profile,
-        academic_class: class,
-        subject: &subject.id,
-    }
-    .create(app, admin)
-    .await;
 }
 
 fn register(class: &str) -> String {
     format!("/api/v1/school/classes/{class}/attendance/")
 }
 
-async fn take(app: &TestApp, who: &As, class: &str, date: &str, lines: Value) {
-    app.post(
-        &register(class),
-        who,
-        json!({"date": date, "records": lines}),
-    )
+async fn take(app: &TestApp, who: &As, class: &str, date: &str, records: Vec<AttendanceLine<'_>>) {
+    TakeAttendance {
+        class,
+        date,
+        records,
+    }
+    .post(app, who)
     .await
     .assert(200, None);
 }
@@ -106,14 +57,20 @@ async fn a_class_register_is_read_back_by_its_teacher_and_the_office_only() {
     let teacher = app.as_school_user("alpha", "teacher").await;
     let norole = app.as_school_user("alpha", "norole").await;
     let ((class, students), (other_class, others)) = two_classes(&app, &admin).await;
-    assign_teacher(&app, &admin, &class).await;
+    app.assign_teacher(&admin, &class, "Maths", "MAT").await;
     let (a, b) = (&students[0], &students[1]);
     take(
         &app,
         &teacher,
         &class,
         "2026-03-02",
-        json!([{"student": a, "status": "present"}, {"student": b, "status": "absent", "note": "ill"}]),
+        vec![
+            AttendanceLine::new(a, "present"),
+            AttendanceLine {
+                note: Some("ill"),
+                ..AttendanceLine::new(b, "absent")
+            },
+        ],
     )
     .await;
     take(
@@ -121,7 +78,10 @@ async fn a_class_register_is_read_back_by_its_teacher_and_the_office_only() {
         &teacher,
         &class,
         "2026-03-03",
-        json!([{"student": a, "status": "late"}, {"student": b, "status": "present"}]),
+        vec![
+            AttendanceLine::new(a, "late"),
+            AttendanceLine::new(b, "present"),
+        ],
     )
     .await;
     take(
@@ -129,7 +89,7 @@ async fn a_class_register_is_read_back_by_its_teacher_and_the_office_only() {
         &admin,
         &other_class,
         "2026-03-02",
-        json!([{"student": others[0], "status": "absent"}]),
+        vec![AttendanceLine::new(&others[0], "absent")],
     )
     .await;
 
@@ -218,7 +178,10 @@ async fn a_student_finds_their_record_and_reads_their_own_attendance_only() {
         &admin,
         &class,
         "2026-03-02",
-        json!([{"student": students[0], "status": "absent"}, {"student": students[1], "status": "present"}]),
+        vec![
+            AttendanceLine::new(&students[0], "absent"),
+            AttendanceLine::new(&students[1], "present"),
+        ],
     )
     .await;
     take(
@@ -226,17 +189,20 @@ async fn a_student_finds_their_record_and_reads_their_own_attendance_only() {
         &admin,
         &other_class,
         "2026-03-02",
-        json!([{"student": others[0], "status": "present"}]),
+        vec![AttendanceLine::new(&others[0], "present")],
     )
     .await;
-    app.post(
-        "/api/v1/school/users/",
-        &admin,
-        json!({"email": "pupil@alpha.test", "password": PASSWORD, "first_name": "Ada",
-               "last_name": "Pupil", "roles": ["student"], "student": students[0]}),
-    )
-    .await
-    .assert(201, None);
+    NewSchoolUser {
+        email: Some("pupil@alpha.test"),
+        password: Some(PASSWORD),
+        first_name: Some("Ada"),
+        last_name: Some("Pupil"),
+        roles: &["student"],
+        student: Some(&students[0]),
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
     let pupil = app.as_school_user_at("alpha", "pupil@alpha.test").await;
 
     let me = app.get("/api/v1/school/auth/me/", &pupil).await;

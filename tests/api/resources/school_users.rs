@@ -2,22 +2,12 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, PASSWORD, TestApp, spawn_app};
+use crate::helpers::{
+    As, Login, NewRecord, NewRole, NewSchoolUser, NewStudent, PASSWORD, SCHOOL_AUTH, item,
+    spawn_app,
+};
 
 const USERS: &str = "/api/v1/school/users/";
-
-/// An office user of `alpha`, made by its admin through the users API.
-async fn office_of_alpha(app: &TestApp, admin: &As) -> As {
-    app.post(
-        USERS,
-        admin,
-        json!({"email": "office@alpha.test", "password": PASSWORD, "first_name": "Olive",
-               "last_name": "Office", "roles": ["office"]}),
-    )
-    .await
-    .assert(201, None);
-    app.as_school_user_at("alpha", "office@alpha.test").await
-}
 
 fn ids(list: &Value) -> Vec<String> {
     list["results"]
@@ -32,15 +22,18 @@ fn ids(list: &Value) -> Vec<String> {
 async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let office = office_of_alpha(&app, &admin).await;
-    let created = app
-        .post(
-            USERS,
-            &office,
-            json!({"email": "Ada@alpha.test", "password": PASSWORD, "first_name": " Ada ",
-                   "last_name": "Lovelace", "roles": ["teacher"], "teacher": true}),
-        )
-        .await;
+    let office = app.office_of("alpha", &admin).await;
+    let created = NewSchoolUser {
+        email: Some("Ada@alpha.test"),
+        password: Some(PASSWORD),
+        first_name: Some(" Ada "),
+        last_name: Some("Lovelace"),
+        roles: &["teacher"],
+        teacher: Some(true),
+        ..Default::default()
+    }
+    .post(&app, &office)
+    .await;
     created.assert(201, None);
     let user = &created.body;
     assert_eq!(user["first_name"], "Ada");
@@ -74,18 +67,18 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
     assert_eq!(login["teacher"]["id"], profile);
     assert_eq!(login["roles"], json!(["teacher"]));
     let id = user["id"].as_str().expect("id");
-    let read = app.get(&format!("{USERS}{id}/"), &office).await;
+    let read = app.get(&item(USERS, id), &office).await;
     read.assert(200, None);
     assert!(read.body["last_login"].is_string(), "{}", read.body);
 
     // Office may add teachers, students and guardians, never an admin; and may not change.
-    let refused = app
-        .post(
-            USERS,
-            &office,
-            json!({"email": "boss@alpha.test", "roles": ["admin"]}),
-        )
-        .await;
+    let refused = NewSchoolUser {
+        email: Some("boss@alpha.test"),
+        roles: &["admin"],
+        ..Default::default()
+    }
+    .post(&app, &office)
+    .await;
     refused.assert(403, Some("permission_denied"));
     assert!(
         refused.body["detail"]
@@ -99,13 +92,9 @@ async fn office_creates_a_teacher_who_signs_in_with_a_profile() {
         "names what is lacking: {}",
         refused.body
     );
-    app.patch(
-        &format!("{USERS}{id}/"),
-        &office,
-        json!({"first_name": "A"}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
+    app.patch(&item(USERS, id), &office, json!({"first_name": "A"}))
+        .await
+        .assert(403, Some("permission_denied"));
     // The same e-mail in another spelling is taken.
     app.post(USERS, &admin, json!({"email": "ADA@alpha.test"}))
         .await
@@ -136,22 +125,18 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
     let beta_admin = app.as_school_user("beta", "admin").await;
     let beta_me = app.get("/api/v1/school/auth/me/", &beta_admin).await;
     let beta_id = beta_me.body["user"]["id"].as_str().expect("id").to_owned();
-    app.get(&format!("{USERS}{beta_id}/"), &admin)
+    app.get(&item(USERS, &beta_id), &admin)
         .await
         .assert(404, Some("not_found"));
-    app.patch(
-        &format!("{USERS}{beta_id}/"),
-        &admin,
-        json!({"is_active": false}),
-    )
-    .await
-    .assert(404, Some("not_found"));
+    app.patch(&item(USERS, &beta_id), &admin, json!({"is_active": false}))
+        .await
+        .assert(404, Some("not_found"));
     let root = app.as_root().await;
     let root_id = app.get("/api/v1/system/auth/me/", &root).await.body["user"]["id"]
         .as_str()
         .expect("id")
         .to_owned();
-    app.get(&format!("{USERS}{root_id}/"), &admin)
+    app.get(&item(USERS, &root_id), &admin)
         .await
         .assert(404, Some("not_found"));
     app.get(&format!("{USERS}not-a-uuid/"), &admin)
@@ -162,7 +147,7 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
     app.get(USERS, &teacher)
         .await
         .assert(403, Some("permission_denied"));
-    app.delete(&format!("{USERS}{root_id}/"), &admin)
+    app.delete(&item(USERS, &root_id), &admin)
         .await
         .assert(405, Some("method_not_allowed"));
 }
@@ -171,23 +156,19 @@ async fn lists_search_and_filter_by_role_and_hide_other_users() {
 async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
-    let student = app
-        .post(
-            "/api/v1/school/students/",
-            &admin,
-            json!({"admission_number": "S-1", "first_name": "Sam", "last_name": "Okafor"}),
-        )
-        .await;
-    student.assert(201, None);
-    let student_id = student.body["id"].as_str().expect("id").to_owned();
-    let created = app
-        .post(
-            USERS,
-            &admin,
-            json!({"phone": "+254 700 000 111", "first_name": "Sam", "roles": ["student"],
-                   "student": student_id}),
-        )
-        .await;
+    let student_id = NewStudent::new("S-1", "Sam", "Okafor")
+        .create(&app, &admin)
+        .await
+        .id;
+    let created = NewSchoolUser {
+        phone: Some("+254 700 000 111"),
+        first_name: Some("Sam"),
+        roles: &["student"],
+        student: Some(&student_id),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     created.assert(201, None);
     assert_eq!(created.body["student"], student_id.as_str());
     assert_eq!(created.body["phone"], "+254700000111");
@@ -196,7 +177,8 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
         .get(&format!("/api/v1/school/students/{student_id}/"), &admin)
         .await;
     assert_eq!(record.body["user"], user_id.as_str());
-    // A second account for the same student, an unknown student, an unknown role: 400.
+    // A second account for the same student, an unknown student, an unknown role: 400
+    // (the invalid bodies as a client would send them).
     for body in [
         json!({"email": "twin@alpha.test", "student": student_id}),
         json!({"email": "ghost@alpha.test", "student": uuid::Uuid::new_v4()}),
@@ -214,11 +196,11 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
     let login = |password: &'static str| {
         let app = &app;
         async move {
-            app.post(
-                "/api/v1/school/auth/login/",
-                &As::school("alpha"),
-                json!({"identifier": "+254700000111", "password": password}),
-            )
+            Login {
+                identifier: "+254700000111",
+                password,
+            }
+            .post(app, SCHOOL_AUTH, &As::school("alpha"))
             .await
         }
     };
@@ -229,7 +211,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
         .await
         .assert(401, Some("invalid_credentials"));
     app.patch(
-        &format!("{USERS}{user_id}/"),
+        &item(USERS, &user_id),
         &admin,
         json!({"password": PASSWORD}),
     )
@@ -239,7 +221,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
     // Deactivated: the login is refused again.
     let changed = app
         .patch(
-            &format!("{USERS}{user_id}/"),
+            &item(USERS, &user_id),
             &admin,
             json!({"is_active": false, "last_name": "Okafor", "email": "sam@alpha.test"}),
         )
@@ -252,7 +234,7 @@ async fn a_student_account_links_to_its_record_and_needs_a_password_to_sign_in()
         .assert(401, Some("invalid_credentials"));
     // Taking both ways to sign in away is refused.
     app.patch(
-        &format!("{USERS}{user_id}/"),
+        &item(USERS, &user_id),
         &admin,
         json!({"email": null, "phone": null}),
     )
@@ -276,41 +258,33 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     let admin_id = me.body["user"]["id"].as_str().expect("id").to_owned();
     // The school's only administrator cannot lose the role, nor be deactivated.
     app.patch(
-        &format!("{USERS}{admin_id}/"),
+        &item(USERS, &admin_id),
         &admin,
         json!({"roles": ["office"]}),
     )
     .await
     .assert(409, Some("conflict"));
-    app.patch(
-        &format!("{USERS}{admin_id}/"),
-        &admin,
-        json!({"is_active": false}),
-    )
-    .await
-    .assert(409, Some("conflict"));
+    app.patch(&item(USERS, &admin_id), &admin, json!({"is_active": false}))
+        .await
+        .assert(409, Some("conflict"));
 
     // A custom role that may manage users but holds little else.
-    let role = app
-        .post(
-            "/api/v1/school/roles/",
-            &admin,
-            json!({"name": "clerk", "permissions": ["view_user", "add_user", "change_user"]}),
-        )
+    NewRole::new("clerk", &["view_user", "add_user", "change_user"])
+        .create(&app, &admin)
         .await;
-    role.assert(201, None);
-    app.post(
-        USERS,
-        &admin,
-        json!({"email": "clerk@alpha.test", "password": PASSWORD, "roles": ["clerk"]}),
-    )
-    .await
-    .assert(201, None);
+    NewSchoolUser {
+        email: Some("clerk@alpha.test"),
+        password: Some(PASSWORD),
+        roles: &["clerk"],
+        ..Default::default()
+    }
+    .create(&app, &admin)
+    .await;
     let clerk = app.as_school_user_at("alpha", "clerk@alpha.test").await;
     // The clerk cannot change the admin (whose roles they do not hold) nor give office.
     let denied = app
         .patch(
-            &format!("{USERS}{admin_id}/"),
+            &item(USERS, &admin_id),
             &clerk,
             json!({"password": "taken-over-1"}),
         )
@@ -330,7 +304,7 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
             .expect("teacher")
             .to_owned();
     app.patch(
-        &format!("{USERS}{teacher_id}/"),
+        &item(USERS, &teacher_id),
         &clerk,
         json!({"roles": ["office"]}),
     )
@@ -339,7 +313,7 @@ async fn roles_follow_nobody_grants_what_they_do_not_hold_and_keep_an_administra
     // The admin can: the teacher becomes office and teacher, in one change.
     let changed = app
         .patch(
-            &format!("{USERS}{teacher_id}/"),
+            &item(USERS, &teacher_id),
             &admin,
             json!({"roles": ["teacher", "office"]}),
         )

@@ -3,7 +3,7 @@
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{NewRecord, NewSession, spawn_app};
 
 const SESSIONS: &str = "/api/v1/school/sessions/";
 
@@ -63,13 +63,10 @@ async fn creating_a_session_answers_the_envelope_and_activates_it_alone() {
     )
     .await
     .assert(400, Some("validation_error"));
-    app.post(
-        SESSIONS,
-        &admin,
-        json!({"name": "x", "start_date": "2026-09-01T00:00:00", "end_date": "2027-01-01"}),
-    )
-    .await
-    .assert(400, Some("validation_error"));
+    NewSession::new("x", "2026-09-01T00:00:00", "2027-01-01")
+        .post(&app, &admin)
+        .await
+        .assert(400, Some("validation_error"));
 }
 
 #[tokio::test]

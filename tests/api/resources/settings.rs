@@ -1,23 +1,19 @@
-//! Grade comments, session setup and the three kinds of settings.
+//! Grade comments, session setup and the three kinds of settings. Most requests here are
+//! the validation cases themselves, so their bodies stay raw JSON.
 
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::helpers::{GRADE_COMMENTS, NewGradeComment, NewRecord, spawn_app};
 
 #[tokio::test]
 async fn grade_comment_soft_delete_is_idempotent() {
     let app = spawn_app().await;
     let teacher = app.as_school_user("alpha", "teacher").await;
-    let path = "/api/v1/school/teacher-grade-comments/";
-    let created = app
-        .post(
-            path,
-            &teacher,
-            json!({"grade": "A", "min_mark": 80, "max_mark": 100, "comment": "Excellent"}),
-        )
+    let path = GRADE_COMMENTS;
+    let created = NewGradeComment::new("A", 80..=100, "Excellent")
+        .create(&app, &teacher)
         .await;
-    created.assert(201, None);
-    let id = created.body["id"].as_str().expect("id");
+    let id = &created.id;
     app.post(
         path,
         &teacher,

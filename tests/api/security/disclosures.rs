@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app},
-    resources::guardians::{alpha_id, family},
+    helpers::{ApiKey, As, NewApiKey, NewRecord, TestApp, spawn_app},
+    resources::guardians::family,
 };
 
 fn disclosures_of(student: &str) -> String {
@@ -30,22 +30,24 @@ async fn settled(app: &TestApp, admin: &As, student: &str, expected: usize) -> V
     }
 }
 
+/// A read-only API key of alpha named `name`: the caller with it, and the key.
+async fn reading_key(app: &TestApp, name: &str) -> (As, ApiKey) {
+    let root = app.as_root().await;
+    let school = app.tenant_id(&root, "alpha").await;
+    let created = NewApiKey::named(name)
+        .of_school(&school)
+        .read_only()
+        .create(app, &root)
+        .await;
+    (As::school("alpha").key(&created.key), created)
+}
+
 #[tokio::test]
 async fn an_api_key_read_of_a_class_is_disclosed_for_each_of_its_students() {
     let app = spawn_app().await;
     let f = family(&app).await;
-    let root = app.as_root().await;
-    let school = alpha_id(&app, &root).await;
-    let created = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "SIS export", "tenant": school, "read_only": true}),
-        )
-        .await;
-    created.assert(201, None);
-    let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
-    let key_id = created.body["id"].clone();
+    let (key, created) = reading_key(&app, "SIS export").await;
+    let key_id = created.id.clone();
 
     // Staff and guardians read first: nothing is disclosed.
     for student in ['a', 'b', 'c'].map(|letter| f.student(letter)) {
@@ -205,17 +207,7 @@ async fn an_api_keys_oneroster_export_is_disclosed_for_every_student() {
     use crate::oneroster::roster;
     let app = spawn_app().await;
     let r = roster(&app, "alpha").await;
-    let root = app.as_root().await;
-    let school = alpha_id(&app, &root).await;
-    let created = app
-        .post(
-            "/api/v1/system/api-keys/",
-            &root,
-            json!({"name": "nightly export", "tenant": school, "read_only": true}),
-        )
-        .await;
-    created.assert(201, None);
-    let key = As::school("alpha").key(created.body["key"].as_str().expect("key"));
+    let (key, _) = reading_key(&app, "nightly export").await;
     let export = "/api/v1/school/oneroster/export/";
     // The staff's download is no disclosure; the key's is one for each student.
     let staff = app.get(export, &r.admin).await;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{As, NewRecord, NewStudent, NewSubject, TestApp, spawn_app};
 
 fn hostile_values() -> Vec<Value> {
     let mut deep = json!(1);
@@ -112,22 +112,11 @@ async fn hostile_input_never_fails_the_server() {
         fixture.exams.clone(),
         fixture.exam.clone(),
     );
-    let other_subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "S2", "code": "S2"}),
-        )
+    let other_subject = NewSubject::new("S2", "S2").post(&app, &admin).await.body["id"].clone();
+    NewStudent::new("H-1", "A", "B")
+        .post(&app, &admin)
         .await
-        .body["id"]
-        .clone();
-    app.post(
-        "/api/v1/school/students/",
-        &admin,
-        json!({"admission_number": "H-1", "first_name": "A", "last_name": "B"}),
-    )
-    .await
-    .assert(201, None);
+        .assert(201, None);
     let exam_sessions = fixture.exam_sessions.clone();
 
     let cases = vec![

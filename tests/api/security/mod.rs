@@ -6,7 +6,7 @@ use std::time::Duration;
 use diesel::{Connection, RunQueryDsl, pg::PgConnection};
 use serde_json::{Value, json};
 
-use crate::helpers::{As, PASSWORD, TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{As, NewRecord, NewSubject, PASSWORD, TestApp, spawn_app, spawn_app_with};
 
 const SCHOOL_LOGIN: &str = "/api/v1/school/auth/login/";
 const USERS: &str = "/api/v1/system/users/";
@@ -140,15 +140,7 @@ async fn department_teacher_lists_are_capped_and_checked_in_one_go() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let teacher = app.school_login("alpha", "teacher@alpha.test").await["teacher"]["id"].clone();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "M1"}),
-        )
-        .await
-        .body["id"]
-        .clone();
+    let subject = NewSubject::new("Maths", "M1").post(&app, &admin).await.body["id"].clone();
     let ids =
         |n: usize| -> Vec<String> { (0..n).map(|_| uuid::Uuid::new_v4().to_string()).collect() };
     let department = |teachers: Value| json!({"name": "Science", "hod": teacher, "subject": subject, "teachers": teachers});

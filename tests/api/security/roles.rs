@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app};
+use crate::helpers::{As, NewRecord, NewRole, TestApp, spawn_app};
 
 const ROLES: &str = "/api/v1/school/roles/";
 const ASSIGNMENTS: &str = "/api/v1/school/role-assignments/";
@@ -94,22 +94,15 @@ async fn whoever_manages_assignments_cannot_make_themselves_admin() {
 
     // A role with permissions its creator lacks: refused, nothing written.
     let roles_before = app.get(ROLES, &admin).await.body["count"].clone();
-    app.post(
-        ROLES,
-        &delegate,
-        json!({"name": "sneaky", "permissions": ["delete_student", "change_mark"]}),
-    )
-    .await
-    .assert(403, Some("permission_denied"));
+    NewRole::new("sneaky", &["delete_student", "change_mark"])
+        .post(&app, &delegate)
+        .await
+        .assert(403, Some("permission_denied"));
     assert_eq!(app.get(ROLES, &admin).await.body["count"], roles_before);
 
     // Within what they hold, they may create and assign.
-    let small = app
-        .post(
-            ROLES,
-            &delegate,
-            json!({"name": "viewer", "permissions": ["view_schoolrole"]}),
-        )
+    let small = NewRole::new("viewer", &["view_schoolrole"])
+        .post(&app, &delegate)
         .await;
     small.assert(201, None);
     let teacher = app.as_school_user("alpha", "teacher").await;

@@ -9,7 +9,7 @@ use std::{process::Command, time::Duration};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::spawn_app_with,
+    helpers::{NewClass, NewRecord, NewSubject, spawn_app_with},
     webhooks::subscriptions::{Receiver, WEBHOOKS, acknowledged, event_of, subscribe},
 };
 
@@ -19,11 +19,11 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    let hook = subscribe(&app, &admin, &url, json!(["mark.created"])).await;
+    let hook = subscribe(&app, &admin, &url, &["mark.created"]).await;
     let id = hook["id"].as_str().expect("id");
     let secret = hook["secret"].as_str().expect("secret");
     let sent = app
-        .post(&format!("{WEBHOOKS}{id}/test/"), &admin, json!({}))
+        .post_empty(&format!("{WEBHOOKS}{id}/test/"), &admin)
         .await;
     sent.assert(200, None);
     assert_eq!(sent.body["status_code"], 204, "{}", sent.body);
@@ -67,13 +67,12 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     );
     // "Send again" is for the feed's events; a test event is sent anew instead.
     let again = app
-        .post(
+        .post_empty(
             &format!(
                 "{WEBHOOKS}{id}/deliveries/{}/retry/",
                 sent.body["event"].as_str().expect("event")
             ),
             &admin,
-            json!({}),
         )
         .await;
     again.assert(404, Some("not_found"));
@@ -86,21 +85,21 @@ async fn a_test_event_is_sent_now_and_recorded_but_is_no_event_of_the_school() {
     .await
     .assert(200, None);
     let refused = app
-        .post(&format!("{WEBHOOKS}{id}/test/"), &admin, json!({}))
+        .post_empty(&format!("{WEBHOOKS}{id}/test/"), &admin)
         .await;
     refused.assert(200, None);
     assert_eq!(refused.body["status_code"], Value::Null);
     assert_eq!(refused.body["error"], "could not connect");
     // Who may, and what is not there.
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&format!("{WEBHOOKS}{id}/test/"), &teacher, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}{id}/test/"), &teacher)
         .await
         .assert(403, Some("permission_denied"));
     let beta = app.as_school_user("beta", "admin").await;
-    app.post(&format!("{WEBHOOKS}{id}/test/"), &beta, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}{id}/test/"), &beta)
         .await
         .assert(404, Some("not_found"));
-    app.post(&format!("{WEBHOOKS}nope/test/"), &admin, json!({}))
+    app.post_empty(&format!("{WEBHOOKS}nope/test/"), &admin)
         .await
         .assert(400, Some("invalid_id"));
 }
@@ -115,15 +114,12 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    let hook = subscribe(&app, &admin, &url, json!(["subject.created"])).await;
+    let hook = subscribe(&app, &admin, &url, &["subject.created"]).await;
     let id = hook["id"].as_str().expect("id");
-    app.post(
-        "/api/v1/school/subjects/",
-        &admin,
-        json!({"name": "Art", "code": "AR"}),
-    )
-    .await
-    .assert(201, None);
+    NewSubject::new("Art", "AR")
+        .post(&app, &admin)
+        .await
+        .assert(201, None);
     let seen = receiver.wait_for(|d| !acknowledged(d).is_empty()).await;
     assert_eq!(seen.len(), 1, "{seen:#?}");
     let event = seen[0]["headers"]["webhook-id"]
@@ -131,7 +127,7 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
         .expect("id")
         .to_owned();
     let retry = format!("{WEBHOOKS}{id}/deliveries/{event}/retry/");
-    let queued = app.post(&retry, &admin, json!({})).await;
+    let queued = app.post_empty(&retry, &admin).await;
     queued.assert(202, None);
     assert_eq!(queued.body["event"], event.as_str());
     assert_eq!(queued.body["attempt"], 2);
@@ -151,18 +147,15 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     assert_eq!(deliveries["results"][0]["attempt"], 2);
     assert_eq!(deliveries["results"][0]["status_code"], 204);
     // An event of the school this subscription was never sent, and a disabled subscription.
-    let other = app
-        .post("/api/v1/school/classes/", &admin, json!({"name": "Form 2"}))
-        .await;
+    let other = NewClass::named("Form 2").post(&app, &admin).await;
     other.assert(201, None);
     let feed = app
         .get("/api/v1/school/events/?type=academic_class.created", &admin)
         .await;
     let class_event = feed.body["results"][0]["id"].as_str().expect("event");
-    app.post(
+    app.post_empty(
         &format!("{WEBHOOKS}{id}/deliveries/{class_event}/retry/"),
         &admin,
-        json!({}),
     )
     .await
     .assert(404, Some("not_found"));
@@ -173,11 +166,11 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
     )
     .await
     .assert(200, None);
-    app.post(&retry, &admin, json!({}))
+    app.post_empty(&retry, &admin)
         .await
         .assert(409, Some("conflict"));
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&retry, &teacher, json!({}))
+    app.post_empty(&retry, &teacher)
         .await
         .assert(403, Some("permission_denied"));
 }

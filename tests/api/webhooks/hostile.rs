@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app_with},
+    helpers::{As, NewClass, NewRecord, TestApp, spawn_app_with},
     webhooks::subscriptions::{WEBHOOKS, subscribe},
 };
 
@@ -101,11 +101,11 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
     let beta = app.as_school_user("beta", "admin").await;
     let receiver = Hostile::start();
     let url = |path: &str| format!("http://127.0.0.1:{}/{path}", receiver.port);
-    let types = json!(["subject.created"]);
-    let never = subscribe(&app, &alpha, &url("never"), types.clone()).await;
-    let huge = subscribe(&app, &alpha, &url("huge"), types.clone()).await;
-    let slow = subscribe(&app, &alpha, &url("slow"), types.clone()).await;
-    subscribe(&app, &alpha, &url("ok"), json!(["*"])).await;
+    let types: &[&str] = &["subject.created"];
+    let never = subscribe(&app, &alpha, &url("never"), types).await;
+    let huge = subscribe(&app, &alpha, &url("huge"), types).await;
+    let slow = subscribe(&app, &alpha, &url("slow"), types).await;
+    subscribe(&app, &alpha, &url("ok"), &["*"]).await;
     subscribe(&app, &beta, &url("ok-beta"), types).await;
 
     let subject = |name: &str, code: &str| json!({"name": name, "code": code});
@@ -121,7 +121,8 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
     assert_eq!(receiver.wait("/ok", 1, TIMEOUT).await.len(), 1);
     assert_eq!(receiver.wait("/ok-beta", 1, TIMEOUT).await.len(), 1);
     // A later event of the school is delivered meanwhile too.
-    app.post("/api/v1/school/classes/", &alpha, json!({"name": "Form 1"}))
+    NewClass::named("Form 1")
+        .post(&app, &alpha)
         .await
         .assert(201, None);
     assert_eq!(receiver.wait("/ok", 2, TIMEOUT).await.len(), 2);

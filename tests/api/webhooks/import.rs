@@ -5,11 +5,10 @@
 use std::time::Duration;
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types};
-use serde_json::json;
 
 use crate::{
     archive::{cli_ok, export},
-    helpers::{As, spawn_app_on_with, spawn_app_with},
+    helpers::{As, NewRecord, NewSubject, spawn_app_on_with, spawn_app_with},
     webhooks::subscriptions::{Receiver, acknowledged, event_of, subscribe},
 };
 
@@ -40,14 +39,8 @@ async fn events_pending_at_export_are_delivered_after_an_import_under_a_new_name
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    subscribe(&app, &admin, &url, json!(["subject.created"])).await;
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Music", "code": "MU"}),
-        )
-        .await;
+    subscribe(&app, &admin, &url, &["subject.created"]).await;
+    let subject = NewSubject::new("Music", "MU").post(&app, &admin).await;
     subject.assert(201, None);
     let db = app.db.url.clone();
     assert_eq!(pending(&db), ["alpha"], "the commit signalled the school");

@@ -4,10 +4,9 @@
 //! let go by its relay, is signalled again, and nothing committed meanwhile is lost.
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types};
-use serde_json::json;
 
 use crate::{
-    helpers::{As, TestApp, spawn_app_on_with, spawn_app_with},
+    helpers::{As, NewRecord, NewSubject, TestApp, spawn_app_on_with, spawn_app_with},
     webhooks::subscriptions::{Receiver, acknowledged, event_of, subscribe},
 };
 
@@ -39,13 +38,10 @@ fn sql(db: &str, statement: &str) {
 }
 
 async fn write(app: &TestApp, admin: &As, code: &str) {
-    app.post(
-        "/api/v1/school/subjects/",
-        admin,
-        json!({"name": format!("Subject {code}"), "code": code}),
-    )
-    .await
-    .assert(201, None);
+    NewSubject::new(&format!("Subject {code}"), code)
+        .post(app, admin)
+        .await
+        .assert(201, None);
 }
 
 #[tokio::test]
@@ -60,7 +56,7 @@ async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    subscribe(&app, &admin, &url, json!(["subject.created"])).await;
+    subscribe(&app, &admin, &url, &["subject.created"]).await;
 
     write(&app, &admin, "S1").await;
     let first = pending_row(&db).expect("the first commit signalled the school");

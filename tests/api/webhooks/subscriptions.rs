@@ -12,9 +12,11 @@ use std::{
 
 use serde_json::{Value, json};
 
-use crate::helpers::{As, TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{
+    As, NewClass, NewRecord, NewSubject, NewWebhook, TestApp, spawn_app, spawn_app_with,
+};
 
-pub(crate) const WEBHOOKS: &str = "/api/v1/school/webhooks/";
+pub(crate) use crate::helpers::WEBHOOKS;
 
 /// The Python receiver (`tests/webhooks/receiver.py`), killed on drop.
 pub(crate) struct Receiver {
@@ -73,16 +75,15 @@ impl Drop for Receiver {
     }
 }
 
-pub(crate) async fn subscribe(app: &TestApp, who: &As, url: &str, types: Value) -> Value {
-    let reply = app
-        .post(
-            WEBHOOKS,
-            who,
-            json!({"url": url, "event_types": types, "description": "test"}),
-        )
-        .await;
-    reply.assert(201, None);
-    reply.body
+/// Subscribes `url` to `types` as `who`, asserting 201; answers the subscription.
+pub(crate) async fn subscribe(app: &TestApp, who: &As, url: &str, types: &[&str]) -> Value {
+    NewWebhook {
+        url,
+        event_types: types,
+        description: Some("test"),
+    }
+    .create(app, who)
+    .await
 }
 
 pub(crate) fn acknowledged(deliveries: &[Value]) -> Vec<&Value> {
@@ -131,7 +132,7 @@ async fn subscriptions_are_checked_when_saved() {
         &app,
         &admin,
         "https://93.184.216.34/hook",
-        json!(["mark.updated"]),
+        &["mark.updated"],
     )
     .await;
     let secret = created["secret"].as_str().expect("secret");
@@ -191,22 +192,16 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
     // The receiver refuses the first two attempts.
     let receiver = Receiver::start(2);
     let url = format!("http://127.0.0.1:{}/alpha", receiver.port);
-    let hook = subscribe(&app, &admin, &url, json!(["*"])).await;
+    let hook = subscribe(&app, &admin, &url, &["*"]).await;
     let secret = hook["secret"].as_str().expect("secret").to_owned();
     subscribe(
         &app,
         &beta,
         &format!("http://127.0.0.1:{}/beta", receiver.port),
-        json!(["subject.created"]),
+        &["subject.created"],
     )
     .await;
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            &admin,
-            json!({"name": "Maths", "code": "MA"}),
-        )
-        .await;
+    let subject = NewSubject::new("Maths", "MA").post(&app, &admin).await;
     let subject_id = subject.body["id"].as_str().expect("id").to_owned();
     for name in ["Maths 2", "Maths 3"] {
         app.patch(
@@ -217,7 +212,8 @@ async fn deliveries_are_signed_retried_with_one_id_and_in_order_per_record() {
         .await
         .assert(200, None);
     }
-    app.post("/api/v1/school/classes/", &admin, json!({"name": "Form 1"}))
+    NewClass::named("Form 1")
+        .post(&app, &admin)
         .await
         .assert(201, None);
     let seen = receiver.wait_for(|d| acknowledged(d).len() >= 4).await;
@@ -299,7 +295,7 @@ async fn a_destination_that_turned_forbidden_is_refused_at_delivery() {
     let app = spawn_app().await;
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
-    let hook = subscribe(&app, &admin, "https://93.184.216.34/hook", json!(["*"])).await;
+    let hook = subscribe(&app, &admin, "https://93.184.216.34/hook", &["*"]).await;
     // The name now resolves to this machine (as a DNS change would make it).
     let url = app.db.url.clone();
     let id = hook["id"].as_str().expect("id").to_owned();
@@ -315,7 +311,8 @@ async fn a_destination_that_turned_forbidden_is_refused_at_delivery() {
     })
     .await
     .expect("changed");
-    app.post("/api/v1/school/classes/", &admin, json!({"name": "Form 9"}))
+    NewClass::named("Form 9")
+        .post(&app, &admin)
         .await
         .assert(201, None);
     let path = format!("{WEBHOOKS}{}/deliveries/", hook["id"].as_str().expect("id"));

@@ -6,27 +6,21 @@
 use serde_json::{Map, Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app},
+    helpers::{
+        As, NewClass, NewRecord, NewSession, NewStudent, Rollover, SESSIONS, STUDENTS, TestApp,
+        spawn_app,
+    },
     imports::spreadsheets::{counts, csv},
 };
 
 const EVENTS: &str = "/api/v1/school/events/";
 const HISTORY: &str = "/api/v1/school/history/";
-const SESSIONS: &str = "/api/v1/school/sessions/";
-const CLASSES: &str = "/api/v1/school/classes/";
-const STUDENTS: &str = "/api/v1/school/students/";
 
 fn text(body: &Value, pointer: &str) -> String {
     body.pointer(pointer)
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("no {pointer} in {body}"))
         .to_owned()
-}
-
-async fn created(app: &TestApp, who: &As, path: &str, body: Value) -> Value {
-    let reply = app.post(path, who, body).await;
-    reply.assert(201, None);
-    reply.body.clone()
 }
 
 /// Every event of the school's feed, in order.
@@ -99,11 +93,15 @@ struct School {
 }
 
 async fn school(app: &TestApp, admin: &As) -> School {
-    let session = json!({"name": "2025/26", "start_date": "2025-09-01", "end_date": "2026-07-31"});
-    created(app, admin, SESSIONS, session).await;
-    let class = |name: &str, level: i32| json!({"name": name, "level": level});
-    let one = text(&created(app, admin, CLASSES, class("One", 1)).await, "/id");
-    let two = text(&created(app, admin, CLASSES, class("Two", 2)).await, "/id");
+    NewSession::new("2025/26", "2025-09-01", "2026-07-31")
+        .create(app, admin)
+        .await;
+    let class = |name, level| NewClass {
+        name,
+        level: Some(level),
+    };
+    let one = class("One", 1).create(app, admin).await.id;
+    let two = class("Two", 2).create(app, admin).await.id;
     School { one, two }
 }
 
@@ -114,10 +112,14 @@ async fn an_imported_students_events_and_history_are_those_of_single_writes() {
     let School { one, two } = school(&app, &admin).await;
 
     // One by one: a student in class One, moved to Two; a student with no class.
-    let body = json!({"admission_number": "S-1", "first_name": "Zoë", "last_name": "Núñez", "academic_class": one});
-    let first = text(&created(&app, &admin, STUDENTS, body).await, "/id");
-    let body = json!({"admission_number": "S-2", "first_name": "Bo", "last_name": "Ray"});
-    created(&app, &admin, STUDENTS, body).await;
+    let first = NewStudent::new("S-1", "Zoë", "Núñez")
+        .in_class(&one)
+        .create(&app, &admin)
+        .await
+        .id;
+    NewStudent::new("S-2", "Bo", "Ray")
+        .create(&app, &admin)
+        .await;
     app.patch(
         &format!("{STUDENTS}{first}/"),
         &admin,
@@ -131,7 +133,7 @@ async fn an_imported_students_events_and_history_are_those_of_single_writes() {
                 B-1,Zoë,Núñez,One\nB-2,Bo,Ray,\n";
     let done = csv(&app, &admin, "students", false, file).await;
     done.assert(200, None);
-    assert_eq!(counts(&done), (json!(2), json!(2), json!(0), json!(0)));
+    assert_eq!(counts(&done), (2, 2, 0, 0));
     let moved = csv(
         &app,
         &admin,
@@ -140,7 +142,7 @@ async fn an_imported_students_events_and_history_are_those_of_single_writes() {
         &file.replace(",One", ",Two"),
     )
     .await;
-    assert_eq!(counts(&moved), (json!(2), json!(0), json!(1), json!(1)));
+    assert_eq!(counts(&moved), (2, 0, 1, 1));
 
     let events = feed(&app, &admin).await;
     for (single, bulk) in [("S-1", "B-1"), ("S-2", "B-2")] {
@@ -176,10 +178,7 @@ async fn a_file_of_more_rows_than_one_statement_takes_is_written_whole() {
     }
     let done = csv(&app, &admin, "students", false, &file).await;
     done.assert(200, None);
-    assert_eq!(
-        counts(&done),
-        (json!(1100), json!(1100), json!(0), json!(0))
-    );
+    assert_eq!(counts(&done), (1100, 1100, 0, 0));
     let students = app.get(&format!("{STUDENTS}?page_size=1"), &admin).await;
     assert_eq!(students.body["count"], 1100);
     let events = feed(&app, &admin).await;
@@ -194,10 +193,7 @@ async fn a_file_of_more_rows_than_one_statement_takes_is_written_whole() {
     assert_eq!(last.as_array().map(Vec::len), Some(2), "{last}");
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history}");
     let again = csv(&app, &admin, "students", false, &file).await;
-    assert_eq!(
-        counts(&again),
-        (json!(1100), json!(0), json!(0), json!(1100))
-    );
+    assert_eq!(counts(&again), (1100, 0, 0, 1100));
 }
 
 #[tokio::test]
@@ -213,11 +209,17 @@ async fn a_rollover_writes_each_students_events_and_history() {
     let sessions = app.get(SESSIONS, &admin).await;
     let session = text(&sessions.body, "/results/0/id");
     let leaver = app.get(&format!("{STUDENTS}?search=L-1"), &admin).await;
-    let body = json!({"name": "2026/27", "start_date": "2026-09-01", "end_date": "2027-07-31",
-                      "leave": [text(&leaver.body, "/results/0/id")], "dry_run": false});
-    let rolled = app
-        .post(&format!("{SESSIONS}{session}/rollover/"), &admin, body)
-        .await;
+    let rolled = Rollover {
+        session: &session,
+        name: "2026/27",
+        start_date: "2026-09-01",
+        end_date: "2027-07-31",
+        leave: Some(vec![text(&leaver.body, "/results/0/id")]),
+        dry_run: Some(false),
+        ..Default::default()
+    }
+    .post(&app, &admin)
+    .await;
     rolled.assert(200, None);
 
     let events = feed(&app, &admin).await;

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::{
-    helpers::{As, TestApp, spawn_app},
+    helpers::{As, NewClass, NewRecord, NewSubject, TestApp, spawn_app},
     resources::guardians::{Family, family},
 };
 
@@ -39,9 +39,7 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
     let f = family(&app).await;
     let admin: &As = &f.admin;
     let a = f.student('a').to_owned();
-    let next_class = app
-        .post("/api/v1/school/classes/", admin, json!({"name": "Form A2"}))
-        .await;
+    let next_class = NewClass::named("Form A2").post(&app, admin).await;
     next_class.assert(201, None);
     let next_class = next_class.body["id"].as_str().expect("id").to_owned();
     // A and C move on to A2 together; B graduates.
@@ -118,12 +116,8 @@ async fn a_promoted_childs_guardian_still_reads_last_years_exams_of_the_old_clas
         .await;
     term.assert(201, None);
     let term = term.body["id"].as_str().expect("id").to_owned();
-    let subject = app
-        .post(
-            "/api/v1/school/subjects/",
-            admin,
-            json!({"name": "Subject N", "code": "S-N"}),
-        )
+    let subject = NewSubject::new("Subject N", "S-N")
+        .post(&app, admin)
         .await
         .body["id"]
         .clone();

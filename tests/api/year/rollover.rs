@@ -9,17 +9,13 @@ use school_service::{auth::roles, db::Db, tenancy::school_migrations::migrate_sc
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    As, CLASSES, ENROLLMENTS, Enrollment, NewClass, NewEnrollment, NewExam, NewExamSession,
-    NewMark, NewRecord, NewSession, NewStudent, NewSubject, Rollover, SESSIONS, STUDENTS, Student,
-    TestApp, TestDb, item, school_at_version, spawn_app,
+    As, AttendanceLine, CLASSES, ENROLLMENTS, Enrollment, NewClass, NewEnrollment, NewExam,
+    NewExamSession, NewMark, NewRecord, NewSession, NewStudent, NewSubject, Rollover, SESSIONS,
+    STUDENTS, Student, TakeAttendance, TestApp, TestDb, item, school_at_version, spawn_app,
 };
 
 async fn new_session(app: &TestApp, who: &As, name: &str) -> String {
-    let session = NewSession {
-        name,
-        start_date: "2025-09-01",
-        end_date: "2026-07-31",
-    };
+    let session = NewSession::new(name, "2025-09-01", "2026-07-31");
     session.create(app, who).await.id
 }
 
@@ -28,13 +24,7 @@ async fn new_class(app: &TestApp, who: &As, name: &str, level: Option<i64>) -> S
 }
 
 async fn new_student(app: &TestApp, who: &As, number: &str, class: &str) -> String {
-    let student = NewStudent {
-        admission_number: number,
-        first_name: "Zoë",
-        last_name: number,
-        academic_class: Some(class),
-        ..Default::default()
-    };
+    let student = NewStudent::new(number, "Zoë", number).in_class(class);
     student.create(app, who).await.id
 }
 
@@ -85,15 +75,10 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     assert_eq!(mine[0].academic_class, two);
 
     // An enrollment written for the active session sets the student's class.
-    let bob = NewStudent {
-        admission_number: "B-1",
-        first_name: "Bob",
-        last_name: "Lee",
-        ..Default::default()
-    }
-    .create(&app, &admin)
-    .await
-    .id;
+    let bob = NewStudent::new("B-1", "Bob", "Lee")
+        .create(&app, &admin)
+        .await
+        .id;
     let bob_in_one = NewEnrollment {
         student: &bob,
         academic_class: &one,
@@ -144,7 +129,7 @@ async fn a_students_class_is_their_enrollment_in_the_active_session() {
     // Teachers may read enrollments but not write them; office may write.
     let teacher = app.as_school_user("alpha", "teacher").await;
     app.get(ENROLLMENTS, &teacher).await.assert(200, None);
-    app.post(ENROLLMENTS, &teacher, json!({}))
+    app.post_empty(ENROLLMENTS, &teacher)
         .await
         .assert(403, Some("permission_denied"));
     app.get(&format!("{ENROLLMENTS}?status=nope"), &admin)
@@ -247,13 +232,7 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
     }
     .create(app, admin)
     .await;
-    let subject = NewSubject {
-        name: "Maths",
-        code: "MAT",
-        ..Default::default()
-    }
-    .create(app, admin)
-    .await;
+    let subject = NewSubject::new("Maths", "MAT").create(app, admin).await;
     let exams = exam_session.exams();
     for (class, prefix) in [(&one, "O"), (&two, "T"), (&three, "H")] {
         let exam = NewExam {
@@ -272,21 +251,22 @@ async fn a_year(app: &TestApp, admin: &As) -> Year {
                     marks: &marks,
                     studentadmissionnumber: number,
                     mark: Some(40 + 7 * n as i64),
+                    ..Default::default()
                 };
                 mark.create(app, admin).await;
             }
         }
     }
-    let records: Vec<Value> = students[1..4]
-        .iter()
+    let records = (students[1..4].iter())
         .zip(["present", "late", "absent"])
-        .map(|((_, id), status)| json!({"student": id, "status": status}))
+        .map(|((_, id), status)| AttendanceLine::new(id, status))
         .collect();
-    app.post(
-        &format!("{CLASSES}{one}/attendance/"),
-        admin,
-        json!({"date": "2025-10-01", "records": records}),
-    )
+    TakeAttendance {
+        class: &one,
+        date: "2025-10-01",
+        records,
+    }
+    .post(app, admin)
     .await
     .assert(200, None);
     Year {
@@ -490,11 +470,11 @@ async fn an_ambiguous_next_class_is_refused_naming_the_class() {
         );
     }
     let missing = rollover_path(&uuid::Uuid::new_v4().to_string());
-    app.post(&missing, &admin, json!({}))
+    app.post_empty(&missing, &admin)
         .await
         .assert(404, Some("not_found"));
     let teacher = app.as_school_user("alpha", "teacher").await;
-    app.post(&rollover_path(&session), &teacher, json!({}))
+    app.post_empty(&rollover_path(&session), &teacher)
         .await
         .assert(403, Some("permission_denied"));
 }
