@@ -292,7 +292,8 @@ function usersView() {
       h("td", { text: u.phone || "—" }),
       h("td", { text: `${u.first_name} ${u.last_name}`.trim() || "—" }),
       h("td", { text: schoolName(u.client) }),
-      h("td", {}, u.is_superuser ? h("span", { class: "badge", text: "superuser" }) : null, u.is_staff ? h("span", { class: "badge", text: "staff" }) : null),
+      h("td", {}, u.is_superuser ? h("span", { class: "badge", text: "superuser" }) : null, u.is_staff ? h("span", { class: "badge", text: "staff" }) : null,
+        u.is_superuser || u.is_staff ? null : h("span", { class: "muted", text: "—" })),
       h("td", {}, h("span", { class: `badge ${u.is_active ? "ok" : "off"}`, text: u.is_active ? "active" : "inactive" })),
       h("td", {}, protectedUser ? h("span", { class: "muted", text: "superusers only" }) : h("div", { class: "actions" },
         h("button", { type: "button", class: "secondary small", text: "Edit", onclick: () =>
