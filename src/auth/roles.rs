@@ -7,7 +7,7 @@ use crate::{
     auth::permissions::{PermissionSet, ROLES_ARRIVING_WITH, all_codenames, default_roles},
     error::ApiResult,
     school::roles::{self as rows, NewRole},
-    tenancy::{TenantConn, provision::SchoolSeed},
+    tenancy::{TenantConn, school_migrations::SchoolSeed},
 };
 
 /// What provisioning and `migrate` run on a school (see `seed_defaults`).

@@ -12,7 +12,7 @@ use crate::{
     error::ApiResult,
     tenancy::{
         SchemaName, TenantRef,
-        provision::SchoolSeed,
+        school_migrations::SchoolSeed,
         school_migrations::{
             MigrationFailure, applied_versions, known_permissions, migrate_school, pending_count,
         },

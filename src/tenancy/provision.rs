@@ -13,24 +13,10 @@ use crate::{
     },
     error::{ApiError, ApiResult, FieldErrors},
     tenancy::{
-        SchemaName, Tenant, TenantConn, TenantRef,
-        school_migrations::{DdlDelivery, create_school_schema},
+        SchemaName, Tenant, TenantRef,
+        school_migrations::{DdlDelivery, SchoolSeed, create_school_schema},
     },
 };
-
-/// What a school's schema gets once its tables exist or are brought up to date: the
-/// default roles, and the permission codenames it has not seen yet granted to them. Handed
-/// in by the caller (the auth layer), so provisioning and migration do not depend on it.
-#[derive(Clone, Copy)]
-pub struct SchoolSeed {
-    /// Creates the default roles when the school has none; grants each codename new to
-    /// the school (not in its `known_permissions`) to the default roles that have it by
-    /// default, once, and records it as known. Runs after every migration of a school.
-    pub apply: fn(&mut TenantConn) -> ApiResult<()>,
-    /// Every codename of the catalogue: a school whose `known_permissions` lacks one is
-    /// visited by `migrate` even when no migration is pending.
-    pub codenames: fn() -> Vec<String>,
-}
 
 #[derive(Debug, Clone)]
 pub struct NewTenant {

@@ -178,7 +178,7 @@ fn apply(conn: &mut PgConnection, migration: &SqlMigration) -> Result<(), Migrat
 /// and the second finds nothing left to do. Answers the versions applied.
 pub fn migrate_school(
     conn: &mut TenantConn,
-    seed: super::provision::SchoolSeed,
+    seed: SchoolSeed,
 ) -> Result<Vec<String>, MigrationFailure> {
     let schema = conn.tenant().schema_name.as_str().to_owned();
     conn.transaction(|conn| {
@@ -292,4 +292,18 @@ fn read_column_per_school(
 /// The tenant migrations not in `applied`, counted.
 pub fn pending_count(applied: &[String]) -> usize {
     TENANT_MIGRATIONS.pending(applied).count()
+}
+
+/// What a school's schema gets once its tables exist or are brought up to date: the
+/// default roles, and the permission codenames it has not seen yet granted to them. Handed
+/// in by the caller (the auth layer), so provisioning and migration do not depend on it.
+#[derive(Clone, Copy)]
+pub struct SchoolSeed {
+    /// Creates the default roles when the school has none; grants each codename new to
+    /// the school (not in its `known_permissions`) to the default roles that have it by
+    /// default, once, and records it as known. Runs after every migration of a school.
+    pub apply: fn(&mut TenantConn) -> ApiResult<()>,
+    /// Every codename of the catalogue: a school whose `known_permissions` lacks one is
+    /// visited by `migrate` even when no migration is pending.
+    pub codenames: fn() -> Vec<String>,
 }

@@ -5,10 +5,13 @@
 use std::sync::Arc;
 
 use diesel::migration::MigrationSource;
-use serde::Serialize;
-use uuid::Uuid;
 
-use super::{ArchiveError, format::Manifest, restore::Restore, verify::VerifiedArchive};
+use super::{
+    ArchiveError,
+    format::Manifest,
+    restore::{ImportSummary, Restore},
+    verify::VerifiedArchive,
+};
 use crate::{
     db::{
         Db,
@@ -26,22 +29,6 @@ pub struct ImportOptions {
     pub domains: Vec<String>,
     /// The platform's main domains (`MAIN_DOMAINS`), which no school may have.
     pub main_domains: Vec<String>,
-}
-
-/// What an import wrote.
-#[derive(Debug, Clone, Serialize)]
-pub struct ImportSummary {
-    pub tenant_id: Uuid,
-    pub name: String,
-    pub schema_name: String,
-    pub domains: Vec<String>,
-    /// The version the archive was restored at, and the one it was migrated to.
-    pub archive_version: String,
-    pub migrated_to: String,
-    pub tables: usize,
-    pub rows: u64,
-    pub users: u64,
-    pub api_keys: u64,
 }
 
 /// Every tenant migration version this binary has, in order.

@@ -25,7 +25,8 @@ pub mod verify;
 
 pub use export::{ExportSummary, export_school, write_archive};
 pub use format::Manifest;
-pub use import::{ImportOptions, ImportSummary, import_school};
+pub use import::{ImportOptions, import_school};
+pub use restore::ImportSummary;
 pub use signing::{ArchiveKey, Authentication};
 pub use verify::{VerifiedArchive, verify_archive};
 

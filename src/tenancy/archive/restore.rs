@@ -11,6 +11,7 @@ use std::{cell::RefCell, io::Read};
 use chrono::Utc;
 use diesel::{RunQueryDsl, prelude::*};
 use diesel_migrations::MigrationHarness;
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -18,7 +19,6 @@ use super::{
     ArchiveError, catalog, clashes,
     copy::{copy_in, table_target},
     format::{ArchivedTable, DataFile, TableScope, hex_digest},
-    import::ImportSummary,
     platform_rows,
     verify::{VerifiedArchive, entry_path, open_tar},
 };
@@ -297,4 +297,20 @@ impl<R: Read> Read for HashingReader<R> {
 /// built schema's already).
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// What an import wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportSummary {
+    pub tenant_id: Uuid,
+    pub name: String,
+    pub schema_name: String,
+    pub domains: Vec<String>,
+    /// The version the archive was restored at, and the one it was migrated to.
+    pub archive_version: String,
+    pub migrated_to: String,
+    pub tables: usize,
+    pub rows: u64,
+    pub users: u64,
+    pub api_keys: u64,
 }
