@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster bench-events
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile profile-instructions fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster bench-events
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -25,6 +25,7 @@ help:
 	@echo "make soak   3 minutes (SOAK_SECONDS) of load over 50 schools through PostgreSQL restarts, cut connections,"
 	@echo "            PgBouncer restarts, SIGKILLed servers and a slow-query storm; checks every acknowledged write"
 	@echo "make profile  where a read's CPU goes: perf over the server under wrk load"
+	@echo "make profile-instructions  the instructions per read, counted by callgrind (the same under any load)"
 	@echo "make fuzz   schemathesis against the OpenAPI document + docs page in headless Chromium"
 	@echo "make metrics-demo  server + Prometheus + load; graph in docs/img/metrics-demo.png"
 	@echo "make console-shots  the admin console at laptop and phone width, in target/console-shots/"
@@ -67,6 +68,9 @@ app-shots:
 
 profile:
 	@scripts/profile.sh
+
+profile-instructions:
+	@scripts/profile-instructions.sh
 
 fuzz:
 	@scripts/fuzz.sh
