@@ -13,6 +13,8 @@
 #   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
 #   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
 #   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
+#   patient: the defaults with DB_POOL_BORROW_AFTER_MS=FLEET_PATIENT_MS (default 50): a
+#           unit of work waits longer for its home before it borrows;
 #   base:   another build (FLEET_BASE_BIN, e.g. main's) with its defaults: its rule
 #           against this one's, in the same sitting;
 #   pgbouncer: the server in transaction mode behind a PgBouncer (pool of the server's
@@ -147,6 +149,7 @@ for run in $(seq 1 "$RUNS"); do
       base) server_bin="$(realpath "${FLEET_BASE_BIN:?the build the base variant runs}")" start_server ;;
       homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;
+      patient) start_server DB_POOL_BORROW_AFTER_MS="${FLEET_PATIENT_MS:-50}" ;;
       budget) start_server DB_POOL_MAX_BACKEND_MIB="${FLEET_BUDGET:-32}" ;;
       pgbouncer)
         settings="$out/pgbouncer-settings.ini"
