@@ -63,12 +63,14 @@ pub struct BorrowRule {
 
 impl Default for BorrowRule {
     /// Two others plus the running one is about three units of work's wait (a few ms under
-    /// load); 10 ms is under the unbounded pool's p99 in the fleet scenario (19-27 ms), so
-    /// waiting for a home does not make the tail longer than lending would.
+    /// load). 50 ms means a long unit of work holds the home, not a queue: with 10 ms, under
+    /// saturation most waits passed it and 23 % (6 connections) to 37 % (12) of units of
+    /// work borrowed; with 50 ms, 14-16 % on 12 (docs/performance.md, "Fleet memory, run of
+    /// 2026-11-26 night").
     fn default() -> Self {
         Self {
             queue: 2,
-            after: Duration::from_millis(10),
+            after: Duration::from_millis(50),
         }
     }
 }
@@ -127,6 +129,8 @@ struct Waiter {
 
 struct State {
     idle: Vec<bool>,
+    /// Which school's work holds each slot (`None`: idle, or platform work).
+    holder: Vec<Option<u64>>,
     waiters: VecDeque<Waiter>,
     /// How many queued waiters wait for each slot as their home (`Preference::queue`).
     queued: Vec<usize>,
@@ -134,6 +138,12 @@ struct State {
 }
 
 impl State {
+    /// `slot` is now held by work of this preference.
+    fn hold(&mut self, slot: usize, preference: &Preference) {
+        self.idle[slot] = false;
+        self.holder[slot] = preference.key();
+    }
+
     fn remove(&mut self, at: usize) -> Option<Waiter> {
         let waiter = self.waiters.remove(at)?;
         if let Some(home) = waiter.preference.queue() {
@@ -165,6 +175,7 @@ impl Dispatcher {
             rule,
             state: Mutex::new(State {
                 idle: vec![true; size],
+                holder: vec![None; size],
                 waiters: VecDeque::new(),
                 queued: vec![0; size],
                 next_id: 0,
@@ -190,15 +201,19 @@ impl Dispatcher {
         }
     }
 
-    /// Whether a waiter for `home` (`None`: platform work), waiting since `since`, may take
-    /// a connection that is not its home; `queued` counts the waiters for each home,
-    /// itself included when it is queued (`itself`).
-    fn may_borrow(&self, queued: &[usize], waiter: &Waiter, itself: usize, now: Instant) -> bool {
-        let others = waiter
-            .preference
-            .queue()
-            .map_or(0, |home| queued[home] - itself);
+    /// Whether a waiter may take a connection that is not its home: other units of work
+    /// wait for the same home (`state.queued` counts it too when `itself` is 1), or its own
+    /// school already holds that home (the school is busy: its units of work run side by
+    /// side as its turns allow, as before; one school on a few connections costs little),
+    /// or it has waited long, or been passed over too often.
+    fn may_borrow(&self, state: &State, waiter: &Waiter, itself: usize, now: Instant) -> bool {
+        let (others, own_school_at_home) = waiter.preference.queue().map_or((0, false), |home| {
+            let own =
+                waiter.preference.key().is_some() && state.holder[home] == waiter.preference.key();
+            (state.queued[home] - itself, own)
+        });
         others >= self.rule.queue
+            || own_school_at_home
             || now.duration_since(waiter.since) >= self.rule.after
             || waiter.passed_over >= self.size * PASSED_OVER_LIMIT
     }
@@ -208,7 +223,7 @@ impl Dispatcher {
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
         if let Some(slot) = preference.pick_home(&state.idle) {
-            state.idle[slot] = false;
+            state.hold(slot, &preference);
             metrics::pool_placement(true);
             return Claim::Now(slot);
         }
@@ -222,9 +237,9 @@ impl Dispatcher {
             passed_over: 0,
             grant,
         };
-        if self.may_borrow(&state.queued, &waiter, 0, now) {
+        if self.may_borrow(&state, &waiter, 0, now) {
             if let Some(slot) = preference.pick(&state.idle) {
-                state.idle[slot] = false;
+                state.hold(slot, &preference);
                 metrics::pool_placement(false);
                 return Claim::Now(slot);
             }
@@ -239,20 +254,31 @@ impl Dispatcher {
     /// Waiter `id`, still queued, borrows the first idle connection in its ranking if the
     /// rule lets it now (its home backed up, or it waited long enough).
     pub fn borrow(&self, id: u64) -> Borrow {
+        self.borrow_if(id, false)
+    }
+
+    /// Waiter `id`, still queued, borrows the first idle connection in its ranking whatever
+    /// the rule: it is about to give up (an idle connection beats a timeout).
+    pub fn borrow_anyway(&self, id: u64) -> Borrow {
+        self.borrow_if(id, true)
+    }
+
+    fn borrow_if(&self, id: u64, anyway: bool) -> Borrow {
         let mut state = self.state();
         let Some(at) = state.waiters.iter().position(|waiter| waiter.id == id) else {
             return Borrow::Granted;
         };
         let waiter = &state.waiters[at];
-        if !self.may_borrow(&state.queued, waiter, 1, Instant::now()) {
+        if !anyway && !self.may_borrow(&state, waiter, 1, Instant::now()) {
             return Borrow::Wait;
         }
         let Some(slot) = waiter.preference.pick(&state.idle) else {
             return Borrow::Wait;
         };
         let home = waiter.preference.is_home(slot);
+        let preference = waiter.preference;
         state.remove(at);
-        state.idle[slot] = false;
+        state.hold(slot, &preference);
         metrics::pool_placement(home);
         Borrow::Now(slot)
     }
@@ -262,7 +288,7 @@ impl Dispatcher {
         let mut state = self.state();
         let idle = state.idle.get(slot).copied().unwrap_or(false);
         if idle {
-            state.idle[slot] = false;
+            state.hold(slot, &Preference::Any);
         }
         idle
     }
@@ -282,10 +308,12 @@ impl Dispatcher {
         loop {
             let Some(at) = self.next_holder(&mut state, slot, now) else {
                 state.idle[slot] = true;
+                state.holder[slot] = None;
                 return;
             };
             let waiter = state.remove(at).expect("waiter index");
             let home = waiter.preference.is_home(slot);
+            state.holder[slot] = waiter.preference.key();
             if waiter.grant.send(slot) {
                 metrics::pool_placement(home);
                 return;
@@ -311,7 +339,7 @@ impl Dispatcher {
             None => {
                 let mut best: Option<(usize, usize)> = None;
                 for (at, waiter) in state.waiters.iter().enumerate() {
-                    if !self.may_borrow(&state.queued, waiter, 1, now) {
+                    if !self.may_borrow(state, waiter, 1, now) {
                         continue;
                     }
                     let rank = waiter.preference.rank_of(slot);

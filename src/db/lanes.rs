@@ -123,14 +123,20 @@ impl Lanes {
                 queued.id = None;
                 return answer.map_err(|_| Missed::Failed);
             }
-            if wake >= deadline {
+            let last_chance = wake >= deadline;
+            let borrowed = if last_chance {
+                dispatcher.borrow_anyway(id)
+            } else {
+                dispatcher.borrow(id)
+            };
+            if last_chance && borrowed == Borrow::Wait {
                 if dispatcher.cancel(id) {
                     queued.id = None;
                     return Err(Missed::Timeout);
                 }
                 break;
             }
-            match dispatcher.borrow(id) {
+            match borrowed {
                 Borrow::Now(slot) => {
                     queued.id = None;
                     self.start(slots, slot, &unit);

@@ -541,7 +541,9 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_unit_of_work_queued_past_the_borrowing_time_gets_the_slot_that_comes_back() {
-        let db = db(1);
+        let mut settings = PoolSettings::new(1, Duration::from_millis(50));
+        settings.affinity.borrow.after = Duration::from_millis(5);
+        let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
         let (held, _) = hold(&db, None).await;
         let waiter = {
             let db = db.clone();

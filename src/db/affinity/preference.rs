@@ -100,6 +100,14 @@ impl Preference {
         }
     }
 
+    /// The school's key (`None`: platform work).
+    pub(super) fn key(&self) -> Option<u64> {
+        match *self {
+            Self::Any => None,
+            Self::School { key, .. } => Some(key),
+        }
+    }
+
     /// The home whose queue this work joins (`None`: platform work, any slot will do).
     pub(super) fn queue(&self) -> Option<usize> {
         match *self {

@@ -45,6 +45,11 @@ fn home(school: u64, size: usize) -> usize {
     ranking(school, size)[0]
 }
 
+/// Another school than `school` with the same first choice (of `size`).
+fn neighbour(school: u64, size: usize) -> u64 {
+    school_at_home(home(school, size), size, school + 1)
+}
+
 /// A school whose first choice (of `size`) is `slot`.
 fn school_at_home(slot: usize, size: usize, skip: u64) -> u64 {
     (skip..)
@@ -99,7 +104,7 @@ fn a_school_waits_for_its_busy_home_while_its_queue_is_short() {
     let dispatcher = by_queue(4, 2);
     let school = 7;
     let home = ranking(school, 4)[0];
-    assert_eq!(claim_now(&dispatcher, Some(school)), home);
+    assert_eq!(claim_now(&dispatcher, Some(neighbour(school, 4))), home);
     // Three connections idle, yet the next two wait for their home.
     let (first, mut first_gets) = queue(&dispatcher, Some(school));
     queue(&dispatcher, Some(school));
@@ -115,7 +120,7 @@ fn a_school_borrows_its_next_choice_once_its_home_is_backed_up() {
     let dispatcher = by_queue(4, 2);
     let school = 7;
     let order = ranking(school, 4);
-    assert_eq!(claim_now(&dispatcher, Some(school)), order[0]);
+    assert_eq!(claim_now(&dispatcher, Some(neighbour(school, 4))), order[0]);
     let (first, _) = queue(&dispatcher, Some(school));
     queue(&dispatcher, Some(school));
     // Two wait for the home already: the third does not join them.
@@ -133,7 +138,7 @@ fn a_waiter_borrows_once_it_has_waited_long_enough() {
     let dispatcher = Dispatcher::with_rule(3, 1, rule);
     let school = 11;
     let order = ranking(school, 3);
-    assert_eq!(claim_now(&dispatcher, Some(school)), order[0]);
+    assert_eq!(claim_now(&dispatcher, Some(neighbour(school, 3))), order[0]);
     let (id, _) = queue(&dispatcher, Some(school));
     assert_eq!(dispatcher.borrow(id), Borrow::Wait, "not yet");
     std::thread::sleep(Duration::from_millis(6));
@@ -146,7 +151,7 @@ fn a_waiter_borrows_once_it_has_waited_long_enough() {
 fn a_connection_nobody_calls_home_stays_idle_while_nobody_may_borrow() {
     let dispatcher = by_queue(2, 2);
     let a = school_at_home(0, 2, 0);
-    claim_now(&dispatcher, Some(a));
+    claim_now(&dispatcher, Some(neighbour(a, 2)));
     claim_now(&dispatcher, None);
     let (_, mut first) = queue(&dispatcher, Some(a));
     dispatcher.release(1);
@@ -338,4 +343,29 @@ fn under_saturation_each_connection_serves_about_its_share_of_schools() {
         "schools per connection: {served:?}, borrowed {borrowed:.2}; \
          lending whenever idle: {eager_served:?}, borrowed {eager_borrowed:.2}"
     );
+}
+
+#[test]
+fn a_waiter_about_to_give_up_borrows_whatever_the_rule() {
+    let dispatcher = by_queue(2, 2);
+    let school = 3;
+    let order = ranking(school, 2);
+    assert_eq!(claim_now(&dispatcher, Some(neighbour(school, 2))), order[0]);
+    let (id, _) = queue(&dispatcher, Some(school));
+    assert_eq!(dispatcher.borrow(id), Borrow::Wait);
+    assert_eq!(dispatcher.borrow_anyway(id), Borrow::Now(order[1]));
+}
+
+/// One busy school (`make bench`'s read): its units of work run side by side as its turns
+/// allow, not one after the other on its home.
+#[test]
+fn a_school_that_holds_its_home_borrows_at_once_for_its_next_unit_of_work() {
+    let dispatcher = by_queue(4, 2);
+    let school = 5;
+    let order = ranking(school, 4);
+    assert_eq!(claim_now(&dispatcher, Some(school)), order[0]);
+    assert_eq!(claim_now(&dispatcher, Some(school)), order[1], "borrowed");
+    // Another school whose home is busy still waits for it.
+    let (other, _) = queue(&dispatcher, Some(neighbour(school, 4)));
+    assert_eq!(dispatcher.borrow(other), Borrow::Wait);
 }
