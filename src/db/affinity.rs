@@ -14,10 +14,13 @@
 //! The rule: a school's work waits for its home while the home's queue is short, and
 //! borrows another connection only when the home is really backed up.
 //! - a unit of work that arrives while one of its homes is idle takes it.
-//! - it may *borrow* (take an idle connection that is not its home, the first idle one in
-//!   its school's ranking) once its home is backed up: [`BorrowRule::queue`] or more other
+//! - it may *borrow* its next choice (the first connection after its homes in its school's
+//!   ranking), when idle, once its home is backed up: [`BorrowRule::queue`] or more other
 //!   units of work wait for the same home (so some of them wait for at least that many
-//!   units of work plus the running one), or it has waited [`BorrowRule::after`] already. Until then
+//!   units of work plus the running one). It may borrow any idle connection (the first in
+//!   its ranking) once it has waited [`BorrowRule::after`], when its own school holds its
+//!   home (one busy school runs side by side as its turns allow), or when about to time
+//!   out. Until then
 //!   it waits for its home even while other connections are idle: a short wait for a
 //!   warm backend costs less than a backend that meets every school (its caches grow with
 //!   each one, and the memory budget recycles it, cold, several times a pass over the
@@ -201,21 +204,36 @@ impl Dispatcher {
         }
     }
 
-    /// Whether a waiter may take a connection that is not its home: other units of work
-    /// wait for the same home (`state.queued` counts it too when `itself` is 1), or its own
-    /// school already holds that home (the school is busy: its units of work run side by
+    /// Which connections a waiter may take that are not its home, as the worst rank in its
+    /// school's order it may take (`None`: only its home). When other units of work wait for
+    /// the same home (`state.queued` counts it too when `itself` is 1), its next choice
+    /// only: a school borrows the same connection every time, so each connection serves its
+    /// homes and the schools it is next choice of, not any. Any connection when its own
+    /// school already holds the home (the school is busy: its units of work run side by
     /// side as its turns allow, as before; one school on a few connections costs little),
-    /// or it has waited long, or been passed over too often.
-    fn may_borrow(&self, state: &State, waiter: &Waiter, itself: usize, now: Instant) -> bool {
+    /// when it has waited long, or has been passed over too often.
+    fn may_borrow(
+        &self,
+        state: &State,
+        waiter: &Waiter,
+        itself: usize,
+        now: Instant,
+    ) -> Option<usize> {
         let (others, own_school_at_home) = waiter.preference.queue().map_or((0, false), |home| {
             let own =
                 waiter.preference.key().is_some() && state.holder[home] == waiter.preference.key();
             (state.queued[home] - itself, own)
         });
-        others >= self.rule.queue
-            || own_school_at_home
+        if own_school_at_home
             || now.duration_since(waiter.since) >= self.rule.after
             || waiter.passed_over >= self.size * PASSED_OVER_LIMIT
+        {
+            Some(usize::MAX)
+        } else if others >= self.rule.queue {
+            Some(self.homes)
+        } else {
+            None
+        }
     }
 
     /// An idle home now, an idle connection to borrow when the home is backed up, or a
@@ -237,8 +255,9 @@ impl Dispatcher {
             passed_over: 0,
             grant,
         };
-        if self.may_borrow(&state, &waiter, 0, now) {
-            if let Some(slot) = preference.pick(&state.idle) {
+        if let Some(worst) = self.may_borrow(&state, &waiter, 0, now) {
+            let allowed = preference.pick(&state.idle);
+            if let Some(slot) = allowed.filter(|&slot| preference.rank_of(slot) <= worst) {
                 state.hold(slot, &preference);
                 metrics::pool_placement(false);
                 return Claim::Now(slot);
@@ -269,10 +288,15 @@ impl Dispatcher {
             return Borrow::Granted;
         };
         let waiter = &state.waiters[at];
-        if !anyway && !self.may_borrow(&state, waiter, 1, Instant::now()) {
+        let worst = match anyway {
+            true => Some(usize::MAX),
+            false => self.may_borrow(&state, waiter, 1, Instant::now()),
+        };
+        let Some(worst) = worst else {
             return Borrow::Wait;
-        }
-        let Some(slot) = waiter.preference.pick(&state.idle) else {
+        };
+        let allowed = waiter.preference.pick(&state.idle);
+        let Some(slot) = allowed.filter(|&slot| waiter.preference.rank_of(slot) <= worst) else {
             return Borrow::Wait;
         };
         let home = waiter.preference.is_home(slot);
@@ -339,10 +363,13 @@ impl Dispatcher {
             None => {
                 let mut best: Option<(usize, usize)> = None;
                 for (at, waiter) in state.waiters.iter().enumerate() {
-                    if !self.may_borrow(state, waiter, 1, now) {
+                    let rank = waiter.preference.rank_of(slot);
+                    if self
+                        .may_borrow(state, waiter, 1, now)
+                        .is_none_or(|worst| rank > worst)
+                    {
                         continue;
                     }
-                    let rank = waiter.preference.rank_of(slot);
                     // Strictly better only: the first of equals is the oldest.
                     if best.is_none_or(|(_, best_rank)| rank < best_rank) {
                         best = Some((at, rank));
