@@ -139,7 +139,7 @@ python3 scripts/bench/fleet_memory.py prepare --port "$PORT" --schools "$SCHOOLS
   --password "$PASSWORD" --threads 2 --out "$out"
 stop_server
 
-echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool $(( $(nproc) * 2 + 2 )) (nproc=$(nproc))"
+echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool ${DB_POOL_SIZE:-$(( $(nproc) * 2 + 2 ))} (nproc=$(nproc))"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
