@@ -13,6 +13,10 @@
 #   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
 #   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
 #   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
+#   patient: the defaults with DB_POOL_BORROW_AFTER_MS=FLEET_PATIENT_MS (default 50): a
+#           unit of work waits longer for its home before it borrows;
+#   base:   another build (FLEET_BASE_BIN, e.g. main's) with its defaults: its rule
+#           against this one's, in the same sitting;
 #   pgbouncer: the server in transaction mode behind a PgBouncer (pool of the server's
 #           size) whose server_lifetime is FLEET_SERVER_LIFETIME s (default 60): what
 #           bounds PostgreSQL's backends there (their Pss_Anon is what is measured).
@@ -114,8 +118,8 @@ SQL
 psql -q "$(pg_admin_url)" -c CHECKPOINT >/dev/null
 fi
 
-start_server() { # env assignments...
-  env "$@" "$bin" serve &
+start_server() { # env assignments... (server_bin: another build)
+  env "$@" "${server_bin:-$bin}" serve &
   server_pid=$!
   wait_ready "http://127.0.0.1:$PORT"
 }
@@ -135,15 +139,17 @@ python3 scripts/bench/fleet_memory.py prepare --port "$PORT" --schools "$SCHOOLS
   --password "$PASSWORD" --threads 2 --out "$out"
 stop_server
 
-echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool $(( $(nproc) * 2 + 2 )) (nproc=$(nproc))"
+echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool ${DB_POOL_SIZE:-$(( $(nproc) * 2 + 2 ))} (nproc=$(nproc))"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
     case "$variant" in
       before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       after) start_server ;;
+      base) server_bin="$(realpath "${FLEET_BASE_BIN:?the build the base variant runs}")" start_server ;;
       homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;
+      patient) start_server DB_POOL_BORROW_AFTER_MS="${FLEET_PATIENT_MS:-50}" ;;
       budget) start_server DB_POOL_MAX_BACKEND_MIB="${FLEET_BUDGET:-32}" ;;
       pgbouncer)
         settings="$out/pgbouncer-settings.ini"

@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::{
     db::{
-        affinity::{BORROW_AFTER, Claim, Dispatcher, Grant},
+        affinity::{Borrow, BorrowRule, Claim, Dispatcher, Grant},
         pool::{Connector, PgConn, PoolMode},
         recycle::{self, ConnLife, Job, Reason, RecycleSettings},
     },
@@ -53,6 +53,7 @@ impl Slots {
     pub fn new(
         size: usize,
         homes: usize,
+        borrow: BorrowRule,
         connector: Connector,
         recycling: RecycleSettings,
     ) -> Arc<Self> {
@@ -68,7 +69,7 @@ impl Slots {
                     })
                 })
                 .collect(),
-            dispatcher: Dispatcher::new(size, homes),
+            dispatcher: Dispatcher::with_rule(size, homes, borrow),
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
             recycling,
@@ -102,12 +103,18 @@ impl Slots {
             id: Some(id),
             receiver: &mut receiver,
         };
-        let slot = match tokio::time::timeout(BORROW_AFTER, &mut *waiting.receiver).await {
-            Ok(granted) => granted.ok(),
-            Err(_) => match self.dispatcher.borrow(id) {
-                Some(slot) => Some(slot),
-                None => (&mut *waiting.receiver).await.ok(),
-            },
+        // Until a slot is granted, ask every `borrow_after` whether the rule lets this
+        // unit of work borrow an idle connection.
+        let slot = loop {
+            let every = self.dispatcher.borrow_after();
+            match tokio::time::timeout(every, &mut *waiting.receiver).await {
+                Ok(granted) => break granted.ok(),
+                Err(_) => match self.dispatcher.borrow(id) {
+                    Borrow::Now(slot) => break Some(slot),
+                    Borrow::Wait => {}
+                    Borrow::Granted => break (&mut *waiting.receiver).await.ok(),
+                },
+            }
         };
         waiting.id = None;
         slot.map(|slot| self.ticket(slot))
