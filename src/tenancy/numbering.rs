@@ -13,7 +13,10 @@ use diesel::{connection::SimpleConnection, pg::PgConnection};
 
 /// The school's numbering lock, then every unnumbered event of the transaction numbered
 /// in one statement after the newest, in the order they were written (`tx_position`),
-/// each stamped with the time it is numbered; then the relays' signal, once.
+/// all stamped with the time the lock was had (read on the clock after the lock, so the
+/// times follow the numbers; through a setting of the transaction because Citus refuses
+/// a volatile function such as `clock_timestamp()` in an UPDATE of a distributed table);
+/// then the relays' signal, once.
 ///
 /// Separate statements in one round trip (simple query protocol): each takes its own
 /// snapshot in READ COMMITTED, so the numbering sees every event committed by whoever
@@ -28,19 +31,23 @@ use diesel::{connection::SimpleConnection, pg::PgConnection};
 /// school's commits write nothing public. `settle` lets go of a school under the same
 /// lock, so a commit either sees the row gone and signals, or is seen by the relay.
 /// Numbered rows already carrying a `seq` (a restored archive's) are left as they are.
+/// `EXISTS (SELECT 1 ...)`, not `SELECT FROM`: Citus plans the subquery over the school's
+/// (distributed) table apart and cannot read back a result with no column.
 const NUMBER_AND_SIGNAL: &str = "\
 SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.events'));
+SELECT set_config('school.numbered_at', clock_timestamp()::text, true);
 UPDATE events e
-   SET seq = n.base + n.place, occurred_at = clock_timestamp(), tx_position = NULL
+   SET seq = n.base + n.place, tx_position = NULL,
+       occurred_at = current_setting('school.numbered_at')::timestamptz
   FROM (SELECT id, row_number() OVER (ORDER BY tx_position, id) AS place,
                (SELECT coalesce(max(seq), 0) FROM events) AS base
           FROM events WHERE seq IS NULL) n
  WHERE e.id = n.id;
 WITH due AS (
     SELECT current_schema() AS schema_name
-     WHERE NOT EXISTS (SELECT FROM public.webhook_pending
+     WHERE NOT EXISTS (SELECT 1 FROM public.webhook_pending
                         WHERE schema_name = current_schema() AND due_at <= now())
-       AND EXISTS (SELECT FROM webhooks WHERE is_active))
+       AND EXISTS (SELECT 1 FROM webhooks WHERE is_active))
 INSERT INTO public.webhook_pending (schema_name, due_at)
 SELECT schema_name, now() FROM due
     ON CONFLICT (schema_name) DO UPDATE SET due_at = LEAST(webhook_pending.due_at, now())

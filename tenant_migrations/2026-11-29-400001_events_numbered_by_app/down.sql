@@ -27,6 +27,13 @@ BEGIN
     RETURN NULL;
 END
 $body$;
-CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
-    EXECUTE FUNCTION number_event();
+DO $migration$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+        EXECUTE FUNCTION number_event();
+END
+$migration$;

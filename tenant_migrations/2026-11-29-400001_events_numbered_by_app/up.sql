@@ -5,6 +5,15 @@
 -- once (`TenantConn`'s commit path, src/tenancy/conn.rs). `tx_position` is an event's
 -- place among its transaction's events until it is numbered (then null): the order the
 -- numbering follows.
-DROP TRIGGER events_numbered_at_commit ON events;
+-- (On Citus the events migration made no trigger, only its function.)
+DO $migration$
+BEGIN
+    IF EXISTS (SELECT FROM pg_trigger
+                WHERE tgname = 'events_numbered_at_commit'
+                  AND tgrelid = 'events'::regclass) THEN
+        DROP TRIGGER events_numbered_at_commit ON events;
+    END IF;
+END
+$migration$;
 DROP FUNCTION number_event();
 ALTER TABLE events ADD COLUMN tx_position integer;
