@@ -118,12 +118,12 @@ fn commit_order(url: &str, mode: PoolMode, tag: &str) {
         })
         .expect("B commits");
         // A is open: its event is invisible, B's numbered.
-        let seen = numbered(&db);
+        let seen = numbered(db);
         assert_eq!(names_after(&seen, before), [second.as_str()]);
         b_committed.send(()).expect("signal");
         a.join().expect("A").expect("A commits");
     });
-    let events = numbered(&db);
+    let events = numbered(db);
     assert_eq!(names_after(&events, before), [second.as_str(), first]);
 }
 
