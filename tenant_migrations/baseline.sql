@@ -483,32 +483,17 @@ CREATE TABLE events (
     type        text NOT NULL,
     record_id   uuid NOT NULL,
     data        jsonb NOT NULL,
-    occurred_at timestamptz NOT NULL DEFAULT now()
+    occurred_at timestamptz NOT NULL DEFAULT now(),
+    -- The event's place among its transaction's events until it is numbered (then null).
+    tx_position integer
 );
 CREATE INDEX events_occurred_at ON events (occurred_at);
 
--- Numbers one event at its transaction's commit, after the ones before it. The table is
--- named by the trigger's own schema, whatever the session's search_path. An event that
--- already has its number (loaded from a school archive) keeps it.
-CREATE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
-BEGIN
-    IF NEW.seq IS NOT NULL THEN
-        RETURN NULL;
-    END IF;
-    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
-    EXECUTE format(
-        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
-        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
-        TG_TABLE_SCHEMA) USING NEW.id;
-    RETURN NULL;
-END
-$body$;
-
--- Only events still to number queue the trigger: rows loaded with their number (a school
--- archive's restore) leave nothing pending, so the restore's later index builds can run.
-CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
-    EXECUTE FUNCTION number_event();
+-- `seq` is the feed's order, commit order: a writing transaction numbers all of its
+-- events in one statement just before its COMMIT, under the school's advisory lock, and
+-- signals the relays once, only when the school is not already due (tenant migrations
+-- 2026-11-28-400001_webhook_signal_once, 2026-11-29-400001_events_numbered_by_app;
+-- `TenantConn`'s commit path). No trigger: Citus refuses them on distributed tables.
 
 -- One entry per create, update or delete of a record whose history is kept, at the time
 -- of the statement (not of the transaction: the entries of one transaction keep their
@@ -573,32 +558,6 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_recent ON webhook_deliveries (webhook_id, at);
 
--- Numbering at commit (see `events_history`) now also signals the relays when the school
--- has an active subscription: its `public.webhook_pending` row is made due, and a NOTIFY
--- wakes them at once (delivered at commit, once per transaction and school).
-CREATE OR REPLACE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
-DECLARE
-    subscribed boolean;
-BEGIN
-    IF NEW.seq IS NOT NULL THEN
-        RETURN NULL;
-    END IF;
-    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
-    EXECUTE format(
-        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
-        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
-        TG_TABLE_SCHEMA) USING NEW.id;
-    EXECUTE format('SELECT EXISTS (SELECT FROM %I.webhooks WHERE is_active)', TG_TABLE_SCHEMA)
-        INTO subscribed;
-    IF subscribed THEN
-        INSERT INTO public.webhook_pending (schema_name, due_at)
-        VALUES (TG_TABLE_SCHEMA, now())
-        ON CONFLICT (schema_name) DO UPDATE SET due_at = LEAST(webhook_pending.due_at, now());
-        PERFORM pg_notify('webhook_pending', TG_TABLE_SCHEMA);
-    END IF;
-    RETURN NULL;
-END
-$body$;
 -- 2026-11-26-500001_guardians
 -- Guardians (API.md 11): a parent or carer, optionally a user of the school, linked to the
 -- students they answer for. A user holding the `guardian` role reads only the records of
@@ -662,39 +621,3 @@ CREATE UNIQUE INDEX report_remarks_live ON report_remarks (exam_session_id, stud
     WHERE NOT is_deleted;
 CREATE INDEX report_remarks_student ON report_remarks (student_id);
 
--- 2026-11-28-400001_webhook_signal_once
--- A commit signals the relays only when the school is not already due: it makes the
--- school's `public.webhook_pending` row and sends the NOTIFY only if there is no row, or
--- its row waits for a later retry. While the row is due, a relay is on the school (or
--- about to be) and finds the commit's events itself, so a busy school's commits write
--- nothing to the public schema and send no NOTIFY (whose database-wide commit lock
--- serialized every notifying commit, fsync included). The relay lets go of a school
--- under the school's numbering lock (`webhook_queue::settle`), so a commit either sees
--- the row gone and signals, or is seen by the relay's last look.
-CREATE OR REPLACE FUNCTION number_event() RETURNS trigger LANGUAGE plpgsql AS $body$
-DECLARE
-    subscribed boolean;
-BEGIN
-    IF NEW.seq IS NOT NULL THEN
-        RETURN NULL;
-    END IF;
-    PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA || '.events'));
-    EXECUTE format(
-        'UPDATE %1$I.events SET occurred_at = clock_timestamp(), '
-        'seq = (SELECT coalesce(max(seq), 0) + 1 FROM %1$I.events) WHERE id = $1',
-        TG_TABLE_SCHEMA) USING NEW.id;
-    IF EXISTS (SELECT FROM public.webhook_pending
-                WHERE schema_name = TG_TABLE_SCHEMA AND due_at <= now()) THEN
-        RETURN NULL;
-    END IF;
-    EXECUTE format('SELECT EXISTS (SELECT FROM %I.webhooks WHERE is_active)', TG_TABLE_SCHEMA)
-        INTO subscribed;
-    IF subscribed THEN
-        INSERT INTO public.webhook_pending (schema_name, due_at)
-        VALUES (TG_TABLE_SCHEMA, now())
-        ON CONFLICT (schema_name) DO UPDATE SET due_at = LEAST(webhook_pending.due_at, now());
-        PERFORM pg_notify('webhook_pending', TG_TABLE_SCHEMA);
-    END IF;
-    RETURN NULL;
-END
-$body$;

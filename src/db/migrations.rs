@@ -34,6 +34,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
     sql_migration!("2026-11-26-500002_disclosures"),
     sql_migration!("2026-11-27-400001_report_remarks"),
     sql_migration!("2026-11-28-400001_webhook_signal_once"),
+    sql_migration!("2026-11-29-400001_events_numbered_by_app"),
 ]);
 
 /// What a new school is created from: `tenant_migrations/baseline.sql`, the schema the
@@ -42,7 +43,7 @@ pub const TENANT_MIGRATIONS: SqlMigrations = SqlMigrations(&[
 /// `tests/api/fleet/baseline.rs` fails until both give the same catalog.
 pub const TENANT_BASELINE: TenantBaseline = TenantBaseline {
     sql: include_str!("../../tenant_migrations/baseline.sql"),
-    through: "2026-11-28-400001_webhook_signal_once",
+    through: "2026-11-29-400001_events_numbered_by_app",
 };
 
 /// Brings the public schema up to date; returns the versions applied. Uses a connection of

@@ -4,8 +4,8 @@
 //!
 //! **How it finds work without polling every school.** A commit of an event of a school
 //! with an active subscription, when the school is not already due, makes the school's row
-//! in `public.webhook_pending` due and sends `NOTIFY webhook_pending` (the numbering
-//! trigger, tenant migration `webhook_signal_once`). Relays read only that table: an idle
+//! in `public.webhook_pending` due and sends `NOTIFY webhook_pending` (the numbering at
+//! commit, `src/tenancy/numbering.rs`). Relays read only that table: an idle
 //! school has no row and costs nothing. The row is durable, so nothing is lost while no
 //! relay runs (a NOTIFY alone would be), and the NOTIFY only wakes a relay early; without
 //! it one worker looks at the table every `IDLE_WAIT` (one indexed query, whatever the

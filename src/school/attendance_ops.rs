@@ -94,52 +94,54 @@ pub fn upsert_take(
     lines: &[TakeLine],
     actor: &Actor,
 ) -> ApiResult<Vec<Attendance>> {
-    debug_assert!(lines.iter().all(|l| STATUSES.contains(&l.status.as_str())));
-    let students: Vec<Uuid> = lines.iter().map(|l| l.student).collect();
-    let replaced: HashMap<Uuid, Attendance> = t::table
-        .filter(t::student_id.eq_any(&students))
-        .filter(t::date.eq(date))
-        .filter(t::is_deleted.eq(false))
-        .select(Attendance::as_select())
-        .for_update()
-        .load(conn.pg())?
-        .into_iter()
-        .map(|record: Attendance| (record.id, record))
-        .collect();
-    let statuses: Vec<&str> = lines.iter().map(|l| l.status.as_str()).collect();
-    let notes: Vec<Option<&str>> = lines.iter().map(|l| l.note.as_deref()).collect();
-    let written: Vec<Attendance> = diesel::sql_query(
-        "INSERT INTO attendance (student_id, academic_class_id, date, status, note, \
-                                 created_by, updated_by) \
-         SELECT line.student, $1, $2, line.status, line.note, $3, $3 \
-           FROM unnest($4::uuid[], $5::text[], $6::text[]) AS line (student, status, note) \
-         ON CONFLICT (student_id, date) WHERE NOT is_deleted DO UPDATE \
-            SET status = excluded.status, note = excluded.note, \
-                academic_class_id = excluded.academic_class_id, \
-                updated_by = excluded.updated_by, updated_at = excluded.updated_at \
-         RETURNING *",
-    )
-    .bind::<sql_types::Uuid, _>(class_id)
-    .bind::<sql_types::Date, _>(date)
-    .bind::<sql_types::Nullable<sql_types::Uuid>, _>(actor.user_id())
-    .bind::<sql_types::Array<sql_types::Uuid>, _>(&students)
-    .bind::<sql_types::Array<sql_types::Text>, _>(&statuses)
-    .bind::<sql_types::Array<sql_types::Nullable<sql_types::Text>>, _>(&notes)
-    .load(conn.pg())?;
-    let mut by_student: HashMap<Uuid, Attendance> =
-        written.into_iter().map(|r| (r.student_id, r)).collect();
-    let records: Vec<Attendance> = students
-        .iter()
-        .filter_map(|id| by_student.remove(id))
-        .collect();
-    for after in &records {
-        let change = match replaced.get(&after.id) {
-            Some(before) => Change::Updated { before, after },
-            None => Change::Created(after),
-        };
-        change_log::record::<Attendances>(conn, actor, change)?;
-    }
-    Ok(records)
+    conn.writing(|conn| {
+        debug_assert!(lines.iter().all(|l| STATUSES.contains(&l.status.as_str())));
+        let students: Vec<Uuid> = lines.iter().map(|l| l.student).collect();
+        let replaced: HashMap<Uuid, Attendance> = t::table
+            .filter(t::student_id.eq_any(&students))
+            .filter(t::date.eq(date))
+            .filter(t::is_deleted.eq(false))
+            .select(Attendance::as_select())
+            .for_update()
+            .load(conn.pg())?
+            .into_iter()
+            .map(|record: Attendance| (record.id, record))
+            .collect();
+        let statuses: Vec<&str> = lines.iter().map(|l| l.status.as_str()).collect();
+        let notes: Vec<Option<&str>> = lines.iter().map(|l| l.note.as_deref()).collect();
+        let written: Vec<Attendance> = diesel::sql_query(
+            "INSERT INTO attendance (student_id, academic_class_id, date, status, note, \
+                                     created_by, updated_by) \
+             SELECT line.student, $1, $2, line.status, line.note, $3, $3 \
+               FROM unnest($4::uuid[], $5::text[], $6::text[]) AS line (student, status, note) \
+             ON CONFLICT (student_id, date) WHERE NOT is_deleted DO UPDATE \
+                SET status = excluded.status, note = excluded.note, \
+                    academic_class_id = excluded.academic_class_id, \
+                    updated_by = excluded.updated_by, updated_at = excluded.updated_at \
+             RETURNING *",
+        )
+        .bind::<sql_types::Uuid, _>(class_id)
+        .bind::<sql_types::Date, _>(date)
+        .bind::<sql_types::Nullable<sql_types::Uuid>, _>(actor.user_id())
+        .bind::<sql_types::Array<sql_types::Uuid>, _>(&students)
+        .bind::<sql_types::Array<sql_types::Text>, _>(&statuses)
+        .bind::<sql_types::Array<sql_types::Nullable<sql_types::Text>>, _>(&notes)
+        .load(conn.pg())?;
+        let mut by_student: HashMap<Uuid, Attendance> =
+            written.into_iter().map(|r| (r.student_id, r)).collect();
+        let records: Vec<Attendance> = students
+            .iter()
+            .filter_map(|id| by_student.remove(id))
+            .collect();
+        for after in &records {
+            let change = match replaced.get(&after.id) {
+                Some(before) => Change::Updated { before, after },
+                None => Change::Created(after),
+            };
+            change_log::record::<Attendances>(conn, actor, change)?;
+        }
+        Ok(records)
+    })
 }
 
 /// A student's attendance over a range of dates: days recorded per status, and the

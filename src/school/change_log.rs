@@ -3,9 +3,9 @@
 //! takes, bulk soft delete, activation of sessions) ends here, in the change's own
 //! transaction, with the record before and after and who acted. It writes
 //!
-//! - the change's event (API.md 9) into `events`: numbered in commit order at commit by
-//!   the table's deferred trigger (tenant migration `events_history`), so a rollback
-//!   leaves no event and a commit never lacks one;
+//! - the change's event (API.md 9) into `events`: numbered in commit order just before
+//!   the transaction's COMMIT by `TenantConn` (which refuses events outside a
+//!   transaction), so a rollback leaves no event and a commit never lacks one;
 //! - for the stores that keep history (`Store::KEEPS_HISTORY`: marks, attendance,
 //!   students), the history entry (API.md 11) into `history`.
 //!
@@ -202,11 +202,18 @@ fn event(resource: &str, action: Action, record_id: Uuid, data: Value) -> EventR
     )
 }
 
-/// Inserts `rows` in order; then, as often as one write in `PRUNE_ONE_IN` would, prunes.
+/// Inserts `rows` in order, each with its place in the transaction (the order its commit
+/// numbers them in); then, as often as one write in `PRUNE_ONE_IN` would, prunes.
 fn insert_events(conn: &mut TenantConn, rows: Vec<EventRow>) -> ApiResult<()> {
     if rows.is_empty() {
         return Ok(());
     }
+    let first = conn.place_events(rows.len())?;
+    let rows: Vec<_> = rows
+        .into_iter()
+        .zip(first..)
+        .map(|(row, place)| (row, events::tx_position.eq(place)))
+        .collect();
     for chunk in rows.chunks(ROWS_A_STATEMENT) {
         diesel::insert_into(events::table)
             .values(chunk)

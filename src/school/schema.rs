@@ -119,6 +119,7 @@ diesel::table! {
         record_id -> Uuid,
         data -> Jsonb,
         occurred_at -> Timestamptz,
+        tx_position -> Nullable<Int4>,
     }
 }
 

@@ -273,7 +273,8 @@ pub trait Store: Table {
     }
 
     /// Every write below records its change (`change_log::record`: the event, and history
-    /// where the store keeps it) in the write's transaction; callers run them in one.
+    /// where the store keeps it) in the write's transaction: the caller's, or one of its
+    /// own when none is open (`TenantConn::writing`; its commit numbers the events).
     fn create(
         conn: &mut TenantConn,
         parent: Self::Parent,
@@ -315,21 +316,23 @@ pub trait Store: Table {
         mut new: Self::New,
         actor: &Actor,
     ) -> ApiResult<Self::Record> {
-        let before = record_before::<Self>(conn, target)?;
-        Self::before_replace(conn, target, &mut new)?;
-        let row = Self::update_all(SEALED, conn, target, &new, actor.user_id())?
-            .ok_or_else(ApiError::not_found)?;
-        Self::after_replace(conn, &row, &new, actor)?;
-        let after = record_of::<Self>(conn, row)?;
-        change_log::record::<Self>(
-            conn,
-            actor,
-            Change::Updated {
-                before: &before,
-                after: &after,
-            },
-        )?;
-        Ok(after)
+        conn.writing(|conn| {
+            let before = record_before::<Self>(conn, target)?;
+            Self::before_replace(conn, target, &mut new)?;
+            let row = Self::update_all(SEALED, conn, target, &new, actor.user_id())?
+                .ok_or_else(ApiError::not_found)?;
+            Self::after_replace(conn, &row, &new, actor)?;
+            let after = record_of::<Self>(conn, row)?;
+            change_log::record::<Self>(
+                conn,
+                actor,
+                Change::Updated {
+                    before: &before,
+                    after: &after,
+                },
+            )?;
+            Ok(after)
+        })
     }
 
     /// Sets the given fields (PATCH); 404 when `target` names no record.
@@ -358,11 +361,13 @@ pub trait Store: Table {
 
     /// A real delete: 404 when `target` names no record, 409 while others reference it.
     fn delete(conn: &mut TenantConn, target: Target<Self::Parent>, actor: &Actor) -> ApiResult<()> {
-        let before = record_before::<Self>(conn, target)?;
-        match Self::delete_rows(SEALED, conn, target)? {
-            0 => Err(ApiError::not_found()),
-            _ => change_log::record::<Self>(conn, actor, Change::Deleted(&before)),
-        }
+        conn.writing(|conn| {
+            let before = record_before::<Self>(conn, target)?;
+            match Self::delete_rows(SEALED, conn, target)? {
+                0 => Err(ApiError::not_found()),
+                _ => change_log::record::<Self>(conn, actor, Change::Deleted(&before)),
+            }
+        })
     }
 
     /// Whether a live record has this id, under any parent: the rule for references.

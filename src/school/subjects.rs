@@ -60,34 +60,37 @@ impl Subjects {
         ids: &[Uuid],
         actor: &Actor,
     ) -> ApiResult<usize> {
-        let deleted: Vec<Subject> = diesel::update(
-            t::table
-                .filter(t::id.eq_any(ids))
-                .filter(t::is_deleted.eq(false)),
-        )
-        .set((
-            t::is_deleted.eq(true),
-            t::updated_by.eq(actor.user_id()),
-            t::updated_at.eq(Utc::now()),
-        ))
-        .returning(Subject::as_returning())
-        .get_results(conn.pg())?;
-        for after in &deleted {
-            // The row was live before this statement and differs only in the flag and the
-            // bookkeeping (subjects keep no history, so only the action depends on it).
-            let before = Subject {
-                is_deleted: false,
-                ..after.clone()
-            };
-            change_log::record::<Self>(
-                conn,
-                actor,
-                Change::Updated {
-                    before: &before,
-                    after,
-                },
-            )?;
-        }
-        Ok(deleted.len())
+        // Past the store's write path: its own transaction when the caller has none.
+        conn.writing(|conn| {
+            let deleted: Vec<Subject> = diesel::update(
+                t::table
+                    .filter(t::id.eq_any(ids))
+                    .filter(t::is_deleted.eq(false)),
+            )
+            .set((
+                t::is_deleted.eq(true),
+                t::updated_by.eq(actor.user_id()),
+                t::updated_at.eq(Utc::now()),
+            ))
+            .returning(Subject::as_returning())
+            .get_results(conn.pg())?;
+            for after in &deleted {
+                // The row was live before this statement and differs only in the flag and the
+                // bookkeeping (subjects keep no history, so only the action depends on it).
+                let before = Subject {
+                    is_deleted: false,
+                    ..after.clone()
+                };
+                change_log::record::<Self>(
+                    conn,
+                    actor,
+                    Change::Updated {
+                        before: &before,
+                        after,
+                    },
+                )?;
+            }
+            Ok(deleted.len())
+        })
     }
 }

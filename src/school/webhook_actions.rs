@@ -67,7 +67,7 @@ pub fn resend(conn: &mut TenantConn, webhook: Uuid, event: Uuid) -> ApiResult<Re
         let made: Option<Attempts> = diesel::sql_query(
             "SELECT max(attempt) AS attempts FROM webhook_deliveries \
               WHERE webhook_id = $1 AND event_id = $2 \
-             HAVING count(*) > 0 AND EXISTS (SELECT FROM events WHERE id = $2)",
+             HAVING count(*) > 0 AND EXISTS (SELECT 1 FROM events WHERE id = $2)",
         )
         .bind::<sql_types::Uuid, _>(webhook)
         .bind::<sql_types::Uuid, _>(event)

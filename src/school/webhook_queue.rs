@@ -87,7 +87,7 @@ pub fn due(conn: &mut TenantConn, limit: i64) -> ApiResult<Vec<Due>> {
            JOIN webhooks w ON w.id = q.webhook_id AND w.is_active \
            JOIN events e ON e.seq = q.seq \
           WHERE q.next_at <= now() \
-            AND NOT EXISTS (SELECT FROM webhook_queue p \
+            AND NOT EXISTS (SELECT 1 FROM webhook_queue p \
                              WHERE p.webhook_id = q.webhook_id AND p.record_id = q.record_id \
                                AND p.seq < q.seq) \
           ORDER BY q.seq LIMIT $1",
@@ -286,7 +286,7 @@ pub fn settle(
         if prune {
             diesel::sql_query(
                 "DELETE FROM webhook_queue q \
-                  WHERE NOT EXISTS (SELECT FROM events e WHERE e.seq = q.seq)",
+                  WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.seq = q.seq)",
             )
             .execute(conn.pg())?;
             diesel::sql_query(
@@ -298,7 +298,7 @@ pub fn settle(
         diesel::sql_query(
             "WITH next AS ( \
                  SELECT CASE \
-                     WHEN EXISTS (SELECT FROM webhooks WHERE is_active \
+                     WHEN EXISTS (SELECT 1 FROM webhooks WHERE is_active \
                                    AND queued_through < (SELECT coalesce(max(seq), 0) FROM events)) \
                      THEN now() \
                      ELSE (SELECT min(q.next_at) FROM webhook_queue q \

@@ -26,7 +26,7 @@ use crate::{
         schema_public::users,
     },
     error::{ApiError, ApiResult},
-    tenancy::{ReadScope, Tenant, TenantRef, read_scope::Reader},
+    tenancy::{ReadScope, Tenant, TenantRef, numbering, read_scope::Reader},
 };
 
 pub struct TenantConn {
@@ -37,6 +37,9 @@ pub struct TenantConn {
     /// Who reads: whose records the school layer's reads answer, and what they disclosed
     /// (set at authentication).
     reader: Reader,
+    /// Events written in the open transaction, still to number at its commit (and the
+    /// next one's `tx_position`).
+    unnumbered: i32,
 }
 
 impl TenantConn {
@@ -52,6 +55,7 @@ impl TenantConn {
             tenant,
             binding_open: transactional,
             reader: Reader::default(),
+            unnumbered: 0,
         })
     }
 
@@ -103,6 +107,7 @@ impl TenantConn {
             tenant,
             binding_open: true,
             reader: Reader::default(),
+            unnumbered: 0,
         };
         conn.set_path()?;
         Ok(conn)
@@ -160,23 +165,29 @@ impl TenantConn {
         }
     }
 
-    /// Ends the unit of work with its result: in transaction mode commits on success and
-    /// rolls back on failure, which ends the binding. A connection lost on the way is
-    /// marked so the pool discards it.
+    /// Ends the unit of work with its result: in transaction mode commits on success
+    /// (numbering its events first) and rolls back on failure, which ends the binding. A
+    /// connection lost on the way is marked so the pool discards it.
     pub(crate) fn finish<T>(mut self, result: ApiResult<T>) -> ApiResult<T> {
         let result = if self.binding_open {
             self.binding_open = false;
-            match result {
+            match result.and_then(|value| Ok(self.number_events().map(|()| value)?)) {
                 Ok(value) => AnsiTransactionManager::commit_transaction(self.pg())
                     .map(|()| value)
                     .map_err(Into::into),
                 Err(err) => {
+                    self.unnumbered = 0;
                     if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
                         self.pooled.broken = true;
                     }
                     Err(err)
                 }
             }
+        } else if self.unnumbered > 0 {
+            // Only a transaction opened past `transaction` (none is) commits events
+            // unnumbered: number them now rather than leave them out of the feed.
+            log::error!("events committed unnumbered; numbered after their commit");
+            self.transaction(|_| Ok::<(), ApiError>(())).and(result)
         } else {
             result
         };
@@ -210,7 +221,8 @@ impl TenantConn {
     }
 
     /// Runs `work` in a transaction (a savepoint when one is already open), keeping the
-    /// bound connection type, so query functions compose.
+    /// bound connection type, so query functions compose. The outermost one numbers its
+    /// events just before its COMMIT (in transaction mode that is `finish`'s).
     pub fn transaction<T, E>(
         &mut self,
         work: impl FnOnce(&mut TenantConn) -> Result<T, E>,
@@ -218,8 +230,13 @@ impl TenantConn {
     where
         E: From<diesel::result::Error>,
     {
+        let outermost = self.transaction_depth()? == 0;
         AnsiTransactionManager::begin_transaction(self.pg())?;
-        match work(self) {
+        let result = match work(self) {
+            Ok(value) if outermost => self.number_events().map(|()| value).map_err(E::from),
+            other => other,
+        };
+        match result {
             Ok(value) => {
                 AnsiTransactionManager::commit_transaction(self.pg())?;
                 Ok(value)
@@ -230,6 +247,60 @@ impl TenantConn {
                 Err(rollback_err) => Err(rollback_err.into()),
             },
         }
+        .inspect_err(|_| {
+            if outermost {
+                self.unnumbered = 0;
+            }
+        })
+    }
+
+    /// How many transactions (and savepoints) are open on the connection.
+    fn transaction_depth(&mut self) -> diesel::QueryResult<u32> {
+        Ok(
+            AnsiTransactionManager::transaction_manager_status_mut(self.pg())
+                .transaction_depth()?
+                .map_or(0, std::num::NonZeroU32::get),
+        )
+    }
+
+    /// Runs a school write: in the open transaction, or in one of its own when none is
+    /// open (a session-mode unit of work that did not open one), so its record and its
+    /// events always commit together, numbered.
+    pub fn writing<T>(
+        &mut self,
+        work: impl FnOnce(&mut TenantConn) -> ApiResult<T>,
+    ) -> ApiResult<T> {
+        match self.transaction_depth()? {
+            0 => self.transaction(work),
+            _ => work(self),
+        }
+    }
+
+    /// Places for `count` events about to be written (their `tx_position`s, in order,
+    /// from the returned one): the open transaction numbers them at its commit. Refused
+    /// outside a transaction: an event committed on its own would never be numbered.
+    pub fn place_events(&mut self, count: usize) -> ApiResult<i32> {
+        if self.transaction_depth()? == 0 {
+            return Err(ApiError::internal(anyhow::anyhow!(
+                "events written outside a transaction"
+            )));
+        }
+        let first = self.unnumbered;
+        let count = i32::try_from(count).map_err(ApiError::internal)?;
+        self.unnumbered = first.checked_add(count).ok_or_else(|| {
+            ApiError::internal(anyhow::anyhow!("too many events in one transaction"))
+        })?;
+        Ok(first)
+    }
+
+    /// Numbers the events the transaction wrote, if it wrote any, as its last statements.
+    fn number_events(&mut self) -> diesel::QueryResult<()> {
+        if self.unnumbered == 0 {
+            return Ok(());
+        }
+        numbering::number_and_signal(self.pg())?;
+        self.unnumbered = 0;
+        Ok(())
     }
 }
 

@@ -2,6 +2,7 @@
 //!
 //! - `directory`: the in-memory map of domains and schema names to schools;
 //! - `conn`: `TenantConn`, a pooled connection bound to one school's schema;
+//! - `numbering`: a transaction's events numbered at its commit (`TenantConn`'s);
 //! - `host`: the middleware that classifies each request's `Host`;
 //! - `provision`: creating and dropping schools;
 //! - `school_migrations`: a school's schema version (baseline for new schools, replay for
@@ -16,6 +17,7 @@ pub mod conn;
 pub mod directory;
 pub mod fleet;
 pub mod host;
+mod numbering;
 pub mod placement;
 pub mod provision;
 pub mod read_scope;

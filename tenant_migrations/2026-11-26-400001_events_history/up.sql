@@ -38,9 +38,19 @@ $body$;
 
 -- Only events still to number queue the trigger: rows loaded with their number (a school
 -- archive's restore) leave nothing pending, so the restore's later index builds can run.
-CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
-    EXECUTE FUNCTION number_event();
+-- Only on plain PostgreSQL: Citus refuses triggers on distributed tables, and a school
+-- replaying this migration there (one made before it, or an archive's) is numbered by the
+-- application from 2026-11-29-400001 on, which drops the trigger where it was made.
+DO $migration$
+BEGIN
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN;
+    END IF;
+    CREATE CONSTRAINT TRIGGER events_numbered_at_commit AFTER INSERT ON events
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.seq IS NULL)
+        EXECUTE FUNCTION number_event();
+END
+$migration$;
 
 -- One entry per create, update or delete of a record whose history is kept, at the time
 -- of the statement (not of the transaction: the entries of one transaction keep their

@@ -1,7 +1,9 @@
 //! The creates and updates of [`Store`], for any number of records: each table written by
 //! one multi-row statement (a create's rows `BATCH` at a time), the hooks given every row
 //! at once, the events and history of every record in one statement each. One record is
-//! the case of one: a POST and a 5,000-row import take the same statements.
+//! the case of one: a POST and a 5,000-row import take the same statements. Each runs in
+//! the caller's transaction, or in one of its own (`TenantConn::writing`): the commit
+//! numbers its events.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,6 +27,16 @@ pub const BATCH: usize = 1000;
 /// `unless_present`, those that conflict on a unique index are left out (and not
 /// answered).
 pub(super) fn create<S: Store>(
+    conn: &mut TenantConn,
+    parent: S::Parent,
+    news: Vec<S::New>,
+    actor: &Actor,
+    unless_present: bool,
+) -> ApiResult<Vec<S::Record>> {
+    conn.writing(|conn| create_in::<S>(conn, parent, news, actor, unless_present))
+}
+
+fn create_in<S: Store>(
     conn: &mut TenantConn,
     parent: S::Parent,
     news: Vec<S::New>,
@@ -83,6 +95,15 @@ fn create_batch<S: Store>(
 /// Sets `changes` on every record `targets` names (404, nothing written, when one names
 /// none), answering them in the order of `targets.ids`.
 pub(super) fn update<S: Store>(
+    conn: &mut TenantConn,
+    targets: Targets<S::Parent>,
+    changes: S::Changes,
+    actor: &Actor,
+) -> ApiResult<Vec<S::Record>> {
+    conn.writing(|conn| update_in::<S>(conn, targets, changes, actor))
+}
+
+fn update_in<S: Store>(
     conn: &mut TenantConn,
     mut targets: Targets<S::Parent>,
     mut changes: S::Changes,

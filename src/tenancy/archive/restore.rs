@@ -114,7 +114,7 @@ impl Restore<'_> {
         // the same, since `public.webhook_pending` is no school table and did not come along.
         diesel::sql_query(
             "INSERT INTO public.webhook_pending (schema_name, due_at) \
-             SELECT $1, now() WHERE EXISTS (SELECT FROM webhooks WHERE is_active) \
+             SELECT $1, now() WHERE EXISTS (SELECT 1 FROM webhooks WHERE is_active) \
              ON CONFLICT (schema_name) DO UPDATE \
                 SET due_at = now(), leased_until = NULL, leased_by = NULL",
         )

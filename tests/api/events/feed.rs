@@ -27,7 +27,7 @@ const HISTORY: &str = "/api/v1/school/history/";
 
 /// Every event of the school's feed from the start, in order (read 7 at a time, so the
 /// cursors are followed).
-async fn feed(app: &TestApp, who: &As) -> Vec<Value> {
+pub(super) async fn feed(app: &TestApp, who: &As) -> Vec<Value> {
     let mut events = Vec::new();
     let mut path = format!("{EVENTS}?limit=7");
     loop {
@@ -43,7 +43,7 @@ async fn feed(app: &TestApp, who: &As) -> Vec<Value> {
     }
 }
 
-fn types(events: &[Value]) -> Vec<String> {
+pub(super) fn types(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .map(|e| e["type"].as_str().expect("type").to_owned())
