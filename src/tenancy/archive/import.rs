@@ -139,6 +139,7 @@ fn target_domains(
 mod tests {
     use super::*;
     use chrono::Utc;
+    use uuid::Uuid;
 
     fn manifest_with(domains: &[(&str, bool)]) -> Manifest {
         let now = Utc::now();
