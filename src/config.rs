@@ -6,7 +6,6 @@ use anyhow::{Context, bail};
 
 use crate::{
     db::{
-        affinity::BorrowRule,
         pool::{AffinitySettings, PoolMode, PoolSettings, default_in_flight, default_per_school},
         recycle::RecycleSettings,
     },
@@ -384,13 +383,6 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
     let recycling = defaults.recycling;
     Ok(AffinitySettings {
         homes: parse_env("DB_POOL_HOMES", defaults.homes)?,
-        borrow: BorrowRule {
-            queue: parse_env("DB_POOL_BORROW_QUEUE", defaults.borrow.queue)?,
-            after: Duration::from_millis(parse_env(
-                "DB_POOL_BORROW_AFTER_MS",
-                defaults.borrow.after.as_millis() as u64,
-            )?),
-        },
         recycling: RecycleSettings {
             max_lifetime: secs("DB_POOL_MAX_LIFETIME_SECS", recycling.max_lifetime)?,
             max_schools: limit(

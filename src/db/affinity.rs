@@ -11,76 +11,104 @@
 //! `n + 1` connections moves only the schools whose top ranks the new slot enters, about
 //! `homes / (n + 1)` of them.
 //!
-//! The rule: a school's work waits for its home while the home's queue is short, and
-//! borrows another connection only when the home is really backed up.
-//! - a unit of work that arrives while one of its homes is idle takes it.
-//! - it may *borrow* its next choice (the first connection after its homes in its school's
-//!   ranking), when idle, once its home is backed up: [`BorrowRule::queue`] or more other
-//!   units of work wait for the same home (so some of them wait for at least that many
-//!   units of work plus the running one). It may borrow any idle connection (the first in
-//!   its ranking) once it has waited [`BorrowRule::after`], when its own school holds its
-//!   home (one busy school runs side by side as its turns allow), or when about to time
-//!   out. Until then
-//!   it waits for its home even while other connections are idle: a short wait for a
-//!   warm backend costs less than a backend that meets every school (its caches grow with
-//!   each one, and the memory budget recycles it, cold, several times a pass over the
-//!   fleet: docs/performance.md, "Fleet memory").
+//! The rule: a school's work stays on its homes, unless another connection would
+//! otherwise sit idle with nobody of its own waiting.
+//! - a unit of work that arrives while one of its homes is idle takes it; when only other
+//!   connections are idle it waits up to [`BORROW_AFTER`] for a home to come back, then
+//!   borrows the first idle one in its school's ranking. (Borrowing at once spread each
+//!   school over most connections whenever the pool was not saturated: see
+//!   docs/performance.md, "Fleet memory".)
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
-//!   when it is nobody's home, to the waiter that may borrow and ranks it highest (the
-//!   oldest of those), so a school that borrows borrows its next choices, the same few
-//!   connections every time; when nobody may borrow yet, it stays idle.
+//!   when it is nobody's home, to the waiter that ranks it highest (the oldest of those), so
+//!   a school that borrows borrows its next choices, the same few connections every time,
+//!   not whichever one happens to come back.
 //! - a waiter that has seen [`PASSED_OVER_LIMIT`] times the pool's size of connections go to
 //!   younger waiters gets the next one whatever it is, so nobody waits for long behind its
-//!   own busy homes.
-//!
-//! The waiting side asks [`Dispatcher::borrow`] again every [`Dispatcher::borrow_after`]
-//! (`db::lanes`, `db::slots`), so a unit of work whose home is held by a long one borrows
-//! an idle connection even when no other connection comes back meanwhile.
+//!   own busy homes. (A limit of once the pool's size made about a third of all units of
+//!   work borrow under saturation, every school reaching most connections within a few
+//!   passes; four times keeps the borrowing to the imbalance of the moment.)
 //!
 //! Platform work (no school) has every connection as home. `homes == 0` switches affinity
 //! off: every connection is everyone's home, and waiters are served in arrival order.
 
 use std::{
     collections::VecDeque,
+    hash::{DefaultHasher, Hash, Hasher},
     sync::{Mutex, mpsc},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use tokio::sync::oneshot;
 
-use crate::observability::metrics;
+use crate::{db::schema_name::SchemaName, observability::metrics};
 
-mod preference;
-
-pub use preference::{Preference, ranking, school_key};
-
-/// When a unit of work whose homes are busy may borrow another connection
-/// (`DB_POOL_BORROW_QUEUE`, `DB_POOL_BORROW_AFTER_MS`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BorrowRule {
-    /// Borrow when at least this many other units of work wait for the same home.
-    pub queue: usize,
-    /// Borrow after waiting this long, whatever the home's queue.
-    pub after: Duration,
-}
-
-impl Default for BorrowRule {
-    /// Two others plus the running one is about three units of work's wait (a few ms under
-    /// load). 50 ms means a long unit of work holds the home, not a queue: with 10 ms, under
-    /// saturation most waits passed it and 23 % (6 connections) to 37 % (12) of units of
-    /// work borrowed; with 50 ms, 14-16 % on 12 (docs/performance.md, "Fleet memory, run of
-    /// 2026-11-26 night").
-    fn default() -> Self {
-        Self {
-            queue: 2,
-            after: Duration::from_millis(50),
-        }
-    }
-}
+/// How long a unit of work whose homes are busy waits for one before it borrows an idle
+/// connection: about one short unit of work, so a home usually comes back in time.
+pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
 /// How many times the pool's size a waiter may be passed over by younger waiters taking
 /// their homes before it gets the next connection, home or not.
 pub const PASSED_OVER_LIMIT: usize = 4;
+
+/// A school's key for hashing: stable for the life of the build.
+pub fn school_key(school: &SchemaName) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    school.as_str().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Rendezvous score of `slot` for the school keyed `key` (splitmix64's finaliser over
+/// both: cheap, and every bit of the inputs moves every bit of the score).
+fn score(key: u64, slot: usize) -> u64 {
+    let mut z = key ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The slots `0..size` in the school's order of preference.
+pub fn ranking(key: u64, size: usize) -> Vec<usize> {
+    let mut slots: Vec<usize> = (0..size).collect();
+    slots.sort_by_key(|&slot| std::cmp::Reverse(score(key, slot)));
+    slots
+}
+
+/// Which connections a unit of work prefers.
+#[derive(Clone, Debug)]
+pub enum Preference {
+    /// Any connection is as good as any other (platform work, or affinity off).
+    Any,
+    /// A school's: slots in its order of preference, the first `homes` of them its homes.
+    School { ranking: Vec<usize>, homes: usize },
+}
+
+impl Preference {
+    fn is_home(&self, slot: usize) -> bool {
+        match self {
+            Self::Any => true,
+            Self::School { ranking, homes } => ranking[..*homes].contains(&slot),
+        }
+    }
+
+    /// Where `slot` stands in this order of preference (0: first).
+    fn rank_of(&self, slot: usize) -> usize {
+        match self {
+            Self::Any => 0,
+            Self::School { ranking, .. } => ranking
+                .iter()
+                .position(|&s| s == slot)
+                .unwrap_or(usize::MAX),
+        }
+    }
+
+    /// The first idle slot in this order of preference.
+    fn pick(&self, idle: &[bool]) -> Option<usize> {
+        match self {
+            Self::Any => idle.iter().position(|&free| free),
+            Self::School { ranking, .. } => ranking.iter().copied().find(|&slot| idle[slot]),
+        }
+    }
+}
 
 /// How a waiting unit of work is told which slot it got.
 pub enum Grant {
@@ -110,21 +138,9 @@ pub enum Claim {
     Queued(u64),
 }
 
-/// The outcome of [`Dispatcher::borrow`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Borrow {
-    /// This idle slot is now the caller's.
-    Now(usize),
-    /// Still queued: not allowed to borrow yet, or nothing idle. Ask again later.
-    Wait,
-    /// No longer queued: its slot was already sent through the grant (or it cancelled).
-    Granted,
-}
-
 struct Waiter {
     id: u64,
     preference: Preference,
-    since: Instant,
     /// Connections that went to younger waiters while this one waited.
     passed_over: usize,
     grant: Grant,
@@ -132,55 +148,26 @@ struct Waiter {
 
 struct State {
     idle: Vec<bool>,
-    /// Which school's work holds each slot (`None`: idle, or platform work).
-    holder: Vec<Option<u64>>,
     waiters: VecDeque<Waiter>,
-    /// How many queued waiters wait for each slot as their home (`Preference::queue`).
-    queued: Vec<usize>,
     next_id: u64,
-}
-
-impl State {
-    /// `slot` is now held by work of this preference.
-    fn hold(&mut self, slot: usize, preference: &Preference) {
-        self.idle[slot] = false;
-        self.holder[slot] = preference.key();
-    }
-
-    fn remove(&mut self, at: usize) -> Option<Waiter> {
-        let waiter = self.waiters.remove(at)?;
-        if let Some(home) = waiter.preference.queue() {
-            self.queued[home] -= 1;
-        }
-        Some(waiter)
-    }
 }
 
 /// Hands out the slots `0..size`, one holder each, by the rule in the module comment.
 pub struct Dispatcher {
     homes: usize,
     size: usize,
-    rule: BorrowRule,
     state: Mutex<State>,
 }
 
 impl Dispatcher {
-    /// `size` slots, all idle; each school has `homes` of them (0: no affinity); the
-    /// default borrowing rule.
+    /// `size` slots, all idle; each school has `homes` of them (0: no affinity).
     pub fn new(size: usize, homes: usize) -> Self {
-        Self::with_rule(size, homes, BorrowRule::default())
-    }
-
-    pub fn with_rule(size: usize, homes: usize, rule: BorrowRule) -> Self {
         Self {
             homes: homes.min(size),
             size,
-            rule,
             state: Mutex::new(State {
                 idle: vec![true; size],
-                holder: vec![None; size],
                 waiters: VecDeque::new(),
-                queued: vec![0; size],
                 next_id: 0,
             }),
         }
@@ -190,121 +177,49 @@ impl Dispatcher {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// How often a queued unit of work asks [`Self::borrow`] again (at least every
-    /// millisecond: 0 would spin).
-    pub fn borrow_after(&self) -> Duration {
-        self.rule.after.max(Duration::from_millis(1))
-    }
-
     /// What work bound to `school` (or to none) prefers.
     pub fn preference(&self, school: Option<u64>) -> Preference {
         match school {
-            Some(key) if self.homes > 0 => Preference::school(key, self.size, self.homes),
+            Some(key) if self.homes > 0 => Preference::School {
+                ranking: ranking(key, self.size),
+                homes: self.homes,
+            },
             _ => Preference::Any,
         }
     }
 
-    /// Which connections a waiter may take that are not its home, as the worst rank in its
-    /// school's order it may take (`None`: only its home). When other units of work wait for
-    /// the same home (`state.queued` counts it too when `itself` is 1), its next choice
-    /// only: a school borrows the same connection every time, so each connection serves its
-    /// homes and the schools it is next choice of, not any. Any connection when its own
-    /// school already holds the home (the school is busy: its units of work run side by
-    /// side as its turns allow, as before; one school on a few connections costs little),
-    /// when it has waited long, or has been passed over too often.
-    fn may_borrow(
-        &self,
-        state: &State,
-        waiter: &Waiter,
-        itself: usize,
-        now: Instant,
-    ) -> Option<usize> {
-        let (others, own_school_at_home) = waiter.preference.queue().map_or((0, false), |home| {
-            let own =
-                waiter.preference.key().is_some() && state.holder[home] == waiter.preference.key();
-            (state.queued[home] - itself, own)
-        });
-        if own_school_at_home
-            || now.duration_since(waiter.since) >= self.rule.after
-            || waiter.passed_over >= self.size * PASSED_OVER_LIMIT
-        {
-            Some(usize::MAX)
-        } else if others >= self.rule.queue {
-            Some(self.homes)
-        } else {
-            None
-        }
-    }
-
-    /// An idle home now, an idle connection to borrow when the home is backed up, or a
-    /// place in the queue; `grant` is used only when queued.
+    /// An idle slot now, or a place in the queue; `grant` is used only when queued.
+    /// (An idle connection that is not a home is not taken now: see [`Self::borrow`].)
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
-        if let Some(slot) = preference.pick_home(&state.idle) {
-            state.hold(slot, &preference);
-            metrics::pool_placement(true);
-            return Claim::Now(slot);
-        }
-        let now = Instant::now();
-        let id = state.next_id;
-        state.next_id += 1;
-        let waiter = Waiter {
-            id,
-            preference,
-            since: now,
-            passed_over: 0,
-            grant,
-        };
-        if let Some(worst) = self.may_borrow(&state, &waiter, 0, now) {
-            let allowed = preference.pick(&state.idle);
-            if let Some(slot) = allowed.filter(|&slot| preference.rank_of(slot) <= worst) {
-                state.hold(slot, &preference);
-                metrics::pool_placement(false);
+        if let Some(slot) = preference.pick(&state.idle) {
+            if preference.is_home(slot) {
+                state.idle[slot] = false;
+                metrics::pool_placement(true);
                 return Claim::Now(slot);
             }
         }
-        if let Some(home) = preference.queue() {
-            state.queued[home] += 1;
-        }
-        state.waiters.push_back(waiter);
+        let id = state.next_id;
+        state.next_id += 1;
+        state.waiters.push_back(Waiter {
+            id,
+            preference,
+            passed_over: 0,
+            grant,
+        });
         Claim::Queued(id)
     }
 
-    /// Waiter `id`, still queued, borrows the first idle connection in its ranking if the
-    /// rule lets it now (its home backed up, or it waited long enough).
-    pub fn borrow(&self, id: u64) -> Borrow {
-        self.borrow_if(id, false)
-    }
-
-    /// Waiter `id`, still queued, borrows the first idle connection in its ranking whatever
-    /// the rule: it is about to give up (an idle connection beats a timeout).
-    pub fn borrow_anyway(&self, id: u64) -> Borrow {
-        self.borrow_if(id, true)
-    }
-
-    fn borrow_if(&self, id: u64, anyway: bool) -> Borrow {
+    /// After [`BORROW_AFTER`]: waiter `id`, still queued, borrows the first idle connection
+    /// in its ranking. `None`: none is idle (it keeps waiting), or its slot was already sent.
+    pub fn borrow(&self, id: u64) -> Option<usize> {
         let mut state = self.state();
-        let Some(at) = state.waiters.iter().position(|waiter| waiter.id == id) else {
-            return Borrow::Granted;
-        };
-        let waiter = &state.waiters[at];
-        let worst = match anyway {
-            true => Some(usize::MAX),
-            false => self.may_borrow(&state, waiter, 1, Instant::now()),
-        };
-        let Some(worst) = worst else {
-            return Borrow::Wait;
-        };
-        let allowed = waiter.preference.pick(&state.idle);
-        let Some(slot) = allowed.filter(|&slot| waiter.preference.rank_of(slot) <= worst) else {
-            return Borrow::Wait;
-        };
-        let home = waiter.preference.is_home(slot);
-        let preference = waiter.preference;
-        state.remove(at);
-        state.hold(slot, &preference);
-        metrics::pool_placement(home);
-        Borrow::Now(slot)
+        let at = state.waiters.iter().position(|waiter| waiter.id == id)?;
+        let slot = state.waiters[at].preference.pick(&state.idle)?;
+        state.waiters.remove(at);
+        state.idle[slot] = false;
+        metrics::pool_placement(false);
+        Some(slot)
     }
 
     /// Takes `slot` if it is idle (the pool's upkeep, between units of work).
@@ -312,7 +227,7 @@ impl Dispatcher {
         let mut state = self.state();
         let idle = state.idle.get(slot).copied().unwrap_or(false);
         if idle {
-            state.hold(slot, &Preference::Any);
+            state.idle[slot] = false;
         }
         idle
     }
@@ -322,22 +237,20 @@ impl Dispatcher {
     pub fn cancel(&self, id: u64) -> bool {
         let mut state = self.state();
         let queued = state.waiters.iter().position(|waiter| waiter.id == id);
-        queued.and_then(|at| state.remove(at)).is_some()
+        queued.map(|at| state.waiters.remove(at)).is_some()
     }
 
     /// `slot` is free again: to a waiter by the rule, else idle.
     pub fn release(&self, slot: usize) {
         let mut state = self.state();
-        let now = Instant::now();
         loop {
-            let Some(at) = self.next_holder(&mut state, slot, now) else {
+            let Some(at) = Self::next_holder(&mut state, slot, self.size * PASSED_OVER_LIMIT)
+            else {
                 state.idle[slot] = true;
-                state.holder[slot] = None;
                 return;
             };
-            let waiter = state.remove(at).expect("waiter index");
+            let waiter = state.waiters.remove(at).expect("waiter index");
             let home = waiter.preference.is_home(slot);
-            state.holder[slot] = waiter.preference.key();
             if waiter.grant.send(slot) {
                 metrics::pool_placement(home);
                 return;
@@ -345,39 +258,26 @@ impl Dispatcher {
         }
     }
 
-    /// Which waiter gets `slot`: the oldest one passed over too often, else the oldest
-    /// whose home it is, else, of those that may borrow, the one that ranks it highest (the
-    /// oldest of those); `None`: nobody may have it yet. Waiters older than the one chosen
-    /// are passed over once more.
-    fn next_holder(&self, state: &mut State, slot: usize, now: Instant) -> Option<usize> {
+    /// Which waiter gets `slot`: the oldest one passed over `limit` times, else the oldest
+    /// whose home it is, else the one that ranks it highest (the oldest of those). Waiters
+    /// older than the one chosen are passed over once more.
+    fn next_holder(state: &mut State, slot: usize, limit: usize) -> Option<usize> {
         let oldest = state.waiters.front()?;
-        if oldest.passed_over >= self.size * PASSED_OVER_LIMIT {
+        if oldest.passed_over >= limit {
             return Some(0);
         }
         let home_of = state
             .waiters
             .iter()
             .position(|waiter| waiter.preference.is_home(slot));
-        let at = match home_of {
-            Some(at) => at,
-            None => {
-                let mut best: Option<(usize, usize)> = None;
-                for (at, waiter) in state.waiters.iter().enumerate() {
-                    let rank = waiter.preference.rank_of(slot);
-                    if self
-                        .may_borrow(state, waiter, 1, now)
-                        .is_none_or(|worst| rank > worst)
-                    {
-                        continue;
-                    }
-                    // Strictly better only: the first of equals is the oldest.
-                    if best.is_none_or(|(_, best_rank)| rank < best_rank) {
-                        best = Some((at, rank));
-                    }
-                }
-                best?.0
-            }
-        };
+        let at = home_of.unwrap_or_else(|| {
+            let ranks = state.waiters.iter().map(|w| w.preference.rank_of(slot));
+            // `min_by_key` keeps the first of equals: the oldest.
+            ranks
+                .enumerate()
+                .min_by_key(|&(_, rank)| rank)
+                .map_or(0, |(at, _)| at)
+        });
         for older in state.waiters.iter_mut().take(at) {
             older.passed_over += 1;
         }

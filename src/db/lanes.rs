@@ -21,7 +21,7 @@ use std::{
 use tokio::sync::oneshot;
 
 use crate::db::{
-    affinity::{Borrow, Claim, Grant},
+    affinity::{BORROW_AFTER, Claim, Grant},
     slots::{SlotTicket, Slots},
 };
 
@@ -77,11 +77,10 @@ impl Lanes {
     }
 
     /// Runs `work` with a slot chosen for the school keyed `school` (or none), on that
-    /// slot's lane, and waits for its answer. A unit of work still queued asks the
-    /// dispatcher every `borrow_after` whether it may borrow an idle connection (the
-    /// dispatcher's rule), and gives up at `deadline`; once it has a slot, it runs to the
-    /// end. Cancel-safe: a unit of work whose caller is gone before it got a slot leaves the
-    /// queue unrun.
+    /// slot's lane, and waits for its answer. A unit of work still queued after
+    /// [`BORROW_AFTER`] borrows an idle connection (the dispatcher's rule), and gives up at
+    /// `deadline`; once it has a slot, it runs to the end. Cancel-safe: a unit of work whose
+    /// caller is gone before it got a slot leaves the queue unrun.
     pub async fn run<T, F>(
         self: &Arc<Self>,
         slots: &Arc<Slots>,
@@ -115,35 +114,25 @@ impl Lanes {
             slots,
             id: Some(id),
         };
-        let every = dispatcher.borrow_after();
-        let mut check_at = Instant::now() + every;
-        loop {
-            let wake = check_at.min(deadline);
-            if let Ok(answer) = tokio::time::timeout_at(wake.into(), &mut answered).await {
-                queued.id = None;
-                return answer.map_err(|_| Missed::Failed);
-            }
-            let last_chance = wake >= deadline;
-            let borrowed = if last_chance {
-                dispatcher.borrow_anyway(id)
-            } else {
-                dispatcher.borrow(id)
-            };
-            if last_chance && borrowed == Borrow::Wait {
-                if dispatcher.cancel(id) {
+        let borrow_at = (Instant::now() + BORROW_AFTER).min(deadline);
+        if let Ok(answer) = tokio::time::timeout_at(borrow_at.into(), &mut answered).await {
+            queued.id = None;
+            return answer.map_err(|_| Missed::Failed);
+        }
+        if let Some(slot) = dispatcher.borrow(id) {
+            queued.id = None;
+            self.start(slots, slot, &unit);
+        } else {
+            match tokio::time::timeout_at(deadline.into(), &mut answered).await {
+                Ok(answer) => {
+                    queued.id = None;
+                    return answer.map_err(|_| Missed::Failed);
+                }
+                Err(_) if dispatcher.cancel(id) => {
                     queued.id = None;
                     return Err(Missed::Timeout);
                 }
-                break;
-            }
-            match borrowed {
-                Borrow::Now(slot) => {
-                    queued.id = None;
-                    self.start(slots, slot, &unit);
-                    break;
-                }
-                Borrow::Wait => check_at += every,
-                Borrow::Granted => break,
+                Err(_) => {}
             }
         }
         // Granted (or answered) meanwhile: it runs to the end.

@@ -18,7 +18,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
     db::{
-        affinity::{BorrowRule, school_key},
+        affinity::school_key,
         lanes::{Lanes, Missed},
         recycle::RecycleSettings,
         schema_name::SchemaName,
@@ -128,8 +128,6 @@ pub struct AffinitySettings {
     /// Home connections per school (`DB_POOL_HOMES`); 0: none, any connection serves any
     /// school as it comes.
     pub homes: usize,
-    /// When a school's work whose homes are busy borrows another connection.
-    pub borrow: BorrowRule,
     pub recycling: RecycleSettings,
 }
 
@@ -138,7 +136,6 @@ impl Default for AffinitySettings {
     fn default() -> Self {
         Self {
             homes: 1,
-            borrow: BorrowRule::default(),
             recycling: RecycleSettings::default(),
         }
     }
@@ -297,7 +294,6 @@ impl Db {
             slots: Slots::new(
                 size,
                 settings.affinity.homes,
-                settings.affinity.borrow,
                 connector,
                 settings.affinity.recycling,
             ),
@@ -541,15 +537,13 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_unit_of_work_queued_past_the_borrowing_time_gets_the_slot_that_comes_back() {
-        let mut settings = PoolSettings::new(1, Duration::from_millis(50));
-        settings.affinity.borrow.after = Duration::from_millis(5);
-        let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
+        let db = db(1);
         let (held, _) = hold(&db, None).await;
         let waiter = {
             let db = db.clone();
             tokio::spawn(async move { db.in_turn(None, |_, _| Ok(7)).await })
         };
-        // Past the borrowing time, with nothing idle to borrow, before the checkout timeout.
+        // Past BORROW_AFTER, with nothing idle to borrow, before the checkout timeout.
         tokio::time::sleep(Duration::from_millis(15)).await;
         drop(held);
         assert_eq!(waiter.await.expect("waiter").expect("answer"), 7);

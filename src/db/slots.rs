@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::{
     db::{
-        affinity::{Borrow, BorrowRule, Claim, Dispatcher, Grant},
+        affinity::{BORROW_AFTER, Claim, Dispatcher, Grant},
         pool::{Connector, PgConn, PoolMode},
         recycle::{self, ConnLife, Job, Reason, RecycleSettings},
     },
@@ -53,7 +53,6 @@ impl Slots {
     pub fn new(
         size: usize,
         homes: usize,
-        borrow: BorrowRule,
         connector: Connector,
         recycling: RecycleSettings,
     ) -> Arc<Self> {
@@ -69,7 +68,7 @@ impl Slots {
                     })
                 })
                 .collect(),
-            dispatcher: Dispatcher::with_rule(size, homes, borrow),
+            dispatcher: Dispatcher::new(size, homes),
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
             recycling,
@@ -103,18 +102,12 @@ impl Slots {
             id: Some(id),
             receiver: &mut receiver,
         };
-        // Until a slot is granted, ask every `borrow_after` whether the rule lets this
-        // unit of work borrow an idle connection.
-        let slot = loop {
-            let every = self.dispatcher.borrow_after();
-            match tokio::time::timeout(every, &mut *waiting.receiver).await {
-                Ok(granted) => break granted.ok(),
-                Err(_) => match self.dispatcher.borrow(id) {
-                    Borrow::Now(slot) => break Some(slot),
-                    Borrow::Wait => {}
-                    Borrow::Granted => break (&mut *waiting.receiver).await.ok(),
-                },
-            }
+        let slot = match tokio::time::timeout(BORROW_AFTER, &mut *waiting.receiver).await {
+            Ok(granted) => granted.ok(),
+            Err(_) => match self.dispatcher.borrow(id) {
+                Some(slot) => Some(slot),
+                None => (&mut *waiting.receiver).await.ok(),
+            },
         };
         waiting.id = None;
         slot.map(|slot| self.ticket(slot))

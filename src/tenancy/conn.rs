@@ -171,10 +171,8 @@ impl TenantConn {
     pub(crate) fn finish<T>(mut self, result: ApiResult<T>) -> ApiResult<T> {
         let result = if self.binding_open {
             self.binding_open = false;
-            match result.and_then(|value| Ok(self.number_events().map(|()| value)?)) {
-                Ok(value) => AnsiTransactionManager::commit_transaction(self.pg())
-                    .map(|()| value)
-                    .map_err(Into::into),
+            match result {
+                Ok(value) => self.commit_outermost().map(|()| value).map_err(Into::into),
                 Err(err) => {
                     self.unnumbered = 0;
                     if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
@@ -232,11 +230,11 @@ impl TenantConn {
     {
         let outermost = self.transaction_depth()? == 0;
         AnsiTransactionManager::begin_transaction(self.pg())?;
-        let result = match work(self) {
-            Ok(value) if outermost => self.number_events().map(|()| value).map_err(E::from),
-            other => other,
-        };
-        match result {
+        match work(self) {
+            Ok(value) if outermost => {
+                self.commit_outermost()?;
+                Ok(value)
+            }
             Ok(value) => {
                 AnsiTransactionManager::commit_transaction(self.pg())?;
                 Ok(value)
@@ -293,14 +291,22 @@ impl TenantConn {
         Ok(first)
     }
 
-    /// Numbers the events the transaction wrote, if it wrote any, as its last statements.
-    fn number_events(&mut self) -> diesel::QueryResult<()> {
+    /// Commits the outermost transaction; one that wrote events numbers them (and signals
+    /// the relays) in the COMMIT's own round trip (`numbering`). On failure the transaction
+    /// is ended here too: rolled back, as diesel's own commit does.
+    fn commit_outermost(&mut self) -> diesel::QueryResult<()> {
         if self.unnumbered == 0 {
-            return Ok(());
+            return AnsiTransactionManager::commit_transaction(self.pg());
         }
-        numbering::number_and_signal(self.pg())?;
         self.unnumbered = 0;
-        Ok(())
+        let committed = numbering::number_signal_and_commit(self.pg());
+        if committed.is_err() && self.transaction_depth().unwrap_or(0) > 0 {
+            // A statement before the COMMIT failed: the transaction is still open.
+            if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
+                self.pooled.broken = true;
+            }
+        }
+        committed
     }
 }
 

@@ -51,11 +51,17 @@ WITH due AS (
 INSERT INTO public.webhook_pending (schema_name, due_at)
 SELECT schema_name, now() FROM due
     ON CONFLICT (schema_name) DO UPDATE SET due_at = LEAST(webhook_pending.due_at, now())
-RETURNING pg_notify('webhook_pending', schema_name);";
+RETURNING pg_notify('webhook_pending', schema_name);
+COMMIT;";
 
-/// Numbers the open transaction's events and signals the relays (see `NUMBER_AND_SIGNAL`).
-/// Must be the last thing the transaction does before its COMMIT.
-pub(super) fn number_and_signal(conn: &mut PgConnection) -> diesel::QueryResult<()> {
+/// Numbers the open transaction's events, signals the relays and commits (see
+/// `NUMBER_AND_SIGNAL`), in one round trip: the school's numbering lock is held from the
+/// numbering to the end of the COMMIT and for no round trip between them (with the COMMIT
+/// sent apart, one school's concurrent writes ran at half the rate: `make bench`'s write
+/// scenario, 690 against 1,470 a second). diesel follows libpq's transaction status, so it
+/// knows the transaction has ended. When a statement fails the rest do not run and the
+/// transaction is still open: the caller rolls it back.
+pub(super) fn number_signal_and_commit(conn: &mut PgConnection) -> diesel::QueryResult<()> {
     conn.batch_execute(NUMBER_AND_SIGNAL)
 }
 

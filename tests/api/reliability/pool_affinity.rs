@@ -90,11 +90,7 @@ fn pool(url: &str, homes: usize, max_schools: Option<usize>) -> Db {
 
 fn pool_with(url: &str, homes: usize, recycling: RecycleSettings) -> Db {
     let settings = PoolSettings {
-        affinity: AffinitySettings {
-            homes,
-            recycling,
-            ..AffinitySettings::default()
-        },
+        affinity: AffinitySettings { homes, recycling },
         ..PoolSettings::new(POOL, Duration::from_secs(10))
     };
     Db::open(url, &settings)
