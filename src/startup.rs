@@ -33,6 +33,7 @@ pub async fn run_relay(config: Config) -> anyhow::Result<()> {
         state.directory.clone(),
         state.config.events.clone(),
         None,
+        false,
     );
     let subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
         Arc::downgrade(&state.directory) as _,
@@ -91,6 +92,7 @@ impl Application {
                 state.directory.clone(),
                 state.config.events.clone(),
                 Some(bind),
+                true,
             )
         });
         if let Some(relay) = &relay {

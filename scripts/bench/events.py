@@ -222,12 +222,60 @@ class Bench:
             self.counted = files + ".count"
         self.relay = self.spawn([self.args.bin, "relay"], env)
 
+    def start_serve_with_relay(self):
+        """A second `serve`, with its relay inside (the default deployment): its own
+        commits wake its relay (src/db/commit_watch.rs). Answers its port."""
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = dict(self.env, BIND_ADDR=f"127.0.0.1:{port}")
+        env.pop("WEBHOOK_RELAY", None)
+        self.relay = self.spawn([self.args.bin, "serve"], env)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    return port
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the serve with its relay did not become ready")
+            time.sleep(0.1)
+
     def stop_relay(self):
         self.relay.send_signal(signal.SIGTERM)
         try:
             self.relay.wait(20)
         except subprocess.TimeoutExpired:
             self.relay.kill()
+
+    @staticmethod
+    def cpu_snapshot(pids):
+        """CPU seconds so far of `pids` (by name), of every postgres process, and of the
+        whole machine (busy, from /proc/stat)."""
+        tick = os.sysconf("SC_CLK_TCK")
+
+        def of(pid):
+            try:
+                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / tick
+            except OSError:
+                return 0.0
+
+        snap = {name: of(pid) for name, pid in pids.items()}
+        snap["postgres"] = sum(of(p) for p in os.listdir("/proc") if p.isdigit()
+                               and open(f"/proc/{p}/comm").read().strip() == "postgres"
+                               if os.path.exists(f"/proc/{p}/comm"))
+        cpu = open("/proc/stat").readline().split()[1:]
+        snap["machine"] = (sum(map(int, cpu)) - int(cpu[3]) - int(cpu[4])) / tick
+        return snap
+
+    def cpu_shares(self, before, after, requests):
+        """One line: each part's CPU microseconds per request between two snapshots."""
+        return "  ".join(f"{k} {(after[k] - before[k]) / max(requests, 1) * 1e6:.0f}"
+                         for k in after) + "  (CPU us per write)"
 
     def cpu_seconds(self):
         fields = open(f"/proc/{self.relay.pid}/stat").read().rsplit(")", 1)[1].split()
@@ -386,23 +434,40 @@ end
                         "DO $$ DECLARE s text; BEGIN FOR s IN SELECT schema_name FROM public.tenants LOOP "
                         "EXECUTE format('DELETE FROM %I.webhooks', s); END LOOP; END $$; "
                         "DELETE FROM public.webhook_pending"], check=True)
-        self.start_relay(through_proxy=False)
+        # The writes and the lag with the relay inside `serve` (the default), then the lag
+        # with the relay apart (`school-service relay`, which sees no commit and polls).
+        port = self.args.port
+        self.args.port = self.start_serve_with_relay()
         self.wrk("warm", self.schools)
-        without, bad0, _ = self.wrk("without", self.schools)
+        pids = {"server": self.relay.pid, "receiver": self.children[0].pid}
+        s0 = self.cpu_snapshot(pids)
+        without, bad0, n0 = self.wrk("without", self.schools)
+        s1 = self.cpu_snapshot(pids)
         self.subscribe_all()
-        with_, bad1, _ = self.wrk("with", self.schools)
-        print(f"writes/s over 50 schools, no subscription  {without:8.0f}  ({bad0} non-2xx)")
+        s2 = self.cpu_snapshot(pids)
+        with_, bad1, n1 = self.wrk("with", self.schools)
+        s3 = self.cpu_snapshot(pids)
+        print("without: " + self.cpu_shares(s0, s1, n0))
+        print("with:    " + self.cpu_shares(s2, s3, n1))
+        print(f"writes/s over 50 schools, no subscription  {without:8.0f}  ({bad0} non-2xx; relay in serve)")
         print(f"writes/s, every school subscribed           {with_:8.0f}  ({bad1} non-2xx)")
         print(f"with / without                              {with_ / without:8.2f}  (target >= 0.85)")
         drained = self.drain(120)  # what the with-run queued is delivered first
         print(f"(the with-run's events delivered in {drained:.0f} s after it)")
         # The lag's writer is wrk paced at the rate (a Python writer did not reach 1,000/s).
-        since = time.time()
-        achieved, failed, sent = self.wrk("paced", self.schools, rate=a.rate, connections=64)
-        time.sleep(3)
-        count, p50, p99 = self.lag(since)
-        print(f"commit-to-ack lag at {achieved:.0f} events/s over 50 schools: p50 {p50:.1f} ms  "
-              f"p99 {p99:.1f} ms  ({count} events received of {sent - failed}; targets 50 / 500 ms)")
+        for place in ("in serve", "apart"):
+            if place == "apart":
+                self.stop_relay()
+                self.args.port = port
+                self.start_relay(through_proxy=False)
+            since = time.time()
+            achieved, failed, sent = self.wrk("paced", self.schools, rate=a.rate, connections=64)
+            time.sleep(3)
+            count, p50, p99 = self.lag(since)
+            print(f"commit-to-ack lag, relay {place:>8}, at {achieved:.0f} events/s over 50 schools: "
+                  f"p50 {p50:.1f} ms  p99 {p99:.1f} ms  ({count} events received of {sent - failed}; "
+                  f"targets 50 / 500 ms)")
+            self.drain(60)
         self.stop_relay()
         # The relay figure with N schools, every one subscribed.
         if a.fleet_db:

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # `make bench`'s events part (issue 40; BENCH_EVENTS=0 skips it): the figures of change
 # events and webhooks, from the release binary (or BENCH_BIN), on a fresh database. One
-# `serve` (WEBHOOK_RELAY=false) and `school-service relay` apart, so the relay's CPU is its
-# own; a receiver on loopback answering 204 (scripts/bench/events.py). Prints one line per
-# figure:
+# `serve` (WEBHOOK_RELAY=false) with `school-service relay` apart, so the relay's CPU is
+# its own, for the relay figures; a second `serve` with its relay inside (the default) for
+# the writes and the lag; a receiver on loopback answering 204 (scripts/bench/events.py).
+# Prints one line per figure:
 #   - write throughput (PATCH of subjects over the schools, wrk) without any subscription
 #     and with every school subscribed to the receiver, and their ratio (target >= 0.85);
 #   - commit-to-acknowledgement lag p50 / p99 (receiver's clock minus the event's commit
 #     time) at BENCH_EVENTS_RATE (default 1,000) events/s over 50 schools (targets 50 ms /
-#     500 ms);
+#     500 ms), with the relay in `serve`, then apart;
 #   - the relay's CPU and its queries per second (counted by a proxy in front of it) with
 #     one busy school among 10, then among BENCH_RELAY_SCHOOLS (default 10,000: made with
 #     `tenant create-many`, every one subscribed), and their ratios (target: about 1).

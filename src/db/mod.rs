@@ -2,6 +2,7 @@
 //! the school tables' is `school::schema`), platform models and the change listener.
 
 pub mod affinity;
+pub mod commit_watch;
 mod lanes;
 pub mod migrations;
 pub mod models;

@@ -19,6 +19,7 @@ use tokio::sync::OwnedSemaphorePermit;
 use crate::{
     db::{
         affinity::school_key,
+        commit_watch::CommitWatch,
         lanes::{Lanes, Missed},
         recycle::RecycleSettings,
         schema_name::SchemaName,
@@ -192,6 +193,8 @@ pub struct PgConn {
     /// sets it once when the connection opens; transaction mode with every binding, local
     /// to the unit of work's transaction.
     pub(crate) statement_timeout: Arc<str>,
+    /// Who waits for this process's commits of events (`TenantConn` tells it).
+    pub(crate) commits: Arc<CommitWatch>,
 }
 
 /// Opens the pool's connections, set up for the pool's mode and statement limit.
@@ -199,6 +202,7 @@ pub struct Connector {
     database_url: String,
     mode: PoolMode,
     statement_timeout: Arc<str>,
+    commits: Arc<CommitWatch>,
 }
 
 impl Connector {
@@ -219,6 +223,7 @@ impl Connector {
             bound_schema: None,
             broken: false,
             statement_timeout: self.statement_timeout.clone(),
+            commits: self.commits.clone(),
         })
     }
 }
@@ -237,6 +242,8 @@ pub struct Db {
     /// A thread per connection, running the units of work granted its slot.
     lanes: Arc<Lanes>,
     checkout_timeout: Duration,
+    /// Schools whose commits of events someone here waits for (`db::commit_watch`).
+    commits: Arc<CommitWatch>,
 }
 
 /// A unit of work's turn at the pool: the right to one connection slot, chosen for its
@@ -283,10 +290,12 @@ impl Db {
     /// down, and answers 503 until it is back. A dead connection is detected when it
     /// fails (and then discarded), so the common checkout costs no extra round trip.
     pub fn open(database_url: &str, settings: &PoolSettings) -> Self {
+        let commits = Arc::new(CommitWatch::default());
         let connector = Connector {
             database_url: database_url.to_owned(),
             mode: settings.mode,
             statement_timeout: settings.statement_timeout_setting().into(),
+            commits: commits.clone(),
         };
         let size = settings.size.max(1) as usize;
         Self {
@@ -301,7 +310,13 @@ impl Db {
                 settings.per_school.clamp(1, settings.size.max(1)) as usize,
             )),
             checkout_timeout: settings.checkout_timeout,
+            commits,
         }
+    }
+
+    /// Whom this process's commits of events wake (the relay in `serve`).
+    pub fn commit_watch(&self) -> &Arc<CommitWatch> {
+        &self.commits
     }
 
     /// A connection from the pool; `turn` is the caller's turn, when it took one (its wait

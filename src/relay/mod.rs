@@ -9,21 +9,28 @@
 //! school has no row and costs nothing. The row is durable, so nothing is lost while no
 //! relay runs (a NOTIFY alone would be), and the NOTIFY only wakes a relay early; without
 //! it one worker looks at the table every `IDLE_WAIT` (one indexed query, whatever the
-//! number of schools). While the row is due, commits signal nothing: the relay on the
-//! school looks at its queue itself (`school`), often while it finds work and less and
-//! less often for `LINGER`, then lets go of it (`webhook_queue::settle`), after which the
-//! next commit signals again. So a busy school costs its commits nothing beyond the event
-//! row, and its relay a few queries per delivery batch.
+//! number of schools). While the row is due, commits signal nothing public: the relay on
+//! the school finds their events itself (`school`) until it has had nothing to send for
+//! `LINGER`, then lets go of it (`webhook_queue::settle`), after which the next commit
+//! signals again. Inside `serve`, the process's own commits of the school's events wake
+//! its relay at once (`db::commit_watch`, a map in memory), and it looks at the queue
+//! besides only every `POLL_WATCHED` (commits of other processes, retries); a relay apart
+//! (`school-service relay`) sees no commit and looks often while it finds work, less and
+//! less often while it finds none. So a busy school costs its commits nothing beyond the
+//! event row, and its relay one statement a look (the events past the cursors) and one a
+//! batch of answers (attempts recorded, cursors moved on: `webhook_queue`).
 //!
 //! **One relay per school at a time.** A relay leases a due school (`leased_until`, taken
 //! with `FOR UPDATE SKIP LOCKED`, renewed while it works); another relay takes it over only
 //! once the lease ran out. Leases are rows, not session locks, so this works behind
-//! PgBouncer in transaction mode. An attempt is recorded after its answer: a relay killed
-//! in between leaves the event queued, and the next relay sends it again with the same
+//! PgBouncer in transaction mode. An attempt is recorded after its answer, and a
+//! subscription's cursor moved past an event only with it: a relay killed in between
+//! leaves the cursor before the event, and the next relay sends it again with the same
 //! `webhook-id` (at least once).
 
 pub mod deliver;
 pub mod destination;
+mod plan;
 mod school;
 pub mod signature;
 
@@ -60,6 +67,9 @@ pub struct Relay {
     settings: EventSettings,
     own: Vec<IpAddr>,
     wake: Notify,
+    /// Whether the relay runs in the process that writes (`serve`): then this process's
+    /// commits wake it (`db::commit_watch`) and it need not keep looking for them.
+    beside_writes: bool,
 }
 
 #[derive(QueryableByName)]
@@ -89,6 +99,7 @@ impl Relay {
         directory: Arc<TenantDirectory>,
         settings: EventSettings,
         bind: Option<IpAddr>,
+        beside_writes: bool,
     ) -> Arc<Self> {
         Arc::new(Self {
             id: Uuid::new_v4(),
@@ -97,6 +108,7 @@ impl Relay {
             settings,
             own: destination::own_addresses(bind),
             wake: Notify::new(),
+            beside_writes,
         })
     }
 

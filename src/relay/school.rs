@@ -1,15 +1,18 @@
-//! One worker's visit of one leased school: what is due is sent, up to `BATCH` at once,
-//! each answer recorded soon after it comes (with others that came meanwhile, in one
-//! statement), and the school's queue looked at again for what became due. Commits do
-//! not signal a school that is due (tenant migration `webhook_signal_once`), so the
-//! worker looks itself: at once after recording answers (they let the next events of
-//! their records go), every `POLL_MIN` while it finds work, less and less often while it
-//! finds none, and it lets go after `LINGER` without work. A receiver that never answers
-//! holds its one place until `WEBHOOK_TIMEOUT_MS`; the school's other deliveries go on
-//! around it.
+//! One worker's visit of one leased school. It reads the events past its subscriptions'
+//! cursors (one statement a look), sends them up to `BATCH` at once (a record's later
+//! event after its earlier one is answered: `plan`), and records each batch of answers
+//! with the cursors moved on in one statement. The queue (retries, "send again", events
+//! held behind them) is looked at when the visit starts, after a retried delivery was
+//! acknowledged, and every `QUEUE_LOOK`. A receiver that never answers holds its one
+//! place until `WEBHOOK_TIMEOUT_MS`; the school's other deliveries go on around it.
+//!
+//! When to look for new events: inside `serve` at once when this process commits events
+//! of the school (`db::commit_watch`), and every `POLL_WATCHED` besides; apart from the
+//! writes, often while looks find work and less and less often while they find none. The
+//! worker lets go of the school after `LINGER` without work, or at half its lease.
 
 use std::{
-    collections::HashSet,
+    collections::{HashSet, VecDeque},
     future::Future,
     pin::{Pin, pin},
     time::{Duration, Instant},
@@ -23,34 +26,124 @@ use futures_util::{
 };
 use uuid::Uuid;
 
-use super::{Relay, deliver};
+use super::{
+    Relay, deliver,
+    plan::{Plan, Source},
+};
 use crate::{
     error::ApiResult,
     observability::metrics,
-    school::webhook_queue::{self, Acknowledged, Due, Outcome, RetryRules},
+    school::webhook_queue::{self, Due, Held, NewEvent, Outcome, RetryRules, Subscription},
     tenancy::TenantRef,
 };
 
-/// Deliveries sent at once for one school (each to a different record).
+/// Deliveries on their way at once for one school (each to a different record).
 const BATCH: usize = 16;
-/// How often the queue is looked at while looks find work, and at least.
+/// Events read at most by one look, and fresh events at most decided and not recorded.
+const READ: i64 = 256;
+const MAX_OUTSTANDING: usize = 1024;
+/// A relay apart from the writes (`school-service relay`) sees no commit: it looks for new
+/// events this often while looks find work, backing off to `POLL_MAX` while they find none.
 const POLL_MIN: Duration = Duration::from_millis(5);
 const POLL_MAX: Duration = Duration::from_millis(40);
-/// How long a school with nothing to send is kept (and looked at) before letting go: a
-/// school that writes every few milliseconds is not let go and signalled again each time.
+/// A relay inside `serve` is woken by this process's commits of the school's events and
+/// looks at once; it looks this often besides, for the commits of other processes
+/// (another server, the CLI).
+const POLL_WATCHED: Duration = Duration::from_millis(100);
+/// How often the queue (retries come due, "send again") and the subscriptions are read
+/// again during a visit.
+const QUEUE_LOOK: Duration = Duration::from_secs(1);
+const SUBSCRIPTIONS_FRESH: Duration = Duration::from_secs(1);
+/// How long a school with nothing to send is kept before letting go: a school that writes
+/// every few milliseconds is not let go and signalled again each time.
 const LINGER: Duration = Duration::from_millis(250);
 /// Answers recorded together: this many, or those that came within this time.
 const RECORD_BATCH: usize = 32;
 const RECORD_GAP: Duration = Duration::from_millis(5);
-/// How often a worker waiting on receivers renews its lease, at least.
+/// How often a worker renews its lease of the school, at least.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 
-/// A delivery on its way: the delivery and how it went.
-type Sending<'a> = Pin<Box<dyn Future<Output = (Due, Outcome)> + Send + 'a>>;
+/// A delivery decided: what to send, where it came from, and its record (fresh ones).
+type Ready = (Due, Source, Option<Uuid>);
+/// An answer: the delivery, where it came from, how it went, its record.
+type Answer = (Due, Source, Outcome, Option<Uuid>);
+/// A delivery on its way.
+type Sending<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 
 pub(super) struct SchoolRun<'a> {
     relay: &'a Relay,
     tenant: TenantRef,
+}
+
+/// When the next look for new events is due.
+struct Looks {
+    next: Instant,
+    gap: Duration,
+    /// The gap after a look that found work, and the longest.
+    least: Duration,
+    most: Duration,
+}
+
+impl Looks {
+    fn new(watched: bool) -> Self {
+        let (least, most) = if watched {
+            (POLL_WATCHED, POLL_WATCHED)
+        } else {
+            (POLL_MIN, POLL_MAX)
+        };
+        Self {
+            next: Instant::now(),
+            gap: least,
+            least,
+            most,
+        }
+    }
+
+    fn looked(&mut self, found_work: bool) {
+        self.gap = if found_work {
+            self.least
+        } else {
+            (self.gap * 2).min(self.most)
+        };
+        self.next = Instant::now() + self.gap;
+    }
+
+    /// New events may be there now (a commit, or a look that stopped at its limit).
+    fn now(&mut self) {
+        self.next = Instant::now();
+    }
+}
+
+/// What the visit has on its hands.
+#[derive(Default)]
+struct Work {
+    plan: Plan,
+    ready: VecDeque<Ready>,
+    /// Queued deliveries on their way (a later look at the queue still lists them).
+    queued_sending: HashSet<(Uuid, i64)>,
+    answered: Vec<Answer>,
+    first_answer: Option<Instant>,
+}
+
+impl Work {
+    fn idle(&self, in_flight: usize) -> bool {
+        in_flight == 0
+            && self.ready.is_empty()
+            && self.answered.is_empty()
+            && !self.plan.has_parked()
+    }
+
+    /// Whether the answers (or events parked) are to be recorded now.
+    fn record_now(&self, in_flight: usize) -> bool {
+        if self.answered.is_empty() {
+            return self.plan.has_parked() && in_flight == 0;
+        }
+        in_flight == 0
+            || self.answered.len() >= RECORD_BATCH
+            || self
+                .first_answer
+                .is_some_and(|at| at.elapsed() >= RECORD_GAP)
+    }
 }
 
 impl<'a> SchoolRun<'a> {
@@ -65,71 +158,117 @@ impl<'a> SchoolRun<'a> {
         let settings = &self.relay.settings;
         let (timeout, insecure) = (settings.webhook_timeout, settings.allow_insecure);
         let own = self.relay.own.as_slice();
+        // Watched before the first look, so no commit falls between the two.
+        let watching = self.relay.beside_writes.then(|| {
+            self.relay
+                .db
+                .commit_watch()
+                .watch(self.tenant.schema_name.clone())
+        });
+        let mut looks = Looks::new(watching.is_some());
+        let mut work = Work::default();
         let mut in_flight: FuturesUnordered<Sending<'_>> = FuturesUnordered::new();
-        let mut sending: HashSet<(Uuid, i64)> = HashSet::new();
-        // Answers not recorded yet (their events stay at the head of their records), and
-        // when the first of them came.
-        let mut answered: Vec<(Due, Outcome)> = Vec::new();
-        let mut first_answer: Option<Instant> = None;
-        let mut gap = POLL_MIN;
-        let mut next_look = Instant::now();
+        let mut queue_look_at = Instant::now();
+        let mut subscriptions_read: Option<Instant> = None;
         let mut last_work = Instant::now();
         let mut last_renew = Instant::now();
         loop {
             let yielding = started.elapsed() > self.relay.lease() / 2;
-            let room = BATCH.saturating_sub(in_flight.len());
-            if room > 0 && !yielding && Instant::now() >= next_look {
-                let limit = i64::try_from(BATCH + sending.len()).unwrap_or(i64::MAX);
-                let due = self.fetch(limit).await?;
-                let fresh: Vec<Due> = due
-                    .into_iter()
-                    .filter(|d| !sending.contains(&(d.webhook_id, d.seq)))
-                    .take(room)
-                    .collect();
-                if fresh.is_empty() {
-                    gap = (gap * 2).min(POLL_MAX);
-                } else {
-                    gap = POLL_MIN;
-                    last_work = Instant::now();
+            if !yielding && subscriptions_read.is_none_or(|at| at.elapsed() >= SUBSCRIPTIONS_FRESH)
+            {
+                work.plan.subscriptions(self.subscriptions().await?);
+                subscriptions_read = Some(Instant::now());
+            }
+            let now = Instant::now();
+            if !yielding && now >= queue_look_at && work.ready.len() < BATCH {
+                let (held, due) = self.queued_due(BATCH + work.queued_sending.len()).await?;
+                work.plan.held(held);
+                for d in due {
+                    if work.queued_sending.insert((d.webhook_id, d.seq)) {
+                        work.ready.push_back((d, Source::Queued, None));
+                        last_work = Instant::now();
+                    }
                 }
-                next_look = Instant::now() + gap;
-                for d in fresh {
-                    sending.insert((d.webhook_id, d.seq));
-                    in_flight.push(Box::pin(async move {
-                        let outcome = deliver::deliver(&d, timeout, insecure, own).await;
-                        (d, outcome)
-                    }));
+                queue_look_at = Instant::now() + QUEUE_LOOK;
+            }
+            if !yielding
+                && now >= looks.next
+                && work.ready.len() < BATCH
+                && work.plan.outstanding() < MAX_OUTSTANDING
+            {
+                if let Some(after) = work.plan.read_after() {
+                    let events = self.new_events(after).await?;
+                    looks.looked(!events.is_empty());
+                    if !events.is_empty() {
+                        last_work = Instant::now();
+                    }
+                    if i64::try_from(events.len()).unwrap_or(i64::MAX) >= READ {
+                        looks.now();
+                    }
+                    for d in work.plan.take(&events) {
+                        let record = record_of(&events, d.seq);
+                        work.ready.push_back((d, Source::Fresh, record));
+                    }
+                } else {
+                    looks.looked(false);
                 }
             }
-            if !answered.is_empty()
-                && (in_flight.is_empty()
-                    || answered.len() >= RECORD_BATCH
-                    || first_answer.is_some_and(|at| at.elapsed() >= RECORD_GAP))
-            {
-                let done = std::mem::take(&mut answered);
-                for (d, _) in &done {
-                    sending.remove(&(d.webhook_id, d.seq));
+            while in_flight.len() < BATCH {
+                let Some((d, source, record)) = work.ready.pop_front() else {
+                    break;
+                };
+                in_flight.push(Box::pin(async move {
+                    let outcome = deliver::deliver(&d, timeout, insecure, own).await;
+                    (d, source, outcome, record)
+                }));
+            }
+            if work.record_now(in_flight.len()) {
+                let answers = std::mem::take(&mut work.answered);
+                work.first_answer = None;
+                let retried_acknowledged = answers.iter().any(|(_, source, outcome, _)| {
+                    *source == Source::Queued && matches!(outcome, Outcome::Acknowledged(_))
+                });
+                for (d, source, ..) in &answers {
+                    if *source == Source::Queued {
+                        work.queued_sending.remove(&(d.webhook_id, d.seq));
+                    }
                 }
-                self.record(done).await?;
-                first_answer = None;
-                last_renew = Instant::now();
-                // What the answers let go is looked for at once.
-                gap = POLL_MIN;
-                next_look = Instant::now();
+                count_answers(&answers);
+                let (recording, next) = work.plan.answered(answers);
+                for (d, record) in next {
+                    work.ready.push_back((d, Source::Fresh, Some(record)));
+                }
+                for webhook in self.record(recording).await? {
+                    work.plan.disabled(webhook);
+                    metrics::webhook_disabled();
+                }
+                if retried_acknowledged {
+                    // The record's next entry in the queue may go now.
+                    queue_look_at = Instant::now();
+                }
                 continue;
             }
-            if in_flight.is_empty() && (yielding || last_work.elapsed() >= LINGER) {
+            if work.idle(in_flight.len())
+                && (yielding || last_work.elapsed() >= LINGER || !work.plan.has_subscriptions())
+            {
                 return Ok(());
             }
             if last_renew.elapsed() >= RENEW_EVERY {
                 self.renew().await?;
                 last_renew = Instant::now();
             }
-            // Wait for the next answer, the next look (with room), or the time to record.
-            let mut until = (room > 0 && !yielding).then_some(next_look);
-            if let Some(at) = first_answer {
-                let record_at = at + RECORD_GAP;
-                until = Some(until.map_or(record_at, |u| u.min(record_at)));
+            // Wait for the next answer, a commit, the next look, or the time to record.
+            let mut until = None::<Instant>;
+            let mut at = |moment: Instant| until = Some(until.map_or(moment, |u| u.min(moment)));
+            if !yielding && work.ready.len() < BATCH {
+                at(looks.next);
+                at(queue_look_at);
+            }
+            if let Some(first) = work.first_answer {
+                at(first + RECORD_GAP);
+            }
+            if in_flight.is_empty() {
+                at(last_work + LINGER);
             }
             let timer = async {
                 match until {
@@ -144,26 +283,52 @@ impl<'a> SchoolRun<'a> {
                     in_flight.next().await
                 }
             };
-            if let Either::Left((Some(answer), _)) = select(pin!(next), pin!(timer)).await {
-                first_answer.get_or_insert_with(Instant::now);
-                answered.push(answer);
-                last_work = Instant::now();
+            let commit = async {
+                match &watching {
+                    Some(watching) => watching.committed().await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            match select(pin!(next), select(pin!(timer), pin!(commit))).await {
+                Either::Left((Some(answer), _)) => {
+                    work.first_answer.get_or_insert_with(Instant::now);
+                    work.answered.push(answer);
+                    last_work = Instant::now();
+                }
+                Either::Right((Either::Right(_), _)) => {
+                    looks.now();
+                    last_work = Instant::now();
+                }
+                _ => {}
             }
             while let Some(Some(answer)) = in_flight.next().now_or_never() {
-                answered.push(answer);
+                work.answered.push(answer);
             }
         }
     }
 
-    /// Queues the events committed since the last look and answers what is due.
-    async fn fetch(&self, limit: i64) -> ApiResult<Vec<Due>> {
+    async fn subscriptions(&self) -> ApiResult<Vec<Subscription>> {
+        self.relay
+            .db
+            .run_in_tenant(self.tenant.clone(), webhook_queue::subscriptions)
+            .await
+    }
+
+    async fn new_events(&self, after: i64) -> ApiResult<Vec<NewEvent>> {
         self.relay
             .db
             .run_in_tenant(self.tenant.clone(), move |conn| {
-                webhook_queue::relaxed(conn, |conn| {
-                    webhook_queue::queue_new_events(conn)?;
-                    webhook_queue::due(conn, limit)
-                })
+                webhook_queue::new_events(conn, after, READ)
+            })
+            .await
+    }
+
+    async fn queued_due(&self, limit: usize) -> ApiResult<(Vec<Held>, Vec<Due>)> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.relay
+            .db
+            .run_in_tenant(self.tenant.clone(), move |conn| {
+                webhook_queue::queued_due(conn, limit)
             })
             .await
     }
@@ -178,57 +343,40 @@ impl<'a> SchoolRun<'a> {
             .await
     }
 
-    /// Records answered deliveries and renews the lease (one transaction), and counts
-    /// them in the figures: the acknowledged ones in one statement, each failure on its
-    /// own (its retry, or giving up, or disabling the subscription).
-    async fn record(&self, done: Vec<(Due, Outcome)>) -> ApiResult<()> {
-        let mut acknowledged = Vec::new();
-        let mut failed = Vec::new();
-        for (d, outcome) in done {
-            match outcome {
-                Outcome::Acknowledged(status) => {
-                    let lag = Utc::now() - d.occurred_at;
-                    metrics::webhook_delivered(true, lag.to_std().unwrap_or_default());
-                    acknowledged.push(Acknowledged {
-                        webhook_id: d.webhook_id,
-                        seq: d.seq,
-                        event_id: d.event_id,
-                        attempt: d.attempts + 1,
-                        status,
-                    });
-                }
-                Outcome::Failed(..) => {
-                    metrics::webhook_delivered(false, Duration::ZERO);
-                    failed.push((d, outcome));
-                }
-            }
-        }
+    /// Records a batch (`webhook_queue::record`); answers the subscriptions disabled.
+    async fn record(&self, recording: webhook_queue::Recording) -> ApiResult<Vec<Uuid>> {
         let settings = self.relay.settings.clone();
-        let (relay, lease) = (self.relay.id, self.relay.lease());
-        let disabled = self
-            .relay
+        self.relay
             .db
             .run_in_tenant(self.tenant.clone(), move |conn| {
-                webhook_queue::relaxed(conn, |conn| {
-                    webhook_queue::record_acknowledged(conn, &acknowledged)?;
-                    let rules = RetryRules {
-                        schedule: &settings.retry_schedule,
-                        disable_after: settings.disable_after,
-                    };
-                    let mut disabled = 0;
-                    for (d, outcome) in &failed {
-                        if webhook_queue::record_attempt(conn, d, outcome, &rules)? {
-                            disabled += 1;
-                        }
-                    }
-                    webhook_queue::renew_lease(conn, relay, lease)?;
-                    Ok(disabled)
-                })
+                let rules = RetryRules {
+                    schedule: &settings.retry_schedule,
+                    disable_after: settings.disable_after,
+                };
+                webhook_queue::record(conn, &recording, &rules)
             })
-            .await?;
-        for _ in 0..disabled {
-            metrics::webhook_disabled();
-        }
-        Ok(())
+            .await
     }
+}
+
+/// The answers in the figures: deliveries by outcome, and the lag from commit to
+/// acknowledgement.
+fn count_answers(answers: &[Answer]) {
+    let now = Utc::now();
+    for (d, _, outcome, _) in answers {
+        match outcome {
+            Outcome::Acknowledged(_) => {
+                let lag = (now - d.occurred_at).to_std().unwrap_or_default();
+                metrics::webhook_delivered(true, lag);
+            }
+            Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
+        }
+    }
+}
+
+fn record_of(events: &[NewEvent], seq: i64) -> Option<Uuid> {
+    events
+        .binary_search_by_key(&seq, |e| e.seq)
+        .ok()
+        .map(|i| events[i].record_id)
 }

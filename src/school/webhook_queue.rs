@@ -1,8 +1,16 @@
-//! The relay's queries over one school: queuing committed events for each active
-//! subscription, the deliveries due (only the head of each record's queue: per-record
-//! order), recording an attempt's outcome (retry schedule, giving up, disabling), and
-//! settling the school's `public.webhook_pending` row when the relay lets go of it. The
+//! The relay's queries over one school. A subscription's `queued_through` is how far it
+//! is handed on: every event up to it was delivered or waits in `webhook_queue`. The
+//! relay reads events past it (`new_events`), sends them, and moves it on in the statement
+//! that records their answers (`record`). The queue holds only what could not go straight
+//! away: an attempt that failed (retried on the schedule, given up past its end, the
+//! subscription disabled after `disable_after`), "send again", and the later events of
+//! their records, held behind them for per-record order (`queued_due` answers only each
+//! record's head). `settle` lets go of the school's `public.webhook_pending` row. The
 //! HTTP side is the `relay` module.
+//!
+//! Why events are not queued first, then read back (as until issue 40's second pass): the
+//! two statements per look, each planned anew on a connection that serves other schools,
+//! cost PostgreSQL more than the write that made the event.
 
 use std::time::Duration;
 
@@ -51,36 +59,78 @@ pub struct RetryRules<'a> {
     pub disable_after: Duration,
 }
 
-/// Queues, for every active subscription, the events committed after its
-/// `queued_through` that it subscribes to, and moves `queued_through` on. Events are
-/// numbered at commit in commit order, so every event up to the newest number seen is
-/// committed and visible, and none committed later can fall behind it. One statement, so
-/// one snapshot: the newest number, the events queued and `queued_through` all agree (in
-/// statements of their own, each seeing the commits made before it began, the update
-/// could move `queued_through` past events committed after the insert's look: skipped).
-/// Answers the number of subscriptions moved on.
-pub fn queue_new_events(conn: &mut TenantConn) -> ApiResult<usize> {
-    Ok(diesel::sql_query(
-        "WITH newest AS (SELECT max(seq) AS seq FROM events), \
-              queued AS ( \
-                  INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id) \
-                  SELECT w.id, e.seq, e.id, e.record_id \
-                    FROM webhooks w \
-                    JOIN events e ON e.seq > w.queued_through \
-                                 AND e.seq <= (SELECT seq FROM newest) \
-                   WHERE w.is_active \
-                     AND ('*' = ANY (w.event_types) OR e.type = ANY (w.event_types)) \
-                  ON CONFLICT DO NOTHING) \
-         UPDATE webhooks SET queued_through = (SELECT seq FROM newest) \
-          WHERE is_active AND queued_through < (SELECT seq FROM newest)",
-    )
-    .execute(conn.pg())?)
+/// An active subscription, as the relay needs it.
+#[derive(QueryableByName, Debug, Clone)]
+pub struct Subscription {
+    #[diesel(sql_type = sql_types::Uuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = sql_types::Text)]
+    pub url: String,
+    #[diesel(sql_type = sql_types::Text)]
+    pub secret: String,
+    #[diesel(sql_type = sql_types::Array<sql_types::Text>)]
+    pub event_types: Vec<String>,
+    #[diesel(sql_type = sql_types::BigInt)]
+    pub queued_through: i64,
 }
 
-/// Up to `limit` deliveries due now: for each (subscription, record), only its earliest
-/// queued event, so a later event of a record waits for the earlier one.
-pub fn due(conn: &mut TenantConn, limit: i64) -> ApiResult<Vec<Due>> {
+impl Subscription {
+    pub fn wants(&self, event_type: &str) -> bool {
+        self.event_types.iter().any(|t| t == "*" || t == event_type)
+    }
+}
+
+pub fn subscriptions(conn: &mut TenantConn) -> ApiResult<Vec<Subscription>> {
     Ok(diesel::sql_query(
+        "SELECT id, url, secret, event_types, queued_through FROM webhooks WHERE is_active",
+    )
+    .load(conn.pg())?)
+}
+
+/// A committed event, as deliveries carry it.
+#[derive(QueryableByName, Debug, Clone)]
+pub struct NewEvent {
+    #[diesel(sql_type = sql_types::BigInt)]
+    pub seq: i64,
+    #[diesel(sql_type = sql_types::Uuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = sql_types::Text)]
+    pub event_type: String,
+    #[diesel(sql_type = sql_types::Uuid)]
+    pub record_id: Uuid,
+    #[diesel(sql_type = sql_types::Timestamptz)]
+    pub occurred_at: DateTime<Utc>,
+    #[diesel(sql_type = sql_types::Jsonb)]
+    pub data: Value,
+}
+
+/// Up to `limit` events numbered after `after`, in order. Events are numbered at commit in
+/// commit order, so none committed later can appear behind the last one read.
+pub fn new_events(conn: &mut TenantConn, after: i64, limit: i64) -> ApiResult<Vec<NewEvent>> {
+    Ok(diesel::sql_query(
+        "SELECT seq, id, type AS event_type, record_id, occurred_at, data FROM events \
+          WHERE seq > $1 ORDER BY seq LIMIT $2",
+    )
+    .bind::<sql_types::BigInt, _>(after)
+    .bind::<sql_types::BigInt, _>(limit)
+    .load(conn.pg())?)
+}
+
+/// A (subscription, record) with entries in the queue: its new events wait behind them.
+#[derive(QueryableByName, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Held {
+    #[diesel(sql_type = sql_types::Uuid)]
+    pub webhook_id: Uuid,
+    #[diesel(sql_type = sql_types::Uuid)]
+    pub record_id: Uuid,
+}
+
+/// The queue at a look: every (subscription, record) it holds entries of, and up to
+/// `limit` deliveries due now, for each record only its earliest entry (per-record order).
+pub fn queued_due(conn: &mut TenantConn, limit: i64) -> ApiResult<(Vec<Held>, Vec<Due>)> {
+    let held = diesel::sql_query("SELECT DISTINCT webhook_id, record_id FROM webhook_queue")
+        .load(conn.pg())?;
+    let due = diesel::sql_query(
         "SELECT q.webhook_id, q.seq, q.event_id, q.attempts, w.url, w.secret, \
                 e.type AS event_type, e.occurred_at, e.data \
            FROM webhook_queue q \
@@ -93,7 +143,8 @@ pub fn due(conn: &mut TenantConn, limit: i64) -> ApiResult<Vec<Due>> {
           ORDER BY q.seq LIMIT $1",
     )
     .bind::<sql_types::BigInt, _>(limit)
-    .load(conn.pg())?)
+    .load(conn.pg())?;
+    Ok((held, due))
 }
 
 /// Runs the relay's `work` in a transaction whose commit does not wait for the disk
@@ -112,7 +163,7 @@ pub fn relaxed<T>(
     })
 }
 
-/// One acknowledged delivery, to record with others (`record_acknowledged`).
+/// One acknowledged delivery, to record with others (`record`).
 pub struct Acknowledged {
     pub webhook_id: Uuid,
     pub seq: i64,
@@ -122,35 +173,134 @@ pub struct Acknowledged {
     pub status: i32,
 }
 
-/// Records acknowledged deliveries in one statement, whatever their number: their
-/// attempts, their events out of the queue, their subscriptions no longer failing. (A
-/// failure takes `record_attempt`: retries, giving up, disabling.)
-pub fn record_acknowledged(conn: &mut TenantConn, acked: &[Acknowledged]) -> ApiResult<()> {
-    if acked.is_empty() {
+/// An event put in the queue without an attempt: held behind an earlier one of its
+/// record, or about to have its failed first attempt recorded.
+pub struct Parked {
+    pub webhook_id: Uuid,
+    pub seq: i64,
+    pub event_id: Uuid,
+    pub record_id: Uuid,
+}
+
+/// A subscription handed on through `through`; `acknowledged`: one of its deliveries was
+/// (so it is not failing).
+pub struct HandedOn {
+    pub webhook_id: Uuid,
+    pub through: i64,
+    pub acknowledged: bool,
+}
+
+/// What a batch of answers changes, recorded together (`record`).
+#[derive(Default)]
+pub struct Recording {
+    pub acknowledged: Vec<Acknowledged>,
+    pub parked: Vec<Parked>,
+    /// Failed attempts (their event queued already, or parked in this recording).
+    pub failed: Vec<(Due, Outcome)>,
+    pub handed_on: Vec<HandedOn>,
+}
+
+/// Records a batch of answers and moves the subscriptions on, in one transaction: the
+/// acknowledged attempts, their events out of the queue, the cursors moved and the
+/// subscriptions no longer failing in one statement (nearly always the only one); events
+/// parked and each failure (`record_attempt`) only when there are some. Answers the
+/// subscriptions disabled. The commit does not wait for the disk (see `relaxed`).
+pub fn record(
+    conn: &mut TenantConn,
+    recording: &Recording,
+    rules: &RetryRules<'_>,
+) -> ApiResult<Vec<Uuid>> {
+    if recording.parked.is_empty() && recording.failed.is_empty() {
+        record_acknowledged(conn, &recording.acknowledged, &recording.handed_on)?;
+        return Ok(Vec::new());
+    }
+    relaxed(conn, |conn| {
+        park(conn, &recording.parked)?;
+        record_acknowledged(conn, &recording.acknowledged, &recording.handed_on)?;
+        let mut disabled = Vec::new();
+        for (due, outcome) in &recording.failed {
+            if record_attempt(conn, due, outcome, rules)? {
+                disabled.push(due.webhook_id);
+            }
+        }
+        Ok(disabled)
+    })
+}
+
+fn park(conn: &mut TenantConn, parked: &[Parked]) -> ApiResult<()> {
+    if parked.is_empty() {
         return Ok(());
     }
-    let column = |f: fn(&Acknowledged) -> Uuid| acked.iter().map(f).collect::<Vec<Uuid>>();
     diesel::sql_query(
-        "WITH acked AS ( \
-             SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::int[]) \
-                 AS a (webhook_id, seq, event_id, attempt, status_code)), \
+        "INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id) \
+         SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::uuid[]) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(
+        parked.iter().map(|p| p.webhook_id).collect::<Vec<_>>(),
+    )
+    .bind::<sql_types::Array<sql_types::BigInt>, _>(
+        parked.iter().map(|p| p.seq).collect::<Vec<_>>(),
+    )
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(
+        parked.iter().map(|p| p.event_id).collect::<Vec<_>>(),
+    )
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(
+        parked.iter().map(|p| p.record_id).collect::<Vec<_>>(),
+    )
+    .execute(conn.pg())?;
+    Ok(())
+}
+
+/// The acknowledged attempts, their events out of the queue (when they were there), and
+/// the subscriptions moved on and no longer failing: one statement, whatever the number.
+/// Its commit, when it is a transaction of its own, does not wait for the disk (`relaxed`:
+/// `set_config(.., true)` evaluated in the statement is local to its transaction).
+fn record_acknowledged(
+    conn: &mut TenantConn,
+    acked: &[Acknowledged],
+    handed_on: &[HandedOn],
+) -> ApiResult<()> {
+    if acked.is_empty() && handed_on.is_empty() {
+        return Ok(());
+    }
+    let uuids = |f: fn(&Acknowledged) -> Uuid| acked.iter().map(f).collect::<Vec<Uuid>>();
+    let ints = |f: fn(&Acknowledged) -> i32| acked.iter().map(f).collect::<Vec<i32>>();
+    diesel::sql_query(
+        "WITH relaxed AS MATERIALIZED ( \
+             SELECT set_config('synchronous_commit', 'off', true) AS off), \
+         acked AS ( \
+             SELECT a.* FROM relaxed, \
+                    unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::int[]) \
+                        AS a (webhook_id, seq, event_id, attempt, status_code)), \
          recorded AS ( \
              INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempt, status_code) \
              SELECT gen_random_uuid(), webhook_id, event_id, attempt, status_code FROM acked), \
-         healthy AS ( \
-             UPDATE webhooks SET failing_since = NULL \
-              WHERE id IN (SELECT webhook_id FROM acked) AND failing_since IS NOT NULL) \
-         DELETE FROM webhook_queue q USING acked a \
-          WHERE q.webhook_id = a.webhook_id AND q.seq = a.seq",
+         dequeued AS ( \
+             DELETE FROM webhook_queue q USING acked a \
+              WHERE q.webhook_id = a.webhook_id AND q.seq = a.seq) \
+         UPDATE webhooks w \
+            SET queued_through = GREATEST(w.queued_through, h.through), \
+                failing_since = CASE WHEN h.acknowledged THEN NULL ELSE w.failing_since END \
+           FROM relaxed, unnest($6::uuid[], $7::bigint[], $8::bool[]) \
+                    AS h (webhook_id, through, acknowledged) \
+          WHERE w.id = h.webhook_id \
+            AND (w.queued_through < h.through \
+                 OR (h.acknowledged AND w.failing_since IS NOT NULL))",
     )
-    .bind::<sql_types::Array<sql_types::Uuid>, _>(column(|a| a.webhook_id))
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(uuids(|a| a.webhook_id))
     .bind::<sql_types::Array<sql_types::BigInt>, _>(acked.iter().map(|a| a.seq).collect::<Vec<_>>())
-    .bind::<sql_types::Array<sql_types::Uuid>, _>(column(|a| a.event_id))
-    .bind::<sql_types::Array<sql_types::Integer>, _>(
-        acked.iter().map(|a| a.attempt).collect::<Vec<_>>(),
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(uuids(|a| a.event_id))
+    .bind::<sql_types::Array<sql_types::Integer>, _>(ints(|a| a.attempt))
+    .bind::<sql_types::Array<sql_types::Integer>, _>(ints(|a| a.status))
+    .bind::<sql_types::Array<sql_types::Uuid>, _>(
+        handed_on.iter().map(|h| h.webhook_id).collect::<Vec<_>>(),
     )
-    .bind::<sql_types::Array<sql_types::Integer>, _>(
-        acked.iter().map(|a| a.status).collect::<Vec<_>>(),
+    .bind::<sql_types::Array<sql_types::BigInt>, _>(
+        handed_on.iter().map(|h| h.through).collect::<Vec<_>>(),
+    )
+    .bind::<sql_types::Array<sql_types::Bool>, _>(
+        handed_on.iter().map(|h| h.acknowledged).collect::<Vec<_>>(),
     )
     .execute(conn.pg())?;
     Ok(())
