@@ -43,9 +43,14 @@ pub(super) struct Plan {
     held: HashSet<Held>,
     /// Parked since the last recording (recorded with it).
     parked: Vec<Parked>,
+    /// Answers since the last recording.
+    pending: Recording,
     /// Subscriptions with an acknowledged delivery since the last recording.
     acknowledged: HashSet<Uuid>,
 }
+
+/// An answer: the delivery, where it came from, how it went, and its record (fresh ones).
+pub(super) type Answer = (Due, Source, Outcome, Option<Uuid>);
 
 impl Plan {
     /// The active subscriptions, as read now: new ones start at their cursor, gone ones are
@@ -76,9 +81,14 @@ impl Plan {
         }
     }
 
-    /// The queue's (subscription, record) pairs, as read now.
+    /// The queue's (subscription, record) pairs, as read now, and those of the entries
+    /// parked here and not recorded yet.
     pub(super) fn held(&mut self, held: Vec<Held>) {
         self.held = held.into_iter().collect();
+        self.held.extend(self.parked.iter().map(|p| Held {
+            webhook_id: p.webhook_id,
+            record_id: p.record_id,
+        }));
     }
 
     pub(super) fn has_subscriptions(&self) -> bool {
@@ -114,13 +124,13 @@ impl Plan {
                     record_id: event.record_id,
                 };
                 if self.held.contains(&key) {
+                    // Parked with the next recording, which may move the cursor past it.
                     self.parked.push(Parked {
                         webhook_id: sub.sub.id,
                         seq: event.seq,
                         event_id: event.id,
                         record_id: event.record_id,
                     });
-                    sub.outstanding.insert(event.seq);
                     continue;
                 }
                 let due = due_of(&sub.sub, event);
@@ -137,70 +147,71 @@ impl Plan {
         send
     }
 
-    /// Takes the answers of a batch: answers what to record, and the deliveries the
-    /// answers let go (the next event of an acknowledged record).
-    pub(super) fn answered(
-        &mut self,
-        answers: Vec<(Due, Source, Outcome, Option<Uuid>)>,
-    ) -> (Recording, Vec<(Due, Uuid)>) {
-        let mut recording = Recording::default();
-        let mut send = Vec::new();
-        for (due, source, outcome, record_id) in answers {
-            let failed = matches!(outcome, Outcome::Failed(..));
-            match outcome {
-                Outcome::Acknowledged(status) => {
-                    self.acknowledged.insert(due.webhook_id);
-                    recording.acknowledged.push(Acknowledged {
-                        webhook_id: due.webhook_id,
-                        seq: due.seq,
-                        event_id: due.event_id,
-                        attempt: due.attempts + 1,
-                        status,
-                    });
-                }
-                Outcome::Failed(..) => recording.failed.push((due.clone(), outcome)),
-            }
-            if source == Source::Queued {
-                continue;
-            }
-            let Some(record_id) = record_id else { continue };
-            let Some(sub) = self.subs.get_mut(&due.webhook_id) else {
-                continue;
-            };
-            let waiting = sub.sending.remove(&record_id).unwrap_or_default();
-            if failed {
-                // The failed event is queued for its retry, and its record's later events
-                // behind it.
-                let key = Held {
+    /// Takes one answer: it is recorded with the next recording, and the next event of its
+    /// record, if one waits and this one was acknowledged, goes now (a failed one's record
+    /// is parked behind it instead). Followers do not wait for the recording: after a
+    /// crash the cursor is before both, and both are sent again, in order.
+    pub(super) fn answered(&mut self, answer: Answer) -> Option<(Due, Uuid)> {
+        let (due, source, outcome, record_id) = answer;
+        let failed = matches!(outcome, Outcome::Failed(..));
+        match outcome {
+            Outcome::Acknowledged(status) => {
+                self.acknowledged.insert(due.webhook_id);
+                self.pending.acknowledged.push(Acknowledged {
                     webhook_id: due.webhook_id,
+                    seq: due.seq,
+                    event_id: due.event_id,
+                    attempt: due.attempts + 1,
+                    status,
+                });
+            }
+            Outcome::Failed(..) => self.pending.failed.push((due.clone(), outcome)),
+        }
+        if source == Source::Queued {
+            return None;
+        }
+        let record_id = record_id?;
+        let sub = self.subs.get_mut(&due.webhook_id)?;
+        let mut waiting = sub.sending.remove(&record_id).unwrap_or_default();
+        if failed {
+            // The failed event is queued for its retry, and its record's later events
+            // behind it.
+            self.held.insert(Held {
+                webhook_id: due.webhook_id,
+                record_id,
+            });
+            for d in std::iter::once(&due).chain(waiting.iter()) {
+                sub.outstanding.remove(&d.seq);
+                self.parked.push(Parked {
+                    webhook_id: d.webhook_id,
+                    seq: d.seq,
+                    event_id: d.event_id,
                     record_id,
-                };
-                self.held.insert(key);
-                for d in std::iter::once(&due).chain(waiting.iter()) {
-                    self.parked.push(Parked {
-                        webhook_id: d.webhook_id,
-                        seq: d.seq,
-                        event_id: d.event_id,
-                        record_id,
-                    });
-                }
-            } else {
-                sub.outstanding.remove(&due.seq);
-                let mut waiting = waiting;
-                if let Some(next) = waiting.pop_front() {
-                    sub.sending.insert(record_id, waiting);
-                    send.push((next, record_id));
-                }
+                });
             }
+            return None;
         }
+        sub.outstanding.remove(&due.seq);
+        let next = waiting.pop_front()?;
+        sub.sending.insert(record_id, waiting);
+        Some((next, record_id))
+    }
+
+    /// Answers taken and events parked since the last recording.
+    pub(super) fn unrecorded(&self) -> usize {
+        self.pending.acknowledged.len() + self.pending.failed.len() + self.parked.len()
+    }
+
+    /// Everything to record now, with the cursors it lets move (`None`: nothing).
+    pub(super) fn recording(&mut self) -> Option<Recording> {
+        let mut recording = std::mem::take(&mut self.pending);
         recording.parked = std::mem::take(&mut self.parked);
-        for parked in &recording.parked {
-            if let Some(sub) = self.subs.get_mut(&parked.webhook_id) {
-                sub.outstanding.remove(&parked.seq);
-            }
-        }
         recording.handed_on = self.handed_on();
-        (recording, send)
+        let empty = recording.acknowledged.is_empty()
+            && recording.failed.is_empty()
+            && recording.parked.is_empty()
+            && recording.handed_on.is_empty();
+        (!empty).then_some(recording)
     }
 
     /// How far each subscription may be moved on with this recording: before its first
@@ -230,10 +241,6 @@ impl Plan {
         self.subs.remove(&webhook_id);
     }
 
-    /// Whether something parked waits to be recorded (with no answer to record it with).
-    pub(super) fn has_parked(&self) -> bool {
-        !self.parked.is_empty()
-    }
 }
 
 fn due_of(sub: &Subscription, event: &NewEvent) -> Due {
@@ -278,8 +285,12 @@ mod tests {
         }
     }
 
-    fn ack(due: Due, record: Uuid) -> (Due, Source, Outcome, Option<Uuid>) {
+    fn ack(due: Due, record: Uuid) -> Answer {
         (due, Source::Fresh, Outcome::Acknowledged(204), Some(record))
+    }
+
+    fn seqs(dues: &[Due]) -> Vec<i64> {
+        dues.iter().map(|d| d.seq).collect()
     }
 
     #[test]
@@ -293,21 +304,22 @@ mod tests {
             event(12, "mark.updated", a),
             event(13, "student.created", b),
         ]);
-        assert_eq!(sent.iter().map(|d| d.seq).collect::<Vec<_>>(), [11, 13]);
+        assert_eq!(seqs(&sent), [11, 13]);
         // 13 answered first: the cursor may not pass 11 (on its way) nor 12 (waiting).
-        let (recording, next) = plan.answered(vec![ack(sent[1].clone(), b)]);
-        assert!(next.is_empty());
+        assert!(plan.answered(ack(sent[1].clone(), b)).is_none());
+        let recording = plan.recording().expect("an answer to record");
+        assert_eq!(recording.acknowledged.len(), 1);
         assert_eq!(recording.handed_on.len(), 1);
         assert_eq!(recording.handed_on[0].through, 10);
         assert!(recording.handed_on[0].acknowledged);
-        // 11 answered: 12 goes; the cursor stops before it.
-        let (recording, next) = plan.answered(vec![ack(sent[0].clone(), a)]);
-        assert_eq!(next.iter().map(|(d, _)| d.seq).collect::<Vec<_>>(), [12]);
-        assert_eq!(recording.handed_on[0].through, 11);
-        let (recording, next) = plan.answered(vec![ack(next[0].0.clone(), a)]);
-        assert!(next.is_empty());
-        assert_eq!(recording.handed_on[0].through, 13);
+        // 11 answered: 12 goes at once; the cursor stops before it.
+        let (next, record) = plan.answered(ack(sent[0].clone(), a)).expect("12 goes");
+        assert_eq!((next.seq, record), (12, a));
+        assert_eq!(plan.recording().expect("11").handed_on[0].through, 11);
+        assert!(plan.answered(ack(next, a)).is_none());
+        assert_eq!(plan.recording().expect("12").handed_on[0].through, 13);
         assert_eq!(plan.outstanding(), 0);
+        assert!(plan.recording().is_none(), "nothing left to record");
     }
 
     #[test]
@@ -323,24 +335,42 @@ mod tests {
             Outcome::Failed(Some(500), "answered 500".into()),
             Some(a),
         );
-        let (recording, next) = plan.answered(vec![failed]);
-        assert!(next.is_empty());
-        assert_eq!(
-            recording.parked.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            [1, 2]
-        );
+        assert!(plan.answered(failed).is_none());
+        let recording = plan.recording().expect("a failure to record");
+        let parked: Vec<i64> = recording.parked.iter().map(|p| p.seq).collect();
+        assert_eq!(parked, [1, 2]);
         assert_eq!(recording.failed.len(), 1);
         assert_eq!(recording.handed_on[0].through, 2);
         // A later event of the record is parked too; another record's goes.
         let sent = plan.take(&[event(3, "mark.updated", a), event(4, "x.created", b)]);
-        assert_eq!(sent.iter().map(|d| d.seq).collect::<Vec<_>>(), [4]);
-        assert!(plan.has_parked());
-        let (recording, _) = plan.answered(vec![ack(sent[0].clone(), b)]);
-        assert_eq!(
-            recording.parked.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            [3]
-        );
+        assert_eq!(seqs(&sent), [4]);
+        assert_eq!(plan.unrecorded(), 1);
+        assert!(plan.answered(ack(sent[0].clone(), b)).is_none());
+        let recording = plan.recording().expect("3 parked, 4 acknowledged");
+        let parked: Vec<i64> = recording.parked.iter().map(|p| p.seq).collect();
+        assert_eq!(parked, [3]);
         assert_eq!(recording.handed_on[0].through, 4);
+    }
+
+    #[test]
+    fn a_record_parked_but_not_recorded_stays_held_when_the_queue_is_read_again() {
+        let (hook, a) = (Uuid::new_v4(), Uuid::new_v4());
+        let mut plan = Plan::default();
+        plan.subscriptions(vec![sub(hook, &["*"], 0)]);
+        let sent = plan.take(&[event(1, "mark.created", a)]);
+        let failed = (
+            sent[0].clone(),
+            Source::Fresh,
+            Outcome::Failed(None, "could not connect".into()),
+            Some(a),
+        );
+        assert!(plan.answered(failed).is_none());
+        // The queue, read before the failure is recorded, does not hold the record yet.
+        plan.held(Vec::new());
+        assert!(plan.take(&[event(2, "mark.updated", a)]).is_empty());
+        let recording = plan.recording().expect("parked");
+        let parked: Vec<i64> = recording.parked.iter().map(|p| p.seq).collect();
+        assert_eq!(parked, [1, 2]);
     }
 
     #[test]

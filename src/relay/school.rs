@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 use super::{
     Relay, deliver,
-    plan::{Plan, Source},
+    plan::{Answer, Plan, Source},
 };
 use crate::{
     error::ApiResult,
@@ -57,16 +57,21 @@ const SUBSCRIPTIONS_FRESH: Duration = Duration::from_secs(1);
 /// How long a school with nothing to send is kept before letting go: a school that writes
 /// every few milliseconds is not let go and signalled again each time.
 const LINGER: Duration = Duration::from_millis(250);
-/// Answers recorded together: this many, or those that came within this time.
-const RECORD_BATCH: usize = 32;
+/// When answers are recorded: once the deliveries on their way are answered (or
+/// `RECORD_GAP` after the first unrecorded answer), but not sooner than `RECORD_EVERY`
+/// after the school's last recording, unless `RECORD_BATCH` wait. So a quiet school's
+/// attempt is in `/deliveries/` a few milliseconds after its answer, and a busy school's
+/// answers share one statement per fifth of a second. Recording is off the path to the
+/// receiver (an acknowledged event's successor goes at once); a crash sends the
+/// unrecorded again.
 const RECORD_GAP: Duration = Duration::from_millis(5);
+const RECORD_EVERY: Duration = Duration::from_millis(200);
+const RECORD_BATCH: usize = 64;
 /// How often a worker renews its lease of the school, at least.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
 
 /// A delivery decided: what to send, where it came from, and its record (fresh ones).
 type Ready = (Due, Source, Option<Uuid>);
-/// An answer: the delivery, where it came from, how it went, its record.
-type Answer = (Due, Source, Outcome, Option<Uuid>);
 /// A delivery on its way.
 type Sending<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
 
@@ -121,28 +126,47 @@ struct Work {
     ready: VecDeque<Ready>,
     /// Queued deliveries on their way (a later look at the queue still lists them).
     queued_sending: HashSet<(Uuid, i64)>,
-    answered: Vec<Answer>,
-    first_answer: Option<Instant>,
+    /// When the oldest answer not recorded yet came, and the last recording.
+    first_unrecorded: Option<Instant>,
+    last_recorded: Option<Instant>,
+    /// A retried delivery was acknowledged since the last recording.
+    retried_acknowledged: bool,
 }
 
 impl Work {
     fn idle(&self, in_flight: usize) -> bool {
-        in_flight == 0
-            && self.ready.is_empty()
-            && self.answered.is_empty()
-            && !self.plan.has_parked()
+        in_flight == 0 && self.ready.is_empty() && self.plan.unrecorded() == 0
     }
 
-    /// Whether the answers (or events parked) are to be recorded now.
-    fn record_now(&self, in_flight: usize) -> bool {
-        if self.answered.is_empty() {
-            return self.plan.has_parked() && in_flight == 0;
+    /// Takes an answer: counted in the figures, kept for the next recording, and the next
+    /// event of its record ready to go.
+    fn answered(&mut self, answer: Answer) {
+        count_answer(&answer);
+        let (d, source, outcome, _) = &answer;
+        if *source == Source::Queued {
+            self.queued_sending.remove(&(d.webhook_id, d.seq));
+            self.retried_acknowledged |= matches!(outcome, Outcome::Acknowledged(_));
         }
-        in_flight == 0
-            || self.answered.len() >= RECORD_BATCH
-            || self
-                .first_answer
-                .is_some_and(|at| at.elapsed() >= RECORD_GAP)
+        self.first_unrecorded.get_or_insert_with(Instant::now);
+        if let Some((next, record)) = self.plan.answered(answer) {
+            self.ready.push_back((next, Source::Fresh, Some(record)));
+        }
+    }
+
+    /// When what is unrecorded is to be recorded (`None`: nothing is).
+    fn record_at(&self, in_flight: usize, leaving: bool) -> Option<Instant> {
+        let unrecorded = self.plan.unrecorded();
+        if unrecorded == 0 {
+            return None;
+        }
+        let now = Instant::now();
+        if unrecorded >= RECORD_BATCH || (leaving && in_flight == 0) {
+            return Some(now);
+        }
+        let first = self.first_unrecorded.unwrap_or(now);
+        let answered = if in_flight == 0 { first } else { first + RECORD_GAP };
+        let spaced = self.last_recorded.map_or(now, |at| at + RECORD_EVERY);
+        Some(answered.max(spaced))
     }
 }
 
@@ -222,35 +246,28 @@ impl<'a> SchoolRun<'a> {
                     (d, source, outcome, record)
                 }));
             }
-            if work.record_now(in_flight.len()) {
-                let answers = std::mem::take(&mut work.answered);
-                work.first_answer = None;
-                let retried_acknowledged = answers.iter().any(|(_, source, outcome, _)| {
-                    *source == Source::Queued && matches!(outcome, Outcome::Acknowledged(_))
-                });
-                for (d, source, ..) in &answers {
-                    if *source == Source::Queued {
-                        work.queued_sending.remove(&(d.webhook_id, d.seq));
+            let leaving = yielding || last_work.elapsed() >= LINGER;
+            let record_at = work.record_at(in_flight.len(), leaving);
+            if record_at.is_some_and(|at| at <= Instant::now()) {
+                work.first_unrecorded = None;
+                work.last_recorded = Some(Instant::now());
+                if let Some(recording) = work.plan.recording() {
+                    for webhook in self.record(recording).await? {
+                        work.plan.disabled(webhook);
+                        metrics::webhook_disabled();
                     }
                 }
-                count_answers(&answers);
-                let (recording, next) = work.plan.answered(answers);
-                for (d, record) in next {
-                    work.ready.push_back((d, Source::Fresh, Some(record)));
-                }
-                for webhook in self.record(recording).await? {
-                    work.plan.disabled(webhook);
-                    metrics::webhook_disabled();
-                }
-                if retried_acknowledged {
+                if std::mem::take(&mut work.retried_acknowledged) {
                     // The record's next entry in the queue may go now.
                     queue_look_at = Instant::now();
                 }
                 continue;
             }
-            if work.idle(in_flight.len())
-                && (yielding || last_work.elapsed() >= LINGER || !work.plan.has_subscriptions())
-            {
+            if work.idle(in_flight.len()) && (leaving || !work.plan.has_subscriptions()) {
+                // The cursors moved by what was only read (events no subscription wants).
+                if let Some(recording) = work.plan.recording() {
+                    self.record(recording).await?;
+                }
                 return Ok(());
             }
             if last_renew.elapsed() >= RENEW_EVERY {
@@ -264,8 +281,8 @@ impl<'a> SchoolRun<'a> {
                 at(looks.next);
                 at(queue_look_at);
             }
-            if let Some(first) = work.first_answer {
-                at(first + RECORD_GAP);
+            if let Some(record_at) = record_at {
+                at(record_at);
             }
             if in_flight.is_empty() {
                 at(last_work + LINGER);
@@ -291,8 +308,7 @@ impl<'a> SchoolRun<'a> {
             };
             match select(pin!(next), select(pin!(timer), pin!(commit))).await {
                 Either::Left((Some(answer), _)) => {
-                    work.first_answer.get_or_insert_with(Instant::now);
-                    work.answered.push(answer);
+                    work.answered(answer);
                     last_work = Instant::now();
                 }
                 Either::Right((Either::Right(_), _)) => {
@@ -302,7 +318,7 @@ impl<'a> SchoolRun<'a> {
                 _ => {}
             }
             while let Some(Some(answer)) = in_flight.next().now_or_never() {
-                work.answered.push(answer);
+                work.answered(answer);
             }
         }
     }
@@ -359,18 +375,15 @@ impl<'a> SchoolRun<'a> {
     }
 }
 
-/// The answers in the figures: deliveries by outcome, and the lag from commit to
+/// An answer in the figures: deliveries by outcome, and the lag from commit to
 /// acknowledgement.
-fn count_answers(answers: &[Answer]) {
-    let now = Utc::now();
-    for (d, _, outcome, _) in answers {
-        match outcome {
-            Outcome::Acknowledged(_) => {
-                let lag = (now - d.occurred_at).to_std().unwrap_or_default();
-                metrics::webhook_delivered(true, lag);
-            }
-            Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
+fn count_answer((d, _, outcome, _): &Answer) {
+    match outcome {
+        Outcome::Acknowledged(_) => {
+            let lag = (Utc::now() - d.occurred_at).to_std().unwrap_or_default();
+            metrics::webhook_delivered(true, lag);
         }
+        Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
     }
 }
 

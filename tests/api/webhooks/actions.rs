@@ -126,6 +126,16 @@ async fn send_again_queues_the_event_once_more_with_its_id() {
         .as_str()
         .expect("id")
         .to_owned();
+    // The attempt is recorded just after its answer came back.
+    for _ in 0..50 {
+        let reply = app
+            .get(&format!("{WEBHOOKS}{id}/deliveries/"), &admin)
+            .await;
+        if reply.body["count"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let retry = format!("{WEBHOOKS}{id}/deliveries/{event}/retry/");
     let queued = app.post_empty(&retry, &admin).await;
     queued.assert(202, None);
