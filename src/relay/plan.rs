@@ -163,6 +163,7 @@ impl Plan {
                     event_id: due.event_id,
                     attempt: due.attempts + 1,
                     status,
+                    queued: source == Source::Queued,
                 });
             }
             Outcome::Failed(..) => self.pending.failed.push((due.clone(), outcome)),
@@ -240,7 +241,6 @@ impl Plan {
     pub(super) fn disabled(&mut self, webhook_id: Uuid) {
         self.subs.remove(&webhook_id);
     }
-
 }
 
 fn due_of(sub: &Subscription, event: &NewEvent) -> Due {

@@ -164,7 +164,11 @@ impl Work {
             return Some(now);
         }
         let first = self.first_unrecorded.unwrap_or(now);
-        let answered = if in_flight == 0 { first } else { first + RECORD_GAP };
+        let answered = if in_flight == 0 {
+            first
+        } else {
+            first + RECORD_GAP
+        };
         let spaced = self.last_recorded.map_or(now, |at| at + RECORD_EVERY);
         Some(answered.max(spaced))
     }

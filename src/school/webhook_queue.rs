@@ -128,8 +128,13 @@ pub struct Held {
 /// The queue at a look: every (subscription, record) it holds entries of, and up to
 /// `limit` deliveries due now, for each record only its earliest entry (per-record order).
 pub fn queued_due(conn: &mut TenantConn, limit: i64) -> ApiResult<(Vec<Held>, Vec<Due>)> {
-    let held = diesel::sql_query("SELECT DISTINCT webhook_id, record_id FROM webhook_queue")
-        .load(conn.pg())?;
+    let held: Vec<Held> =
+        diesel::sql_query("SELECT DISTINCT webhook_id, record_id FROM webhook_queue")
+            .load(conn.pg())?;
+    if held.is_empty() {
+        // Nothing queued (nearly always): the costlier statement is not planned.
+        return Ok((held, Vec::new()));
+    }
     let due = diesel::sql_query(
         "SELECT q.webhook_id, q.seq, q.event_id, q.attempts, w.url, w.secret, \
                 e.type AS event_type, e.occurred_at, e.data \
@@ -171,6 +176,8 @@ pub struct Acknowledged {
     /// This attempt's number (1 for the first).
     pub attempt: i32,
     pub status: i32,
+    /// Sent from the queue (which it leaves now), not read past the cursor.
+    pub queued: bool,
 }
 
 /// An event put in the queue without an attempt: held behind an earlier one of its
@@ -203,8 +210,8 @@ pub struct Recording {
 /// Records a batch of answers and moves the subscriptions on, in one transaction: the
 /// acknowledged attempts, their events out of the queue, the cursors moved and the
 /// subscriptions no longer failing in one statement (nearly always the only one); events
-/// parked and each failure (`record_attempt`) only when there are some. Answers the
-/// subscriptions disabled. The commit does not wait for the disk (see `relaxed`).
+/// parked and each failure (`record_attempt`) only when there are some (then in a
+/// `relaxed` transaction). Answers the subscriptions disabled.
 pub fn record(
     conn: &mut TenantConn,
     recording: &Recording,
@@ -254,8 +261,11 @@ fn park(conn: &mut TenantConn, parked: &[Parked]) -> ApiResult<()> {
 
 /// The acknowledged attempts, their events out of the queue (when they were there), and
 /// the subscriptions moved on and no longer failing: one statement, whatever the number.
-/// Its commit, when it is a transaction of its own, does not wait for the disk (`relaxed`:
-/// `set_config(.., true)` evaluated in the statement is local to its transaction).
+/// Only deliveries sent from the queue take a statement of their own, to leave it: every
+/// statement here is planned at each call (the connection serves other schools in
+/// between), and planning was most of the cost. Its commit waits for the disk: recording
+/// is off the path to the receivers, and a volatile `set_config` in an UPDATE (the
+/// one-round-trip way to relax it) is refused by Citus.
 fn record_acknowledged(
     conn: &mut TenantConn,
     acked: &[Acknowledged],
@@ -264,32 +274,39 @@ fn record_acknowledged(
     if acked.is_empty() && handed_on.is_empty() {
         return Ok(());
     }
+    let retried: Vec<&Acknowledged> = acked.iter().filter(|a| a.queued).collect();
+    if !retried.is_empty() {
+        diesel::sql_query(
+            "DELETE FROM webhook_queue q USING unnest($1::uuid[], $2::bigint[]) AS a (id, seq) \
+              WHERE q.webhook_id = a.id AND q.seq = a.seq",
+        )
+        .bind::<sql_types::Array<sql_types::Uuid>, _>(
+            retried.iter().map(|a| a.webhook_id).collect::<Vec<_>>(),
+        )
+        .bind::<sql_types::Array<sql_types::BigInt>, _>(
+            retried.iter().map(|a| a.seq).collect::<Vec<_>>(),
+        )
+        .execute(conn.pg())?;
+    }
     let uuids = |f: fn(&Acknowledged) -> Uuid| acked.iter().map(f).collect::<Vec<Uuid>>();
     let ints = |f: fn(&Acknowledged) -> i32| acked.iter().map(f).collect::<Vec<i32>>();
     diesel::sql_query(
-        "WITH relaxed AS MATERIALIZED ( \
-             SELECT set_config('synchronous_commit', 'off', true) AS off), \
-         acked AS ( \
-             SELECT a.* FROM relaxed, \
-                    unnest($1::uuid[], $2::bigint[], $3::uuid[], $4::int[], $5::int[]) \
-                        AS a (webhook_id, seq, event_id, attempt, status_code)), \
-         recorded AS ( \
+        "WITH recorded AS ( \
              INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempt, status_code) \
-             SELECT gen_random_uuid(), webhook_id, event_id, attempt, status_code FROM acked), \
-         dequeued AS ( \
-             DELETE FROM webhook_queue q USING acked a \
-              WHERE q.webhook_id = a.webhook_id AND q.seq = a.seq) \
+             SELECT gen_random_uuid(), * \
+               FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[])), \
+         handed AS ( \
+             SELECT * FROM unnest($5::uuid[], $6::bigint[], $7::bool[]) \
+                 AS h (webhook_id, through, acknowledged)) \
          UPDATE webhooks w \
             SET queued_through = GREATEST(w.queued_through, h.through), \
                 failing_since = CASE WHEN h.acknowledged THEN NULL ELSE w.failing_since END \
-           FROM relaxed, unnest($6::uuid[], $7::bigint[], $8::bool[]) \
-                    AS h (webhook_id, through, acknowledged) \
+           FROM handed h \
           WHERE w.id = h.webhook_id \
             AND (w.queued_through < h.through \
                  OR (h.acknowledged AND w.failing_since IS NOT NULL))",
     )
     .bind::<sql_types::Array<sql_types::Uuid>, _>(uuids(|a| a.webhook_id))
-    .bind::<sql_types::Array<sql_types::BigInt>, _>(acked.iter().map(|a| a.seq).collect::<Vec<_>>())
     .bind::<sql_types::Array<sql_types::Uuid>, _>(uuids(|a| a.event_id))
     .bind::<sql_types::Array<sql_types::Integer>, _>(ints(|a| a.attempt))
     .bind::<sql_types::Array<sql_types::Integer>, _>(ints(|a| a.status))
