@@ -58,5 +58,6 @@ echo "== integration tests on Citus"
 export TEST_PG_URL="$CITUS_COORD_URL" TEST_CITUS_WORKERS="$CITUS_WORKERS" TEST_RUN_ID="citus$$"
 cargo nextest run --test api --no-fail-fast --test-threads "${TEST_THREADS:-4}" \
   -E '(test(/^(tenancy::(hosts|isolation)|resources::(crud|sessions|exams|settings|attendance)|auth::access)::/)
-      | test(/^(fleet::(placement|migrate)|reliability::live_counts|archive::(round_trip|refusals))::/))
+      | test(/^(fleet::(placement|migrate)|reliability::live_counts|archive::(round_trip|refusals))::/)
+      | test(/^(webhooks|events)::/))
       & not test(an_archive_from_an_older_tenant_migration_is_restored_there_then_migrated)'

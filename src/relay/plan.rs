@@ -207,6 +207,10 @@ impl Plan {
     pub(super) fn recording(&mut self) -> Option<Recording> {
         let mut recording = std::mem::take(&mut self.pending);
         recording.parked = std::mem::take(&mut self.parked);
+        // A subscription gone meanwhile has no queue to park in.
+        recording
+            .parked
+            .retain(|p| self.subs.contains_key(&p.webhook_id));
         recording.handed_on = self.handed_on();
         let empty = recording.acknowledged.is_empty()
             && recording.failed.is_empty()

@@ -46,6 +46,14 @@ pub fn target(conn: &mut TenantConn, webhook: Uuid) -> ApiResult<Option<WebhookT
 }
 
 #[derive(QueryableByName)]
+struct EventPlace {
+    #[diesel(sql_type = sql_types::BigInt)]
+    seq: i64,
+    #[diesel(sql_type = sql_types::Uuid)]
+    record_id: Uuid,
+}
+
+#[derive(QueryableByName)]
 struct Attempts {
     #[diesel(sql_type = sql_types::Integer)]
     attempts: i32,
@@ -76,13 +84,21 @@ pub fn resend(conn: &mut TenantConn, webhook: Uuid, event: Uuid) -> ApiResult<Re
         let Some(made) = made else {
             return Ok(Resent::NoSuchEvent);
         };
+        // The event read first, then VALUES: Citus 13.2 deparses an INSERT ... SELECT ...
+        // WHERE ... ON CONFLICT into invalid SQL for its shard.
+        let place: EventPlace =
+            diesel::sql_query("SELECT seq, record_id FROM events WHERE id = $1")
+                .bind::<sql_types::Uuid, _>(event)
+                .get_result(conn.pg())?;
         diesel::sql_query(
             "INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id, attempts) \
-             SELECT $1, e.seq, e.id, e.record_id, $3 FROM events e WHERE e.id = $2 \
-             ON CONFLICT (webhook_id, seq) DO UPDATE SET next_at = now()",
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (webhook_id, seq) DO UPDATE SET next_at = EXCLUDED.next_at",
         )
         .bind::<sql_types::Uuid, _>(webhook)
+        .bind::<sql_types::BigInt, _>(place.seq)
         .bind::<sql_types::Uuid, _>(event)
+        .bind::<sql_types::Uuid, _>(place.record_id)
         .bind::<sql_types::Integer, _>(made.attempts)
         .execute(conn.pg())?;
         signal(conn, &schema)?;

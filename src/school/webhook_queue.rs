@@ -207,7 +207,11 @@ pub struct Recording {
     pub handed_on: Vec<HandedOn>,
 }
 
-/// Records a batch of answers and moves the subscriptions on, in one transaction: the
+/// Records a batch of answers and moves the subscriptions on, in one transaction (the
+/// answers of a subscription deleted meanwhile are dropped, not refused, so the rest of
+/// the batch is recorded; its events parked in the same second would still be refused by
+/// the queue's foreign key, a filter there being what Citus 13.2 deparses wrongly: the
+/// visit then ends and the school is taken up again when its lease runs out): the
 /// acknowledged attempts, their events out of the queue, the cursors moved and the
 /// subscriptions no longer failing in one statement (nearly always the only one); events
 /// parked and each failure (`record_attempt`) only when there are some (then in a
@@ -293,8 +297,10 @@ fn record_acknowledged(
     diesel::sql_query(
         "WITH recorded AS ( \
              INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempt, status_code) \
-             SELECT gen_random_uuid(), * \
-               FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[])), \
+             SELECT gen_random_uuid(), a.* \
+               FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::int[]) \
+                        AS a (webhook_id, event_id, attempt, status_code) \
+              WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = a.webhook_id)), \
          handed AS ( \
              SELECT * FROM unnest($5::uuid[], $6::bigint[], $7::bool[]) \
                  AS h (webhook_id, through, acknowledged)) \
@@ -348,6 +354,7 @@ pub fn record_attempt(
     outcome: &Outcome,
     rules: &RetryRules<'_>,
 ) -> ApiResult<bool> {
+    let now = Utc::now();
     conn.transaction(|conn| {
         let attempt = due.attempts + 1;
         let (status, error) = match outcome {
@@ -356,7 +363,7 @@ pub fn record_attempt(
         };
         diesel::sql_query(
             "INSERT INTO webhook_deliveries (id, webhook_id, event_id, attempt, status_code, error) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = $2)",
         )
         .bind::<sql_types::Uuid, _>(Uuid::new_v4())
         .bind::<sql_types::Uuid, _>(due.webhook_id)
@@ -375,15 +382,15 @@ pub fn record_attempt(
                     .execute(conn.pg())?;
             }
             (Outcome::Failed(..), Some(wait)) => {
+                let next_at = now + chrono::Duration::from_std(*wait).unwrap_or_default();
                 diesel::sql_query(
-                    "UPDATE webhook_queue SET attempts = $3, \
-                            next_at = now() + make_interval(secs => $4) \
+                    "UPDATE webhook_queue SET attempts = $3, next_at = $4 \
                       WHERE webhook_id = $1 AND seq = $2",
                 )
                 .bind::<sql_types::Uuid, _>(due.webhook_id)
                 .bind::<sql_types::BigInt, _>(due.seq)
                 .bind::<sql_types::Integer, _>(attempt)
-                .bind::<sql_types::Double, _>(wait.as_secs_f64())
+                .bind::<sql_types::Timestamptz, _>(next_at)
                 .execute(conn.pg())?;
             }
         }
@@ -394,18 +401,21 @@ pub fn record_attempt(
             return Ok(false);
         }
         // Every attempt since `failing_since` failed; past `disable_after`, disable.
+        // Times are computed here and bound: Citus refuses a non-immutable function such as
+        // `now()` inside a COALESCE of an UPDATE of a school (distributed) table.
         diesel::sql_query(
-            "UPDATE webhooks SET failing_since = coalesce(failing_since, now()) WHERE id = $1",
+            "UPDATE webhooks SET failing_since = coalesce(failing_since, $2) WHERE id = $1",
         )
         .bind::<sql_types::Uuid, _>(due.webhook_id)
+        .bind::<sql_types::Timestamptz, _>(now)
         .execute(conn.pg())?;
+        let failing_before = now - chrono::Duration::from_std(rules.disable_after).unwrap_or_default();
         let disabled = diesel::sql_query(
             "UPDATE webhooks SET is_active = false, disabled_reason = $3 \
-              WHERE id = $1 AND is_active \
-                AND failing_since < now() - make_interval(secs => $2)",
+              WHERE id = $1 AND is_active AND failing_since < $2",
         )
         .bind::<sql_types::Uuid, _>(due.webhook_id)
-        .bind::<sql_types::Double, _>(rules.disable_after.as_secs_f64())
+        .bind::<sql_types::Timestamptz, _>(failing_before)
         .bind::<sql_types::Text, _>(format!(
             "every delivery failed for more than {} seconds (last: {})",
             rules.disable_after.as_secs(),

@@ -166,3 +166,38 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
     let ended = receiver.ended("/never").len() + receiver.ended("/slow").len();
     assert_eq!(ended, 2);
 }
+
+#[tokio::test]
+async fn a_subscription_deleted_while_its_delivery_hangs_stalls_no_other() {
+    let app = spawn_app_with(|config| {
+        config.events.allow_insecure = true;
+        config.events.webhook_timeout = TIMEOUT;
+        config.events.retry_schedule = vec![Duration::from_secs(600)];
+    })
+    .await;
+    let alpha = app.as_school_user("alpha", "admin").await;
+    let receiver = Hostile::start();
+    let url = |path: &str| format!("http://127.0.0.1:{}/{path}", receiver.port);
+    let never = subscribe(&app, &alpha, &url("never"), &["subject.created"]).await;
+    subscribe(&app, &alpha, &url("ok"), &["subject.created"]).await;
+    let subject = |name: &str, code: &str| json!({"name": name, "code": code});
+    app.post("/api/v1/school/subjects/", &alpha, subject("One", "S1"))
+        .await
+        .assert(201, None);
+    assert_eq!(receiver.wait("/ok", 1, TIMEOUT).await.len(), 1);
+    // Deleted while its delivery waits on the silent receiver.
+    let id = never["id"].as_str().expect("id");
+    app.delete(&format!("{WEBHOOKS}{id}/"), &alpha)
+        .await
+        .assert(204, None);
+    // Its answer (the timeout) comes and is recorded with nothing to record it for; the
+    // other subscription's deliveries go on, well before a lease could run out.
+    let ended = receiver.wait("/never", 1, TIMEOUT * 3).await;
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    let started = Instant::now();
+    app.post("/api/v1/school/subjects/", &alpha, subject("Two", "S2"))
+        .await
+        .assert(201, None);
+    assert_eq!(receiver.wait("/ok", 2, TIMEOUT).await.len(), 2);
+    assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
+}
