@@ -10,17 +10,12 @@ else
   cargo build --release --quiet
   bin="$PWD/target/release/school-service"
 fi
-db="school_profile_$$"
 work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" JWT_SECRET="profile-secret-profile-secret-profile-0123"
+# The database and the clean-up of `scripts/common.sh` (server_database), and the work
+# directory with them.
+server_database school_profile
+trap 'server_cleanup; rm -rf "$work"' EXIT
+export JWT_SECRET="profile-secret-profile-secret-profile-0123"
 export RUST_LOG=warn ACCESS_TOKEN_TTL=3600 LOGIN_RATE_PER_MINUTE=100000000 BCRYPT_COST=4
 export DB_POOL_SIZE="$PROFILE_POOL_SIZE" BIND_ADDR="127.0.0.1:$PORT"
 "$bin" migrate >/dev/null

@@ -105,10 +105,10 @@ impl Plan {
         self.subs.values().map(|s| s.outstanding.len()).sum()
     }
 
-    /// Takes events read past `read_after`, in order: answers the deliveries to send now.
-    /// The others wait behind their record's delivery on its way, or are parked behind its
-    /// entries in the queue.
-    pub(super) fn take(&mut self, events: &[NewEvent]) -> Vec<Due> {
+    /// Takes events read past `read_after`, in order: answers the deliveries to send now,
+    /// with their records. The others wait behind their record's delivery on its way, or
+    /// are parked behind its entries in the queue.
+    pub(super) fn take(&mut self, events: &[NewEvent]) -> Vec<(Due, Uuid)> {
         let mut send = Vec::new();
         for event in events {
             for sub in self.subs.values_mut() {
@@ -139,7 +139,7 @@ impl Plan {
                     Some(waiting) => waiting.push_back(due),
                     None => {
                         sub.sending.insert(event.record_id, VecDeque::new());
-                        send.push(due);
+                        send.push((due, event.record_id));
                     }
                 }
             }
@@ -293,8 +293,8 @@ mod tests {
         (due, Source::Fresh, Outcome::Acknowledged(204), Some(record))
     }
 
-    fn seqs(dues: &[Due]) -> Vec<i64> {
-        dues.iter().map(|d| d.seq).collect()
+    fn seqs(sent: &[(Due, Uuid)]) -> Vec<i64> {
+        sent.iter().map(|(d, _)| d.seq).collect()
     }
 
     #[test]
@@ -310,14 +310,14 @@ mod tests {
         ]);
         assert_eq!(seqs(&sent), [11, 13]);
         // 13 answered first: the cursor may not pass 11 (on its way) nor 12 (waiting).
-        assert!(plan.answered(ack(sent[1].clone(), b)).is_none());
+        assert!(plan.answered(ack(sent[1].0.clone(), b)).is_none());
         let recording = plan.recording().expect("an answer to record");
         assert_eq!(recording.acknowledged.len(), 1);
         assert_eq!(recording.handed_on.len(), 1);
         assert_eq!(recording.handed_on[0].through, 10);
         assert!(recording.handed_on[0].acknowledged);
         // 11 answered: 12 goes at once; the cursor stops before it.
-        let (next, record) = plan.answered(ack(sent[0].clone(), a)).expect("12 goes");
+        let (next, record) = plan.answered(ack(sent[0].0.clone(), a)).expect("12 goes");
         assert_eq!((next.seq, record), (12, a));
         assert_eq!(plan.recording().expect("11").handed_on[0].through, 11);
         assert!(plan.answered(ack(next, a)).is_none());
@@ -334,7 +334,7 @@ mod tests {
         let sent = plan.take(&[event(1, "mark.created", a), event(2, "mark.updated", a)]);
         assert_eq!(sent.len(), 1);
         let failed = (
-            sent[0].clone(),
+            sent[0].0.clone(),
             Source::Fresh,
             Outcome::Failed(Some(500), "answered 500".into()),
             Some(a),
@@ -349,7 +349,7 @@ mod tests {
         let sent = plan.take(&[event(3, "mark.updated", a), event(4, "x.created", b)]);
         assert_eq!(seqs(&sent), [4]);
         assert_eq!(plan.unrecorded(), 1);
-        assert!(plan.answered(ack(sent[0].clone(), b)).is_none());
+        assert!(plan.answered(ack(sent[0].0.clone(), b)).is_none());
         let recording = plan.recording().expect("3 parked, 4 acknowledged");
         let parked: Vec<i64> = recording.parked.iter().map(|p| p.seq).collect();
         assert_eq!(parked, [3]);
@@ -363,7 +363,7 @@ mod tests {
         plan.subscriptions(vec![sub(hook, &["*"], 0)]);
         let sent = plan.take(&[event(1, "mark.created", a)]);
         let failed = (
-            sent[0].clone(),
+            sent[0].0.clone(),
             Source::Fresh,
             Outcome::Failed(None, "could not connect".into()),
             Some(a),
@@ -383,14 +383,14 @@ mod tests {
         let mut plan = Plan::default();
         plan.subscriptions(vec![sub(marks, &["mark.created"], 5)]);
         let sent = plan.take(&[event(6, "student.created", a), event(7, "mark.created", a)]);
-        assert_eq!(sent.iter().map(|d| d.seq).collect::<Vec<_>>(), [7]);
+        assert_eq!(seqs(&sent), [7]);
         plan.subscriptions(vec![sub(marks, &["mark.created"], 5), sub(all, &["*"], 6)]);
         assert_eq!(plan.read_after(), Some(6));
         let sent = plan.take(&[event(7, "mark.created", a), event(8, "x.deleted", a)]);
         // `marks` saw 7 already; `all` gets 7, then 8 waits behind it.
         assert_eq!(
             sent.iter()
-                .map(|d| (d.webhook_id, d.seq))
+                .map(|(d, _)| (d.webhook_id, d.seq))
                 .collect::<Vec<_>>(),
             [(all, 7)]
         );

@@ -233,9 +233,8 @@ impl<'a> SchoolRun<'a> {
                     if i64::try_from(events.len()).unwrap_or(i64::MAX) >= READ {
                         looks.now();
                     }
-                    for d in work.plan.take(&events) {
-                        let record = record_of(&events, d.seq);
-                        work.ready.push_back((d, Source::Fresh, record));
+                    for (d, record) in work.plan.take(&events) {
+                        work.ready.push_back((d, Source::Fresh, Some(record)));
                     }
                 } else {
                     looks.looked(false);
@@ -389,11 +388,4 @@ fn count_answer((d, _, outcome, _): &Answer) {
         }
         Outcome::Failed(..) => metrics::webhook_delivered(false, Duration::ZERO),
     }
-}
-
-fn record_of(events: &[NewEvent], seq: i64) -> Option<Uuid> {
-    events
-        .binary_search_by_key(&seq, |e| e.seq)
-        .ok()
-        .map(|i| events[i].record_id)
 }

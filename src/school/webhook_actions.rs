@@ -72,24 +72,24 @@ pub fn resend(conn: &mut TenantConn, webhook: Uuid, event: Uuid) -> ApiResult<Re
         if !target.is_active {
             return Ok(Resent::Inactive);
         }
+        // The event read apart, then VALUES: Citus 13.2 deparses an INSERT ... SELECT ...
+        // WHERE ... ON CONFLICT into invalid SQL for its shard.
+        let place: Option<EventPlace> =
+            diesel::sql_query("SELECT seq, record_id FROM events WHERE id = $1")
+                .bind::<sql_types::Uuid, _>(event)
+                .get_result(conn.pg())
+                .optional()?;
         let made: Option<Attempts> = diesel::sql_query(
             "SELECT max(attempt) AS attempts FROM webhook_deliveries \
-              WHERE webhook_id = $1 AND event_id = $2 \
-             HAVING count(*) > 0 AND EXISTS (SELECT 1 FROM events WHERE id = $2)",
+              WHERE webhook_id = $1 AND event_id = $2 HAVING count(*) > 0",
         )
         .bind::<sql_types::Uuid, _>(webhook)
         .bind::<sql_types::Uuid, _>(event)
         .get_result(conn.pg())
         .optional()?;
-        let Some(made) = made else {
+        let (Some(place), Some(made)) = (place, made) else {
             return Ok(Resent::NoSuchEvent);
         };
-        // The event read first, then VALUES: Citus 13.2 deparses an INSERT ... SELECT ...
-        // WHERE ... ON CONFLICT into invalid SQL for its shard.
-        let place: EventPlace =
-            diesel::sql_query("SELECT seq, record_id FROM events WHERE id = $1")
-                .bind::<sql_types::Uuid, _>(event)
-                .get_result(conn.pg())?;
         diesel::sql_query(
             "INSERT INTO webhook_queue (webhook_id, seq, event_id, record_id, attempts) \
              VALUES ($1, $2, $3, $4, $5) \

@@ -181,12 +181,10 @@ impl TenantConn {
                     Err(err)
                 }
             }
-        } else if self.unnumbered > 0 {
-            // Only a transaction opened past `transaction` (none is) commits events
-            // unnumbered: number them now rather than leave them out of the feed.
-            log::error!("events committed unnumbered; numbered after their commit");
-            self.transaction(|_| Ok::<(), ApiError>(())).and(result)
         } else {
+            // Events are placed only inside a transaction (`place_events`), and the
+            // outermost `transaction` numbers them at its commit: none is left here.
+            debug_assert_eq!(self.unnumbered, 0, "events left unnumbered");
             result
         };
         mark_if_lost(&mut self.pooled, &result);
@@ -303,8 +301,7 @@ impl TenantConn {
         if committed.is_ok() {
             // A relay of this process delivering for the school looks at once.
             self.pooled.commits.committed(&self.tenant.schema_name);
-        }
-        if committed.is_err() && self.transaction_depth().unwrap_or(0) > 0 {
+        } else if self.transaction_depth().unwrap_or(0) > 0 {
             // A statement before the COMMIT failed: the transaction is still open.
             if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
                 self.pooled.broken = true;
