@@ -3,7 +3,9 @@ relay). Subcommands run as processes of their own, so none shares a GIL with the
 
     events.py receiver LOG PORT_FILE   answers 204 to every POST (keep-alive, an asyncio
                                        Protocol) and logs `<unix time received> <event
-                                       JSON>` lines
+                                       JSON>` lines: the receiver before the Rust one
+                                       (scripts/bench/receiver.rs, the default), kept to
+                                       compare (--receiver python)
     events.py proxy UPSTREAM_PORT PORT_FILE COUNT_FILE
                                        a TCP proxy in front of PostgreSQL counting the
                                        client's statements (Query and Execute messages)
@@ -170,7 +172,10 @@ class Bench:
         self.schools = []  # (host, token, subject path)
         log = os.path.join(args.work, "received.log")
         self.received_log = log
-        self.spawn([sys.executable, __file__, "receiver", log, log + ".port"])
+        if args.receiver == "python":
+            self.spawn([sys.executable, __file__, "receiver", log, log + ".port"])
+        else:
+            self.spawn([args.receiver, log, log + ".port"])
         self.receiver_port = int(wait_for_file(log + ".port"))
         self.relay = None
 
@@ -264,10 +269,14 @@ class Bench:
             except OSError:
                 return 0.0
 
+        def is_postgres(pid):
+            try:
+                return open(f"/proc/{pid}/comm").read().strip() == "postgres"
+            except OSError:  # gone since listed
+                return False
+
         snap = {name: of(pid) for name, pid in pids.items()}
-        snap["postgres"] = sum(of(p) for p in os.listdir("/proc") if p.isdigit()
-                               and open(f"/proc/{p}/comm").read().strip() == "postgres"
-                               if os.path.exists(f"/proc/{p}/comm"))
+        snap["postgres"] = sum(of(p) for p in os.listdir("/proc") if p.isdigit() and is_postgres(p))
         cpu = open("/proc/stat").readline().split()[1:]
         snap["machine"] = (sum(map(int, cpu)) - int(cpu[3]) - int(cpu[4])) / tick
         return snap
@@ -422,12 +431,48 @@ end
               f"({sent} writes at {self.args.relay_rate}/s, {failed} failed)")
         return cpu, qps
 
+    def perf(self, run):
+        """With BENCH_EVENTS_PERF=FILE, perf records the server during a write run, to
+        FILE.<run> (perf report -i), to see where its time goes."""
+        if not os.environ.get("BENCH_EVENTS_PERF"):
+            return None
+        return subprocess.Popen(["perf", "record", "-q", "-F", "499", "-g", "-p", str(self.relay.pid),
+                                 "-o", f"{os.environ['BENCH_EVENTS_PERF']}.{run}"], stdout=subprocess.DEVNULL)
+
+    @staticmethod
+    def perf_stop(perf):
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait()
+
+    def statements_reset(self):
+        """With BENCH_EVENTS_STATEMENTS=1 (PostgreSQL started with pg_stat_statements and
+        track_planning), what each statement cost during the with-run is printed."""
+        if os.environ.get("BENCH_EVENTS_STATEMENTS"):
+            subprocess.run(["psql", "-qXAt", self.args.db, "-c",
+                            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()"],
+                           check=True, capture_output=True)
+
+    def statements_print(self, writes):
+        if not os.environ.get("BENCH_EVENTS_STATEMENTS"):
+            return
+        # One line per statement text (each school's copy is a statement of its own).
+        sql = ("SELECT round(sum(calls)::numeric / %d, 2), round(sum(total_plan_time + total_exec_time)::numeric * 1000 / %d), "
+               "round(sum(total_plan_time)::numeric * 1000 / greatest(sum(calls), 1)), "
+               "round(sum(total_exec_time)::numeric * 1000 / greatest(sum(calls), 1)), left(regexp_replace(query, '\\s+', ' ', 'g'), 110) "
+               "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+               "GROUP BY query ORDER BY sum(total_plan_time + total_exec_time) DESC LIMIT 25") % (writes, writes)
+        out = subprocess.run(["psql", "-qXAt", "-F", " | ", self.args.db, "-c", sql], check=True,
+                             capture_output=True, text=True).stdout
+        print("calls per write | us per write | plan us per call | exec us per call | statement")
+        print(out)
+
     def run(self):
         a = self.args
         # The relay figure with 10 schools first (before the others exist).
         self.make_schools("ev", 10, 10)
         self.subscribe_all()
-        small = self.relay_figure("10", self.schools[0])
+        small = None if a.only_writes else self.relay_figure("10", self.schools[0])
         # 50 schools: throughput without, then with, subscriptions; then the lag.
         self.make_schools("evb", 40, 40)
         subprocess.run(["psql", "-qX", a.db, "-c",
@@ -441,17 +486,25 @@ end
         self.wrk("warm", self.schools)
         pids = {"server": self.relay.pid, "receiver": self.children[0].pid}
         s0 = self.cpu_snapshot(pids)
+        perf = self.perf("without")
         without, bad0, n0 = self.wrk("without", self.schools)
         s1 = self.cpu_snapshot(pids)
+        self.perf_stop(perf)
         self.subscribe_all()
         s2 = self.cpu_snapshot(pids)
+        perf = self.perf("with")
+        self.statements_reset()
         with_, bad1, n1 = self.wrk("with", self.schools)
         s3 = self.cpu_snapshot(pids)
+        self.perf_stop(perf)
+        self.statements_print(n1)
         print("without: " + self.cpu_shares(s0, s1, n0))
         print("with:    " + self.cpu_shares(s2, s3, n1))
         print(f"writes/s over 50 schools, no subscription  {without:8.0f}  ({bad0} non-2xx; relay in serve)")
         print(f"writes/s, every school subscribed           {with_:8.0f}  ({bad1} non-2xx)")
         print(f"with / without                              {with_ / without:8.2f}  (target >= 0.85)")
+        if a.only_writes:
+            return
         drained = self.drain(120)  # what the with-run queued is delivered first
         print(f"(the with-run's events delivered in {drained:.0f} s after it)")
         # The lag's writer is wrk paced at the rate (a Python writer did not reach 1,000/s).
@@ -516,6 +569,10 @@ def main():
     p.add_argument("--relay-rate", type=float, default=200)
     p.add_argument("--fleet-db")
     p.add_argument("--fleet-port", type=int)
+    p.add_argument("--receiver", default="python",
+                   help="the receiver's binary (scripts/bench/receiver.rs), or python")
+    p.add_argument("--only-writes", action="store_true",
+                   help="stop after the write throughput with and without subscriptions")
     bench = Bench(p.parse_args())
     try:
         bench.run()

@@ -3,7 +3,7 @@
 # events and webhooks, from the release binary (or BENCH_BIN), on a fresh database. One
 # `serve` (WEBHOOK_RELAY=false) with `school-service relay` apart, so the relay's CPU is
 # its own, for the relay figures; a second `serve` with its relay inside (the default) for
-# the writes and the lag; a receiver on loopback answering 204 (scripts/bench/events.py).
+# the writes and the lag; a receiver on loopback answering 204 (scripts/bench/receiver.rs).
 # Prints one line per figure:
 #   - write throughput (PATCH of subjects over the schools, wrk) without any subscription
 #     and with every school subscribed to the receiver, and their ratio (target >= 0.85);
@@ -18,6 +18,10 @@
 #   BENCH_EVENTS_RATE       events per second of the lag figure (default 1000)
 #   BENCH_RELAY_SCHOOLS     schools of the relay figure's second half (default 10000)
 #   BENCH_RELAY_RATE        writes per second of the busy school (default 200)
+#   BENCH_EVENTS_RECEIVER   the receiver: scripts/bench/receiver.rs (built; the default), or
+#                           python (events.py's, the one before; to compare)
+#   BENCH_EVENTS_ONLY_WRITES=1  stop after the write throughput (with / without)
+#   BENCH_EVENTS_PERF=FILE  perf records the server during the write runs (FILE.without, FILE.with)
 #   BENCH_RELAY_DB          an existing database (name) holding the fleet already, made
 #                           once with `tenant create-many --jobs 4` and kept between runs
 #                           (10,000 schools take half an hour to make on two busy cores):
@@ -32,6 +36,11 @@ bin="${BENCH_BIN:-}"
 if [ -z "$bin" ]; then
   cargo build --release --quiet --bin school-service
   bin="$PWD/target/release/school-service"
+fi
+receiver="${BENCH_EVENTS_RECEIVER:-}"
+if [ -z "$receiver" ]; then
+  cargo build --release --quiet --example bench-receiver
+  receiver="$PWD/target/release/examples/bench-receiver"
 fi
 duration="${BENCH_EVENTS_DURATION:-10}"
 rate="${BENCH_EVENTS_RATE:-1000}"
@@ -71,4 +80,4 @@ fi
 echo "== events and webhooks: ${duration}s per measurement (nproc=$(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 python3 scripts/bench/events.py --bin "$bin" --db "$DATABASE_URL" --port "$port" --work "$work" \
   --password "$password" --duration "$duration" --rate "$rate" --relay-schools "$relay_schools" \
-  --relay-rate "$relay_rate" "${fleet_args[@]}"
+  --relay-rate "$relay_rate" --receiver "$receiver" ${BENCH_EVENTS_ONLY_WRITES:+--only-writes} "${fleet_args[@]}"

@@ -12,8 +12,11 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use uuid::Uuid;
 
-use crate::school::webhook_queue::{
-    Acknowledged, Due, HandedOn, Held, NewEvent, Outcome, Parked, Recording, Subscription,
+use crate::{
+    db::commit_watch::Handed,
+    school::webhook_queue::{
+        Acknowledged, Due, HandedOn, Held, NewEvent, Outcome, Parked, Recording, Subscription,
+    },
 };
 
 /// Where a delivery came from: the events past the cursor, or the queue (a retry, "send
@@ -145,6 +148,26 @@ impl Plan {
             }
         }
         send
+    }
+
+    /// Takes what writers read for this relay after their commits (`db::commit_watch`):
+    /// a batch read from at or before `read_after` follows on from what was read, and is
+    /// taken like a look's; one that does not is dropped. Answers the deliveries to send
+    /// now, and whether a look is still needed (a batch dropped, or one that stopped at
+    /// its limit).
+    pub(super) fn take_handed(&mut self, mut batches: Vec<Handed>) -> (Vec<(Due, Uuid)>, bool) {
+        batches.sort_by_key(|b| b.after);
+        let mut send = Vec::new();
+        let mut look = false;
+        for batch in batches {
+            if self.read_after().is_some_and(|read| batch.after <= read) {
+                send.extend(self.take(&batch.events));
+                look |= batch.full;
+            } else {
+                look = true;
+            }
+        }
+        (send, look)
     }
 
     /// Takes one answer: it is recorded with the next recording, and the next event of its
@@ -375,6 +398,39 @@ mod tests {
         let recording = plan.recording().expect("parked");
         let parked: Vec<i64> = recording.parked.iter().map(|p| p.seq).collect();
         assert_eq!(parked, [1, 2]);
+    }
+
+    #[test]
+    fn a_handed_batch_is_taken_only_when_it_follows_on_from_what_was_read() {
+        let (hook, a, b) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+        let mut plan = Plan::default();
+        plan.subscriptions(vec![sub(hook, &["*"], 10)]);
+        let batch = |after: i64, events: Vec<NewEvent>, full: bool| Handed {
+            after,
+            events,
+            full,
+        };
+        // Two writers read from 10; the second also saw the first's event: each event is
+        // taken once, in order.
+        let (sent, look) = plan.take_handed(vec![
+            batch(
+                10,
+                vec![event(11, "x.updated", a), event(12, "x.updated", b)],
+                false,
+            ),
+            batch(10, vec![event(11, "x.updated", a)], false),
+        ]);
+        assert_eq!((seqs(&sent), look), (vec![11, 12], false));
+        // Read from past what this relay has read (12): events may be missing in between.
+        let (sent, look) =
+            plan.take_handed(vec![batch(13, vec![event(14, "x.updated", b)], false)]);
+        assert!(sent.is_empty() && look);
+        assert_eq!(plan.read_after(), Some(12));
+        // A batch that stopped at its limit is taken, and more is looked for.
+        let (sent, look) = plan.take_handed(vec![batch(12, vec![event(13, "x.updated", a)], true)]);
+        assert!(sent.is_empty(), "13 waits behind 11, on its way");
+        assert!(look);
+        assert_eq!(plan.read_after(), Some(13));
     }
 
     #[test]

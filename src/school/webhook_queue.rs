@@ -87,33 +87,14 @@ pub fn subscriptions(conn: &mut TenantConn) -> ApiResult<Vec<Subscription>> {
     .load(conn.pg())?)
 }
 
-/// A committed event, as deliveries carry it.
-#[derive(QueryableByName, Debug, Clone)]
-pub struct NewEvent {
-    #[diesel(sql_type = sql_types::BigInt)]
-    pub seq: i64,
-    #[diesel(sql_type = sql_types::Uuid)]
-    pub id: Uuid,
-    #[diesel(sql_type = sql_types::Text)]
-    pub event_type: String,
-    #[diesel(sql_type = sql_types::Uuid)]
-    pub record_id: Uuid,
-    #[diesel(sql_type = sql_types::Timestamptz)]
-    pub occurred_at: DateTime<Utc>,
-    #[diesel(sql_type = sql_types::Jsonb)]
-    pub data: Value,
-}
+/// A committed event, as deliveries carry it (read past a cursor, by the relay or for it
+/// by a writer: `db::commit_watch`).
+pub use crate::db::commit_watch::NewEvent;
 
 /// Up to `limit` events numbered after `after`, in order. Events are numbered at commit in
 /// commit order, so none committed later can appear behind the last one read.
 pub fn new_events(conn: &mut TenantConn, after: i64, limit: i64) -> ApiResult<Vec<NewEvent>> {
-    Ok(diesel::sql_query(
-        "SELECT seq, id, type AS event_type, record_id, occurred_at, data FROM events \
-          WHERE seq > $1 ORDER BY seq LIMIT $2",
-    )
-    .bind::<sql_types::BigInt, _>(after)
-    .bind::<sql_types::BigInt, _>(limit)
-    .load(conn.pg())?)
+    Ok(crate::tenancy::events_after(conn.pg(), after, limit)?)
 }
 
 /// A (subscription, record) with entries in the queue: its new events wait behind them.

@@ -21,6 +21,7 @@ use diesel::{
 use crate::{
     db::{
         Db,
+        commit_watch::Handed,
         models::User,
         pool::{PoolMode, PooledConn, Turn, mark_if_lost, set_config},
         schema_public::users,
@@ -299,8 +300,7 @@ impl TenantConn {
         self.unnumbered = 0;
         let committed = numbering::number_signal_and_commit(self.pg());
         if committed.is_ok() {
-            // A relay of this process delivering for the school looks at once.
-            self.pooled.commits.committed(&self.tenant.schema_name);
+            self.wake_relay();
         } else if self.transaction_depth().unwrap_or(0) > 0 {
             // A statement before the COMMIT failed: the transaction is still open.
             if AnsiTransactionManager::rollback_transaction(self.pg()).is_err() {
@@ -310,6 +310,38 @@ impl TenantConn {
         committed
     }
 }
+
+impl TenantConn {
+    /// After a commit that numbered events: a relay of this process delivering for the
+    /// school is woken, with the new events read for it here when it asks for them and the
+    /// connection's session is still bound to the school (session mode; in transaction
+    /// mode the binding ended with the commit). A read that fails is not the write's
+    /// failure: the relay then looks itself.
+    fn wake_relay(&mut self) {
+        let (commits, tenant) = (self.pooled.commits.clone(), self.tenant.clone());
+        let bound = self.pooled.bound_schema.as_ref() == Some(&tenant.schema_name);
+        commits.committed(&tenant.schema_name, |after| {
+            if !bound {
+                return None;
+            }
+            match numbering::events_after(self.pg(), after, HANDED_AT_MOST) {
+                Ok(events) => Some(Handed {
+                    after,
+                    full: events.len() >= HANDED_AT_MOST as usize,
+                    events,
+                }),
+                Err(err) => {
+                    let lost: ApiResult<()> = Err(err.into());
+                    mark_if_lost(&mut self.pooled, &lost);
+                    None
+                }
+            }
+        });
+    }
+}
+
+/// Events a writer reads at most for the relay after its commit.
+const HANDED_AT_MOST: i64 = 256;
 
 /// The ways to run work on a connection bound to a school.
 impl Db {

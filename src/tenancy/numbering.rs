@@ -9,7 +9,9 @@
 //! `2026-11-29-400001_events_numbered_by_app`): a stock Citus refuses triggers on
 //! distributed tables, and the trigger paid an UPDATE and the webhook checks per row.
 
-use diesel::{connection::SimpleConnection, pg::PgConnection};
+use diesel::{RunQueryDsl, connection::SimpleConnection, pg::PgConnection, sql_types};
+
+use crate::db::commit_watch::NewEvent;
 
 /// The school's numbering lock, then every unnumbered event of the transaction numbered
 /// in one statement after the newest, in the order they were written (`tx_position`),
@@ -63,6 +65,24 @@ COMMIT;";
 /// transaction is still open: the caller rolls it back.
 pub(super) fn number_signal_and_commit(conn: &mut PgConnection) -> diesel::QueryResult<()> {
     conn.batch_execute(NUMBER_AND_SIGNAL)
+}
+
+/// Up to `limit` events numbered after `after`, in order: the relay's look past its
+/// cursor, and the writer's for it right after a commit (`db::commit_watch`). Events are
+/// numbered at commit in commit order, so none committed later can appear behind the last
+/// one read, and what one read answers follows on from `after` with no gap.
+pub fn events_after(
+    conn: &mut PgConnection,
+    after: i64,
+    limit: i64,
+) -> diesel::QueryResult<Vec<NewEvent>> {
+    diesel::sql_query(
+        "SELECT seq, id, type AS event_type, record_id, occurred_at, data FROM events \
+          WHERE seq > $1 ORDER BY seq LIMIT $2",
+    )
+    .bind::<sql_types::BigInt, _>(after)
+    .bind::<sql_types::BigInt, _>(limit)
+    .load(conn)
 }
 
 #[cfg(test)]
