@@ -158,6 +158,7 @@ function route() {
   document.querySelectorAll("#nav a").forEach((a) => {
     if (a.dataset.view === active) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
   });
+  showCurrentLink();
   const home = isGuardian(me) ? () => familyPage([]) : isStudent(me) ? () => studentPage([]) : homePage;
   // A student sees their own page only (the rest of the school is not theirs to browse).
   const open = page && page.visible(me) && (!isStudent(me) || key === "me");
@@ -166,6 +167,20 @@ function route() {
   const heading = $("view").querySelector("h1");
   if (heading && document.activeElement === document.body) heading.setAttribute("tabindex", "-1");
   return view;
+}
+
+// On a phone the menu is one strip that scrolls sideways, its right edge faded: the page's
+// own link is scrolled into the clear part of it (not the window), so it is not left
+// under the fade or past the edge when the page was opened from a link or a reload.
+function showCurrentLink() {
+  const nav = $("nav");
+  const current = nav.querySelector('a[aria-current="page"]');
+  if (!current || nav.scrollWidth <= nav.clientWidth) return;
+  const fade = parseFloat(getComputedStyle(nav).paddingRight) || 0;
+  const link = current.getBoundingClientRect(), strip = nav.getBoundingClientRect();
+  if (link.left < strip.left || link.right > strip.right - fade) {
+    nav.scrollLeft += link.left - strip.left - (strip.width - fade - link.width) / 2;
+  }
 }
 
 async function start() {

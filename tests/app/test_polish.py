@@ -1,7 +1,8 @@
 """The small things of issue 39 in the school app, each as a person meets it on the demo:
 settings forms without a stray "null", messages that read as sentences, a new assignment
 named and shown, a class opened to its students, a term picked from the school's terms,
-Edit/Delete on their row's line, a phone menu of at most two rows, and a marks sheet that
+Edit/Delete on their row's line, a phone menu of at most two rows (the page's own link
+shown in it), and a marks sheet that
 records "absent", puts back a mark typed over, and asks before leaving unsaved marks."""
 
 import re
@@ -159,6 +160,23 @@ def test_the_phone_menu_takes_at_most_two_rows(browser):
     expect(last).to_have_attribute("aria-current", "page")
     header = page.locator("header.top").bounding_box()
     assert header["height"] < 160, header
+    # Opened afresh on a section whose link lies under the fade at the strip's right edge
+    # (2rem) or past it, the page's own link is scrolled clear of the fade.
+    page.reload()
+    expect(page.locator('#nav a[aria-current="page"]')).to_have_text(last.inner_text())
+    page.locator("#nav").evaluate("nav => { nav.scrollLeft = 0; }")
+    strip = page.locator("#nav").bounding_box()
+    hidden = [i for i in range(links.count() - 1)
+              if links.nth(i).bounding_box()["x"] + links.nth(i).bounding_box()["width"] > strip["x"] + strip["width"] - 32]
+    assert hidden, "some links lie past the strip's clear part"
+    far = links.nth(hidden[0])
+    far.click()
+    page.reload()
+    current = page.locator('#nav a[aria-current="page"]')
+    expect(current).to_have_text(far.inner_text())
+    link = current.bounding_box()
+    assert link["x"] >= strip["x"] - 1, (strip, link)
+    assert link["x"] + link["width"] <= strip["x"] + strip["width"] - 32 + 1, (strip, link)
     context.close()
     assert not page.watch.unexpected()
 
