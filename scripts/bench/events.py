@@ -473,7 +473,14 @@ end
         self.make_schools("ev", 10, 10)
         self.subscribe_all()
         small = None if a.only_writes else self.relay_figure("10", self.schools[0])
-        # 50 schools: throughput without, then with, subscriptions; then the lag.
+        if not a.only_relay:
+            self.writes_and_lag()
+        # The relay figure with N schools, every one subscribed.
+        self.relay_fleet(small)
+
+    def writes_and_lag(self):
+        """50 schools: throughput without, then with, subscriptions; then the lag."""
+        a = self.args
         self.make_schools("evb", 40, 40)
         subprocess.run(["psql", "-qX", a.db, "-c",
                         "DO $$ DECLARE s text; BEGIN FOR s IN SELECT schema_name FROM public.tenants LOOP "
@@ -504,7 +511,7 @@ end
         print(f"writes/s, every school subscribed           {with_:8.0f}  ({bad1} non-2xx)")
         print(f"with / without                              {with_ / without:8.2f}  (target >= 0.85)")
         if a.only_writes:
-            return
+            raise SystemExit(0)
         drained = self.drain(120)  # what the with-run queued is delivered first
         print(f"(the with-run's events delivered in {drained:.0f} s after it)")
         # The lag's writer is wrk paced at the rate (a Python writer did not reach 1,000/s).
@@ -524,7 +531,10 @@ end
                   f"targets 50 / 500 ms)")
             self.drain(60)
         self.stop_relay()
-        # The relay figure with N schools, every one subscribed.
+
+    def relay_fleet(self, small):
+        """The relay figure with one busy school among many (BENCH_RELAY_DB's, or made)."""
+        a = self.args
         if a.fleet_db:
             # A fleet made beforehand (BENCH_RELAY_DB), served by a server of its own: one
             # more school there is the busy one.
@@ -537,12 +547,11 @@ end
                                    check=True, capture_output=True, text=True).stdout.strip()
             print(f"(fleet of {count} schools, every one subscribed, from BENCH_RELAY_DB)")
             a.relay_schools = int(count)
-        elif a.relay_schools > 50:
-            started = time.monotonic()
-            self.cli("tenant", "create-many", "--prefix", "evx", "--count", str(a.relay_schools - 50),
-                     "--jobs", "4")
+        elif a.relay_schools > len(self.schools):
+            started, more = time.monotonic(), a.relay_schools - len(self.schools)
+            self.cli("tenant", "create-many", "--prefix", "evx", "--count", str(more), "--jobs", "4")
             self.subscribe_all()
-            print(f"({a.relay_schools - 50} more schools made and subscribed in {time.monotonic() - started:.0f} s)")
+            print(f"({more} more schools made and subscribed in {time.monotonic() - started:.0f} s)")
         large = self.relay_figure(str(a.relay_schools), self.schools[0])
         print(f"relay {a.relay_schools} / 10 schools: CPU {large[0] / max(small[0], 0.01):.2f}x  "
               f"queries/s {large[1] / max(small[1], 0.01):.2f}x  (target: about 1)")
@@ -573,6 +582,8 @@ def main():
                    help="the receiver's binary (scripts/bench/receiver.rs), or python")
     p.add_argument("--only-writes", action="store_true",
                    help="stop after the write throughput with and without subscriptions")
+    p.add_argument("--only-relay", action="store_true",
+                   help="only the relay's figures (one busy school among 10, then among many)")
     bench = Bench(p.parse_args())
     try:
         bench.run()

@@ -21,6 +21,7 @@
 #   BENCH_EVENTS_RECEIVER   the receiver: scripts/bench/receiver.rs (built; the default), or
 #                           python (events.py's, the one before; to compare)
 #   BENCH_EVENTS_ONLY_WRITES=1  stop after the write throughput (with / without)
+#   BENCH_EVENTS_ONLY_RELAY=1   only the relay figures (one busy school among 10, then many)
 #   BENCH_EVENTS_PERF=FILE  perf records the server during the write runs (FILE.without, FILE.with)
 #   BENCH_RELAY_DB          an existing database (name) holding the fleet already, made
 #                           once with `tenant create-many --jobs 4` and kept between runs
@@ -80,4 +81,4 @@ fi
 echo "== events and webhooks: ${duration}s per measurement (nproc=$(nproc), load $(cut -d' ' -f1-3 /proc/loadavg))"
 python3 scripts/bench/events.py --bin "$bin" --db "$DATABASE_URL" --port "$port" --work "$work" \
   --password "$password" --duration "$duration" --rate "$rate" --relay-schools "$relay_schools" \
-  --relay-rate "$relay_rate" --receiver "$receiver" ${BENCH_EVENTS_ONLY_WRITES:+--only-writes} "${fleet_args[@]}"
+  --relay-rate "$relay_rate" --receiver "$receiver" ${BENCH_EVENTS_ONLY_WRITES:+--only-writes} ${BENCH_EVENTS_ONLY_RELAY:+--only-relay} "${fleet_args[@]}"
