@@ -86,6 +86,10 @@ pub(super) struct SchoolRun<'a> {
 /// When the next look for new events is due.
 struct Looks {
     next: Instant,
+    /// The last look stopped at its limit (or none was made yet): writers are not asked
+    /// to read for the relay while it catches up, which would cost their requests a
+    /// backlog's worth of reading each.
+    behind: bool,
     gap: Duration,
     /// The gap after a look that found work, and the longest.
     least: Duration,
@@ -101,6 +105,7 @@ impl Looks {
         };
         Self {
             next: Instant::now(),
+            behind: true,
             gap: least,
             least,
             most,
@@ -253,7 +258,8 @@ impl<'a> SchoolRun<'a> {
                     if !events.is_empty() {
                         last_work = Instant::now();
                     }
-                    if i64::try_from(events.len()).unwrap_or(i64::MAX) >= READ {
+                    looks.behind = i64::try_from(events.len()).unwrap_or(i64::MAX) >= READ;
+                    if looks.behind {
                         looks.now();
                     }
                     for (d, record) in work.plan.take(&events) {
@@ -299,6 +305,7 @@ impl<'a> SchoolRun<'a> {
             if let Some(watching) = &watching {
                 // Writers read for this relay while it could take more.
                 let can_take = !yielding
+                    && !looks.behind
                     && work.ready.len() < BATCH
                     && work.plan.outstanding() < MAX_OUTSTANDING;
                 watching.read_from(work.plan.read_after().filter(|_| can_take));

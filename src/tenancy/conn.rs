@@ -340,8 +340,9 @@ impl TenantConn {
     }
 }
 
-/// Events a writer reads at most for the relay after its commit.
-const HANDED_AT_MOST: i64 = 256;
+/// Events a writer reads at most for the relay after its commit (the relay asks only
+/// when it has caught up, so a few; a full read makes it look itself).
+const HANDED_AT_MOST: i64 = 64;
 
 /// The ways to run work on a connection bound to a school.
 impl Db {
