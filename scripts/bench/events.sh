@@ -49,25 +49,16 @@ relay_schools="${BENCH_RELAY_SCHOOLS:-10000}"
 relay_rate="${BENCH_RELAY_RATE:-200}"
 password="bench-events-password"
 
-db="school_events_bench_$$"
+server_database school_events_bench
 work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
 fleet_pid=""
-trap '[ -n "$fleet_pid" ] && kill -KILL "$fleet_pid" 2>/dev/null; cleanup' EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
+trap '[ -n "$fleet_pid" ] && kill -KILL "$fleet_pid" 2>/dev/null; rm -rf "$work"; server_cleanup' EXIT
+export RUST_LOG=warn BCRYPT_COST=4 \
   JWT_SECRET="bench-events-secret-bench-events-secret-01" ACCESS_TOKEN_TTL=3600 \
   LOGIN_RATE_PER_MINUTE=100000000 WEBHOOK_ALLOW_INSECURE=true
 "$bin" migrate >/dev/null
 port="$(free_port)"
-WEBHOOK_RELAY=false BIND_ADDR="127.0.0.1:$port" "$bin" serve &
-server_pid=$!
-wait_ready "http://127.0.0.1:$port"
+WEBHOOK_RELAY=false BIND_ADDR="127.0.0.1:$port" serve_in_background "$bin"
 fleet_args=()
 if [ -n "${BENCH_RELAY_DB:-}" ]; then
   fleet_url="$(pg_url_for "$BENCH_RELAY_DB")"
