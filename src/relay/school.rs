@@ -10,8 +10,8 @@
 //! relay right after each commit of the school's events (`db::commit_watch`), and the
 //! relay looks itself when a commit went unread and every `POLL_WATCHED` besides; apart
 //! from the writes, often while looks find work and less and less often while they find
-//! none. The
-//! worker lets go of the school after `LINGER` without work, or at half its lease.
+//! none. The worker lets go of the school after `LINGER` without work, or at half its
+//! lease.
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -63,7 +63,8 @@ const LINGER: Duration = Duration::from_millis(250);
 /// `RECORD_GAP` after the first unrecorded answer), but not sooner than `RECORD_EVERY`
 /// after the school's last recording, unless `RECORD_BATCH` wait. So a quiet school's
 /// attempt is in `/deliveries/` a few milliseconds after its answer, and a busy school's
-/// answers share one statement a second (a recording costs PostgreSQL about 0.35 ms
+/// answers share one statement a second, or one per `RECORD_BATCH` above that (a
+/// recording costs PostgreSQL about 0.35 ms
 /// whatever it holds: one every 200 ms was a third of what a delivery cost it, issue 40).
 /// Recording is off the path to the receiver (an acknowledged event's successor goes at
 /// once); a crash sends the unrecorded again, with their `webhook-id`.
@@ -86,6 +87,9 @@ pub(super) struct SchoolRun<'a> {
 /// When the next look for new events is due.
 struct Looks {
     next: Instant,
+    /// A look is wanted now (`now`) and none was made since: a batch handed by a writer
+    /// does not put it off.
+    wanted: bool,
     /// The last look stopped at its limit (or none was made yet): writers are not asked
     /// to read for the relay while it catches up, which would cost their requests a
     /// backlog's worth of reading each.
@@ -105,6 +109,7 @@ impl Looks {
         };
         Self {
             next: Instant::now(),
+            wanted: true,
             behind: true,
             gap: least,
             least,
@@ -119,11 +124,22 @@ impl Looks {
             (self.gap * 2).min(self.most)
         };
         self.next = Instant::now() + self.gap;
+        self.wanted = false;
     }
 
-    /// New events may be there now (a commit, or a look that stopped at its limit).
+    /// Writers handed what they read: as good as a look, unless one is wanted anyway.
+    fn handed(&mut self) {
+        if !self.wanted {
+            self.gap = self.least;
+            self.next = Instant::now() + self.gap;
+        }
+    }
+
+    /// New events may be there now (a commit nobody read for, or a read that stopped at
+    /// its limit).
     fn now(&mut self) {
         self.next = Instant::now();
+        self.wanted = true;
     }
 }
 
@@ -168,7 +184,10 @@ impl Work {
             return None;
         }
         let now = Instant::now();
-        if unrecorded >= RECORD_BATCH || (leaving && in_flight == 0) {
+        // A retried delivery acknowledged: its record's next entry in the queue goes only
+        // once this one is out of it, so a receiver back from an outage is not held to one
+        // of a record's queued events a second.
+        if unrecorded >= RECORD_BATCH || (leaving && in_flight == 0) || self.retried_acknowledged {
             return Some(now);
         }
         let first = self.first_unrecorded.unwrap_or(now);
@@ -219,6 +238,8 @@ impl<'a> SchoolRun<'a> {
                 // What writers read for this relay after their commits: no look for those.
                 let (handed, unread) = watching.take_handed();
                 if !handed.is_empty() {
+                    // A read that stopped at its limit: a backlog, which the relay reads.
+                    looks.behind |= handed.iter().any(|batch| batch.full);
                     let (send, look) = work.plan.take_handed(handed);
                     if !send.is_empty() {
                         last_work = Instant::now();
@@ -226,7 +247,7 @@ impl<'a> SchoolRun<'a> {
                     for (d, record) in send {
                         work.ready.push_back((d, Source::Fresh, Some(record)));
                     }
-                    looks.looked(true);
+                    looks.handed();
                     if look {
                         looks.now();
                     }

@@ -94,7 +94,7 @@ pub use crate::db::commit_watch::NewEvent;
 /// Up to `limit` events numbered after `after`, in order. Events are numbered at commit in
 /// commit order, so none committed later can appear behind the last one read.
 pub fn new_events(conn: &mut TenantConn, after: i64, limit: i64) -> ApiResult<Vec<NewEvent>> {
-    Ok(crate::tenancy::events_after(conn.pg(), after, limit)?)
+    Ok(crate::tenancy::events_after(conn, after, limit)?)
 }
 
 /// A (subscription, record) with entries in the queue: its new events wait behind them.

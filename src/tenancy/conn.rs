@@ -319,18 +319,24 @@ impl TenantConn {
     /// failure: the relay then looks itself.
     fn wake_relay(&mut self) {
         let (commits, tenant) = (self.pooled.commits.clone(), self.tenant.clone());
+        // Only session mode remembers a binding (`remember_path`), and there it outlives
+        // the commit; in transaction mode it ended with the commit.
         let bound = self.pooled.bound_schema.as_ref() == Some(&tenant.schema_name);
         commits.committed(&tenant.schema_name, |after| {
             if !bound {
                 return None;
             }
-            match numbering::events_after(self.pg(), after, HANDED_AT_MOST) {
+            match numbering::events_after(self, after, HANDED_AT_MOST) {
                 Ok(events) => Some(Handed {
                     after,
-                    full: events.len() >= HANDED_AT_MOST as usize,
+                    full: i64::try_from(events.len()).unwrap_or(i64::MAX) >= HANDED_AT_MOST,
                     events,
                 }),
                 Err(err) => {
+                    log::warn!(
+                        "reading {}'s new events for its relay: {err}",
+                        tenant.schema_name
+                    );
                     let lost: ApiResult<()> = Err(err.into());
                     mark_if_lost(&mut self.pooled, &lost);
                     None

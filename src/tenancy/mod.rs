@@ -32,7 +32,7 @@ pub use crate::db::schema_name::{InvalidSchemaName, SchemaName};
 pub use conn::TenantConn;
 pub use directory::TenantDirectory;
 pub use host::HostKind;
-pub use numbering::events_after;
+pub(crate) use numbering::events_after;
 pub use read_scope::ReadScope;
 
 /// A school as the request path sees it (cached; see `directory`).

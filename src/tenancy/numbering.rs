@@ -11,6 +11,7 @@
 
 use diesel::{RunQueryDsl, connection::SimpleConnection, pg::PgConnection, sql_types};
 
+use super::TenantConn;
 use crate::db::commit_watch::NewEvent;
 
 /// The school's numbering lock, then every unnumbered event of the transaction numbered
@@ -71,8 +72,8 @@ pub(super) fn number_signal_and_commit(conn: &mut PgConnection) -> diesel::Query
 /// cursor, and the writer's for it right after a commit (`db::commit_watch`). Events are
 /// numbered at commit in commit order, so none committed later can appear behind the last
 /// one read, and what one read answers follows on from `after` with no gap.
-pub fn events_after(
-    conn: &mut PgConnection,
+pub(crate) fn events_after(
+    conn: &mut TenantConn,
     after: i64,
     limit: i64,
 ) -> diesel::QueryResult<Vec<NewEvent>> {
@@ -82,7 +83,7 @@ pub fn events_after(
     )
     .bind::<sql_types::BigInt, _>(after)
     .bind::<sql_types::BigInt, _>(limit)
-    .load(conn)
+    .load(conn.pg())
 }
 
 #[cfg(test)]
