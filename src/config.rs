@@ -81,7 +81,7 @@ pub struct Config {
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
     pub archive_signing_key: Option<Secret>,
-    /// `DB_POOL_HOMES`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_BACKEND_MIB`,
+    /// `DB_POOL_HOMES`, `DB_POOL_BORROW_AFTER_MS`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_BACKEND_MIB`,
     /// `DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
     /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
     pub db_pool_affinity: AffinitySettings,
@@ -383,6 +383,10 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
     let recycling = defaults.recycling;
     Ok(AffinitySettings {
         homes: parse_env("DB_POOL_HOMES", defaults.homes)?,
+        borrow_after: Duration::from_millis(parse_env(
+            "DB_POOL_BORROW_AFTER_MS",
+            u64::try_from(defaults.borrow_after.as_millis()).unwrap_or(u64::MAX),
+        )?),
         recycling: RecycleSettings {
             max_lifetime: secs("DB_POOL_MAX_LIFETIME_SECS", recycling.max_lifetime)?,
             max_schools: limit(

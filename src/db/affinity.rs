@@ -43,7 +43,8 @@ use tokio::sync::oneshot;
 use crate::{db::schema_name::SchemaName, observability::metrics};
 
 /// How long a unit of work whose homes are busy waits for one before it borrows an idle
-/// connection: about one short unit of work, so a home usually comes back in time.
+/// connection, by default (`DB_POOL_BORROW_AFTER_MS`): about one short unit of work, so a
+/// home usually comes back in time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
 /// How many times the pool's size a waiter may be passed over by younger waiters taking

@@ -21,7 +21,7 @@ use std::{
 use tokio::sync::oneshot;
 
 use crate::db::{
-    affinity::{BORROW_AFTER, Claim, Grant},
+    affinity::{Claim, Grant},
     slots::{SlotTicket, Slots},
 };
 
@@ -77,9 +77,10 @@ impl Lanes {
     }
 
     /// Runs `work` with a slot chosen for the school keyed `school` (or none), on that
-    /// slot's lane, and waits for its answer. A unit of work still queued after
-    /// [`BORROW_AFTER`] borrows an idle connection (the dispatcher's rule), and gives up at
-    /// `deadline`; once it has a slot, it runs to the end. Cancel-safe: a unit of work whose
+    /// slot's lane, and waits for its answer. A unit of work still queued after the pool's
+    /// `borrow_after` (`affinity::BORROW_AFTER` by default) borrows an idle connection (the
+    /// dispatcher's rule), and gives up at `deadline`; once it has a slot, it runs to the
+    /// end. Cancel-safe: a unit of work whose
     /// caller is gone before it got a slot leaves the queue unrun.
     pub async fn run<T, F>(
         self: &Arc<Self>,
@@ -114,7 +115,7 @@ impl Lanes {
             slots,
             id: Some(id),
         };
-        let borrow_at = (Instant::now() + BORROW_AFTER).min(deadline);
+        let borrow_at = (Instant::now() + slots.borrow_after()).min(deadline);
         if let Ok(answer) = tokio::time::timeout_at(borrow_at.into(), &mut answered).await {
             queued.id = None;
             return answer.map_err(|_| Missed::Failed);

@@ -129,6 +129,9 @@ pub struct AffinitySettings {
     /// Home connections per school (`DB_POOL_HOMES`); 0: none, any connection serves any
     /// school as it comes.
     pub homes: usize,
+    /// How long a unit of work whose homes are busy waits for one before it borrows an
+    /// idle connection (`DB_POOL_BORROW_AFTER_MS`; `affinity::BORROW_AFTER` by default).
+    pub borrow_after: Duration,
     pub recycling: RecycleSettings,
 }
 
@@ -137,6 +140,7 @@ impl Default for AffinitySettings {
     fn default() -> Self {
         Self {
             homes: 1,
+            borrow_after: super::affinity::BORROW_AFTER,
             recycling: RecycleSettings::default(),
         }
     }
@@ -300,12 +304,7 @@ impl Db {
         let size = settings.size.max(1) as usize;
         Self {
             lanes: Lanes::new(size),
-            slots: Slots::new(
-                size,
-                settings.affinity.homes,
-                connector,
-                settings.affinity.recycling,
-            ),
+            slots: Slots::new(size, &settings.affinity, connector),
             school_turns: Arc::new(Turns::new(
                 settings.per_school.clamp(1, settings.size.max(1)) as usize,
             )),

@@ -19,8 +19,8 @@ use tokio::sync::oneshot;
 
 use crate::{
     db::{
-        affinity::{BORROW_AFTER, Claim, Dispatcher, Grant},
-        pool::{Connector, PgConn, PoolMode},
+        affinity::{Claim, Dispatcher, Grant},
+        pool::{AffinitySettings, Connector, PgConn, PoolMode},
         recycle::{self, ConnLife, Job, Reason, RecycleSettings},
     },
     error::{ApiError, ApiResult},
@@ -41,6 +41,8 @@ pub struct Slots {
     dispatcher: Dispatcher,
     connector: Connector,
     recycling: RecycleSettings,
+    /// How long a waiter for its homes waits before it borrows (`AffinitySettings`).
+    borrow_after: Duration,
     /// To the recycler thread.
     jobs: Mutex<mpsc::Sender<Job>>,
     /// Backends' memory can be read (a budget is set, and the role may read
@@ -50,12 +52,8 @@ pub struct Slots {
 
 impl Slots {
     /// `size` slots, none connected yet; starts the recycler thread.
-    pub fn new(
-        size: usize,
-        homes: usize,
-        connector: Connector,
-        recycling: RecycleSettings,
-    ) -> Arc<Self> {
+    pub fn new(size: usize, affinity: &AffinitySettings, connector: Connector) -> Arc<Self> {
+        let recycling = affinity.recycling;
         let (jobs, queue) = mpsc::channel();
         let slots = Arc::new(Self {
             slots: (0..size)
@@ -68,7 +66,8 @@ impl Slots {
                     })
                 })
                 .collect(),
-            dispatcher: Dispatcher::new(size, homes),
+            dispatcher: Dispatcher::new(size, affinity.homes),
+            borrow_after: affinity.borrow_after,
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
             recycling,
@@ -102,7 +101,7 @@ impl Slots {
             id: Some(id),
             receiver: &mut receiver,
         };
-        let slot = match tokio::time::timeout(BORROW_AFTER, &mut *waiting.receiver).await {
+        let slot = match tokio::time::timeout(self.borrow_after, &mut *waiting.receiver).await {
             Ok(granted) => granted.ok(),
             Err(_) => match self.dispatcher.borrow(id) {
                 Some(slot) => Some(slot),
@@ -129,6 +128,11 @@ impl Slots {
         }
         // Granted between the timeout and the cancel: it came after all.
         receiver.try_recv().ok().map(|slot| self.ticket(slot))
+    }
+
+    /// How long a waiter for its homes waits before it borrows.
+    pub(crate) fn borrow_after(&self) -> Duration {
+        self.borrow_after
     }
 
     /// The dispatcher, for work queued as jobs (`db::lanes`).

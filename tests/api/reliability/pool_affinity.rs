@@ -90,7 +90,11 @@ fn pool(url: &str, homes: usize, max_schools: Option<usize>) -> Db {
 
 fn pool_with(url: &str, homes: usize, recycling: RecycleSettings) -> Db {
     let settings = PoolSettings {
-        affinity: AffinitySettings { homes, recycling },
+        affinity: AffinitySettings {
+            homes,
+            recycling,
+            ..AffinitySettings::default()
+        },
         ..PoolSettings::new(POOL, Duration::from_secs(10))
     };
     Db::open(url, &settings)
