@@ -81,9 +81,11 @@ pub struct Config {
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
     pub archive_signing_key: Option<Secret>,
-    /// `DB_POOL_HOMES`, `DB_POOL_BORROW_AFTER_MS`, `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_BACKEND_MIB`,
-    /// `DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, and when a connection
-    /// is replaced (`0`: never for that reason). See `db::affinity` and `db::recycle`.
+    /// `DB_POOL_HOMES`, `DB_POOL_BORROW_AFTER_MS`, `DB_POOL_MAX_SCHOOLS`,
+    /// `DB_POOL_MAX_BACKEND_MIB`, `DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_IDLE_TIMEOUT_SECS`:
+    /// each school's home connections, how long work waits for them before borrowing, and
+    /// when a connection is replaced (`0`: never for that reason). See `db::affinity` and
+    /// `db::recycle`.
     pub db_pool_affinity: AffinitySettings,
     /// Change events and their webhooks.
     pub events: EventSettings,

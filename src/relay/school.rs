@@ -64,8 +64,8 @@ const LINGER: Duration = Duration::from_millis(250);
 /// after the school's last recording, unless `RECORD_BATCH` wait. So a quiet school's
 /// attempt is in `/deliveries/` a few milliseconds after its answer, and a busy school's
 /// answers share one statement a second, or one per `RECORD_BATCH` above that (a
-/// recording costs PostgreSQL about 0.35 ms
-/// whatever it holds: one every 200 ms was a third of what a delivery cost it, issue 40).
+/// recording costs PostgreSQL about 0.35 ms whatever it holds: one every 200 ms was a
+/// third of what a delivery cost it, issue 40).
 /// Recording is off the path to the receiver (an acknowledged event's successor goes at
 /// once); a crash sends the unrecorded again, with their `webhook-id`.
 const RECORD_GAP: Duration = Duration::from_millis(5);
@@ -396,7 +396,7 @@ impl<'a> SchoolRun<'a> {
         self.relay
             .db
             .run_in_tenant(self.tenant.clone(), move |conn| {
-                webhook_queue::new_events(conn, after, READ)
+                Ok(crate::tenancy::events_after(conn, after, READ)?)
             })
             .await
     }

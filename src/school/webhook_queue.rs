@@ -1,7 +1,7 @@
 //! The relay's queries over one school. A subscription's `queued_through` is how far it
 //! is handed on: every event up to it was delivered or waits in `webhook_queue`. The
-//! relay reads events past it (`new_events`), sends them, and moves it on in the statement
-//! that records their answers (`record`). The queue holds only what could not go straight
+//! relay reads events past it (`tenancy::events_after`), sends them, and moves it on in
+//! the statement that records their answers (`record`). The queue holds only what could not go straight
 //! away: an attempt that failed (retried on the schedule, given up past its end, the
 //! subscription disabled after `disable_after`), "send again", and the later events of
 //! their records, held behind them for per-record order (`queued_due` answers only each
@@ -90,12 +90,6 @@ pub fn subscriptions(conn: &mut TenantConn) -> ApiResult<Vec<Subscription>> {
 /// A committed event, as deliveries carry it (read past a cursor, by the relay or for it
 /// by a writer: `db::commit_watch`).
 pub use crate::db::commit_watch::NewEvent;
-
-/// Up to `limit` events numbered after `after`, in order. Events are numbered at commit in
-/// commit order, so none committed later can appear behind the last one read.
-pub fn new_events(conn: &mut TenantConn, after: i64, limit: i64) -> ApiResult<Vec<NewEvent>> {
-    Ok(crate::tenancy::events_after(conn, after, limit)?)
-}
 
 /// A (subscription, record) with entries in the queue: its new events wait behind them.
 #[derive(QueryableByName, Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -98,18 +98,24 @@ async fn attempts_recorded(app: &TestApp, who: &As, hook: &Value, count: usize) 
     }
 }
 
+/// An app whose deliveries time out after `TIMEOUT` and are retried only after ten
+/// minutes (so any second attempt seen would be early).
+async fn hostile_app() -> TestApp {
+    spawn_app_with(|config| {
+        config.events.allow_insecure = true;
+        config.events.webhook_timeout = TIMEOUT;
+        config.events.retry_schedule = vec![Duration::from_secs(600)];
+    })
+    .await
+}
+
 fn time(value: &Value) -> DateTime<Utc> {
     value.as_str().expect("a time").parse().expect("RFC 3339")
 }
 
 #[tokio::test]
 async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_else() {
-    let app = spawn_app_with(|config| {
-        config.events.allow_insecure = true;
-        config.events.webhook_timeout = TIMEOUT;
-        config.events.retry_schedule = vec![Duration::from_secs(600)];
-    })
-    .await;
+    let app = hostile_app().await;
     let alpha = app.as_school_user("alpha", "admin").await;
     let beta = app.as_school_user("beta", "admin").await;
     let receiver = Hostile::start();
@@ -182,12 +188,7 @@ async fn a_hostile_receiver_costs_one_connection_until_the_timeout_and_nothing_e
 
 #[tokio::test]
 async fn a_subscription_deleted_while_its_delivery_hangs_stalls_no_other() {
-    let app = spawn_app_with(|config| {
-        config.events.allow_insecure = true;
-        config.events.webhook_timeout = TIMEOUT;
-        config.events.retry_schedule = vec![Duration::from_secs(600)];
-    })
-    .await;
+    let app = hostile_app().await;
     let alpha = app.as_school_user("alpha", "admin").await;
     let receiver = Hostile::start();
     let url = |path: &str| format!("http://127.0.0.1:{}/{path}", receiver.port);
