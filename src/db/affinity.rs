@@ -11,17 +11,25 @@
 //! `n + 1` connections moves only the schools whose top ranks the new slot enters, about
 //! `homes / (n + 1)` of them.
 //!
-//! The rule: a school's work stays on its homes, unless another connection would
-//! otherwise sit idle with nobody of its own waiting.
-//! - a unit of work that arrives while one of its homes is idle takes it; when only other
-//!   connections are idle it waits up to [`BORROW_AFTER`] for a home to come back, then
-//!   borrows the first idle one in its school's ranking. (Borrowing at once spread each
-//!   school over most connections whenever the pool was not saturated: see
-//!   docs/performance.md, "Fleet memory".)
+//! The rule: a school's work stays on its homes; a connection may idle while a school
+//! waits a moment for its home, since its catalog entries are warm there and cold elsewhere
+//! (rebuilding them costs more than the wait: docs/performance.md, "Fleet memory").
+//! - a unit of work that arrives while one of its homes is idle takes it. When its homes
+//!   are busy it waits, and may borrow a connection that is not its home
+//!   - at once, only its school's next choices or a connection that has served its school
+//!     before (*warm*: it costs the backend nothing new), when [`BORROW_QUEUE`] older units
+//!     of work already wait for the same home;
+//!   - the same after waiting `borrow_after` (`DB_POOL_BORROW_AFTER_MS`, default
+//!     [`BORROW_AFTER`]): one busy school's long units of work (writes) spread over the
+//!     connections that know it, while its short ones (reads) come back to a home that is
+//!     still hot (its lane's thread awake, its backend's caches warm);
+//!   - any connection after ten times as long.
+//!
+//!   Of the connections it may borrow it takes a warm one first, then its best ranked.
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
-//!   when it is nobody's home, to the waiter that ranks it highest (the oldest of those), so
-//!   a school that borrows borrows its next choices, the same few connections every time,
-//!   not whichever one happens to come back.
+//!   when it is nobody's home, to the waiter allowed to borrow it, or that it is warm for,
+//!   that it suits best (warm first, then ranked highest; the oldest of equals); when
+//!   nobody may take it, it stays idle.
 //! - a waiter that has seen [`PASSED_OVER_LIMIT`] times the pool's size of connections go to
 //!   younger waiters gets the next one whatever it is, so nobody waits for long behind its
 //!   own busy homes. (A limit of once the pool's size made about a third of all units of
@@ -32,7 +40,7 @@
 //! off: every connection is everyone's home, and waiters are served in arrival order.
 
 use std::{
-    collections::VecDeque,
+    collections::{HashSet, VecDeque},
     hash::{DefaultHasher, Hash, Hasher},
     sync::{Mutex, mpsc},
     time::Duration,
@@ -42,10 +50,15 @@ use tokio::sync::oneshot;
 
 use crate::{db::schema_name::SchemaName, observability::metrics};
 
-/// How long a unit of work whose homes are busy waits for one before it borrows an idle
-/// connection, by default (`DB_POOL_BORROW_AFTER_MS`): about one short unit of work, so a
-/// home usually comes back in time.
+/// How long a unit of work whose homes are busy waits for one before it may borrow its next
+/// choices or a connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`;
+/// any connection after ten times as long): about one short unit of work, so a home
+/// usually comes back in time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
+
+/// How many older units of work may wait for a school's home before a younger one borrows
+/// its school's next choice.
+pub const BORROW_QUEUE: usize = 2;
 
 /// How many times the pool's size a waiter may be passed over by younger waiters taking
 /// their homes before it gets the next connection, home or not.
@@ -79,15 +92,20 @@ pub fn ranking(key: u64, size: usize) -> Vec<usize> {
 pub enum Preference {
     /// Any connection is as good as any other (platform work, or affinity off).
     Any,
-    /// A school's: slots in its order of preference, the first `homes` of them its homes.
-    School { ranking: Vec<usize>, homes: usize },
+    /// A school's (keyed `key`): slots in its order of preference, the first `homes` of
+    /// them its homes.
+    School {
+        key: u64,
+        ranking: Vec<usize>,
+        homes: usize,
+    },
 }
 
 impl Preference {
     fn is_home(&self, slot: usize) -> bool {
         match self {
             Self::Any => true,
-            Self::School { ranking, homes } => ranking[..*homes].contains(&slot),
+            Self::School { ranking, homes, .. } => ranking[..*homes].contains(&slot),
         }
     }
 
@@ -107,6 +125,56 @@ impl Preference {
         match self {
             Self::Any => idle.iter().position(|&free| free),
             Self::School { ranking, .. } => ranking.iter().copied().find(|&slot| idle[slot]),
+        }
+    }
+
+    /// The school's first home: the queue a waiter counts itself in.
+    fn first_home(&self) -> Option<usize> {
+        match self {
+            Self::Any => None,
+            Self::School { ranking, .. } => ranking.first().copied(),
+        }
+    }
+
+    fn key(&self) -> Option<u64> {
+        match self {
+            Self::Any => None,
+            Self::School { key, .. } => Some(*key),
+        }
+    }
+}
+
+/// Which connections that are not its homes a waiting unit of work may take now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Lend {
+    None,
+    /// Its school's next choices after its homes (as many as it has homes), and the
+    /// connections that have served its school before.
+    Next,
+    Any,
+}
+
+impl Lend {
+    /// By the rule in the module comment: `waited` times `borrow_after` have passed (the
+    /// caller's [`Dispatcher::borrow`] calls), `queued_ahead` older units of work wait for
+    /// the same home.
+    fn of(waited: u8, queued_ahead: usize) -> Self {
+        match waited {
+            2.. => Self::Any,
+            1 => Self::Next,
+            0 if queued_ahead >= BORROW_QUEUE => Self::Next,
+            0 => Self::None,
+        }
+    }
+
+    /// Whether it may take `slot`; `warm`: the slot has served its school before.
+    fn allows(self, preference: &Preference, slot: usize, warm: bool) -> bool {
+        match (self, preference) {
+            (Self::Any, _) | (_, Preference::Any) => true,
+            (Self::None, _) => false,
+            (Self::Next, Preference::School { homes, .. }) => {
+                warm || preference.rank_of(slot) < 2 * homes
+            }
         }
     }
 }
@@ -144,13 +212,72 @@ struct Waiter {
     preference: Preference,
     /// Connections that went to younger waiters while this one waited.
     passed_over: usize,
+    /// How many times `borrow_after` has passed (`Dispatcher::borrow`): 1, it may borrow
+    /// its next choices; 2, any connection.
+    waited: u8,
     grant: Grant,
 }
 
 struct State {
     idle: Vec<bool>,
+    /// The schools each slot's connection has served (`Slots::checkout` reports them):
+    /// lending a connection to one of them costs its backend nothing new.
+    warm: Vec<HashSet<u64>>,
     waiters: VecDeque<Waiter>,
     next_id: u64,
+}
+
+impl State {
+    /// Whether `slot`'s connection has served this school's work before.
+    fn is_warm(&self, slot: usize, preference: &Preference) -> bool {
+        preference
+            .key()
+            .is_some_and(|key| self.warm[slot].contains(&key))
+    }
+
+    /// How well `slot` suits a waiter the rule lets take it (lower is better: warm first,
+    /// then by its ranking); `None`: the rule does not let it. `warm_always`: a slot that
+    /// has served the school may go to it whatever `lend` says (a connection coming back).
+    fn standing(
+        &self,
+        slot: usize,
+        preference: &Preference,
+        lend: Lend,
+        warm_always: bool,
+    ) -> Option<(bool, usize)> {
+        let warm = self.is_warm(slot, preference);
+        let allowed = (warm && warm_always) || lend.allows(preference, slot, warm);
+        allowed.then(|| (!warm, preference.rank_of(slot)))
+    }
+
+    /// The idle slot the rule lets a unit of work take that suits it best.
+    fn best_idle(&self, preference: &Preference, lend: Lend) -> Option<usize> {
+        let idle = (0..self.idle.len()).filter(|&slot| self.idle[slot]);
+        idle.filter_map(|slot| Some((self.standing(slot, preference, lend, false)?, slot)))
+            .min()
+            .map(|(_, slot)| slot)
+    }
+
+    /// Of the waiters the rule lets borrow `slot`, the one it suits best (the oldest of
+    /// equals).
+    fn lender_of(&self, slot: usize) -> Option<usize> {
+        // Waiters so far for each first home: a waiter's count of older ones in its queue.
+        let mut queued = vec![0; self.idle.len()];
+        let mut best: Option<(usize, (bool, usize))> = None;
+        for (at, waiter) in self.waiters.iter().enumerate() {
+            let preference = &waiter.preference;
+            let Some(home) = preference.first_home() else {
+                continue;
+            };
+            let lend = Lend::of(waiter.waited, queued[home]);
+            queued[home] += 1;
+            let standing = self.standing(slot, preference, lend, true);
+            if let Some(standing) = standing.filter(|&s| best.is_none_or(|(_, b)| s < b)) {
+                best = Some((at, standing));
+            }
+        }
+        best.map(|(at, _)| at)
+    }
 }
 
 /// Hands out the slots `0..size`, one holder each, by the rule in the module comment.
@@ -168,6 +295,7 @@ impl Dispatcher {
             size,
             state: Mutex::new(State {
                 idle: vec![true; size],
+                warm: vec![HashSet::new(); size],
                 waiters: VecDeque::new(),
                 next_id: 0,
             }),
@@ -182,6 +310,7 @@ impl Dispatcher {
     pub fn preference(&self, school: Option<u64>) -> Preference {
         match school {
             Some(key) if self.homes > 0 => Preference::School {
+                key,
                 ranking: ranking(key, self.size),
                 homes: self.homes,
             },
@@ -189,14 +318,22 @@ impl Dispatcher {
         }
     }
 
-    /// An idle slot now, or a place in the queue; `grant` is used only when queued.
-    /// (An idle connection that is not a home is not taken now: see [`Self::borrow`].)
+    /// An idle slot now (a home, or one the rule lets it borrow at once), or a place in the
+    /// queue; `grant` is used only when queued.
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
         if let Some(slot) = preference.pick(&state.idle) {
-            if preference.is_home(slot) {
+            let slot = if preference.is_home(slot) {
+                Some(slot)
+            } else {
+                let home = preference.first_home();
+                let queued = state.waiters.iter();
+                let queued = queued.filter(|w| w.preference.first_home() == home).count();
+                state.best_idle(&preference, Lend::of(0, queued))
+            };
+            if let Some(slot) = slot {
                 state.idle[slot] = false;
-                metrics::pool_placement(true);
+                metrics::pool_placement(preference.is_home(slot));
                 return Claim::Now(slot);
             }
         }
@@ -206,20 +343,27 @@ impl Dispatcher {
             id,
             preference,
             passed_over: 0,
+            waited: 0,
             grant,
         });
         Claim::Queued(id)
     }
 
-    /// After [`BORROW_AFTER`]: waiter `id`, still queued, borrows the first idle connection
-    /// in its ranking. `None`: none is idle (it keeps waiting), or its slot was already sent.
+    /// Called after each `borrow_after` a unit of work has waited: waiter `id`, still
+    /// queued, may borrow more widely (its next choices and the connections that know its
+    /// school the first time, any connection from the second), and takes the idle one that
+    /// suits it best. `None`: none is idle (it keeps waiting, and may be lent one that
+    /// comes back), or its slot was already sent.
     pub fn borrow(&self, id: u64) -> Option<usize> {
         let mut state = self.state();
         let at = state.waiters.iter().position(|waiter| waiter.id == id)?;
-        let slot = state.waiters[at].preference.pick(&state.idle)?;
-        state.waiters.remove(at);
+        let waiter = &mut state.waiters[at];
+        waiter.waited = waiter.waited.saturating_add(1);
+        let lend = Lend::of(waiter.waited, 0);
+        let slot = state.best_idle(&state.waiters[at].preference, lend)?;
+        let waiter = state.waiters.remove(at).expect("waiter index");
         state.idle[slot] = false;
-        metrics::pool_placement(false);
+        metrics::pool_placement(waiter.preference.is_home(slot));
         Some(slot)
     }
 
@@ -231,6 +375,19 @@ impl Dispatcher {
             state.idle[slot] = false;
         }
         idle
+    }
+
+    /// `slot`'s connection has served `school` (a new one for it), after forgetting the
+    /// schools it had served when `fresh` (a new connection in the slot).
+    pub fn served(&self, slot: usize, school: Option<u64>, fresh: bool) {
+        let mut state = self.state();
+        let Some(warm) = state.warm.get_mut(slot) else {
+            return;
+        };
+        if fresh {
+            warm.clear();
+        }
+        warm.extend(school);
     }
 
     /// Gives up waiting: true when the waiter was still queued. False means its slot was
@@ -260,8 +417,9 @@ impl Dispatcher {
     }
 
     /// Which waiter gets `slot`: the oldest one passed over `limit` times, else the oldest
-    /// whose home it is, else the one that ranks it highest (the oldest of those). Waiters
-    /// older than the one chosen are passed over once more.
+    /// whose home it is, else of those the rule lets borrow it the one that ranks it
+    /// highest (the oldest of those). Waiters older than the one chosen are passed over
+    /// once more.
     fn next_holder(state: &mut State, slot: usize, limit: usize) -> Option<usize> {
         let oldest = state.waiters.front()?;
         if oldest.passed_over >= limit {
@@ -271,14 +429,10 @@ impl Dispatcher {
             .waiters
             .iter()
             .position(|waiter| waiter.preference.is_home(slot));
-        let at = home_of.unwrap_or_else(|| {
-            let ranks = state.waiters.iter().map(|w| w.preference.rank_of(slot));
-            // `min_by_key` keeps the first of equals: the oldest.
-            ranks
-                .enumerate()
-                .min_by_key(|&(_, rank)| rank)
-                .map_or(0, |(at, _)| at)
-        });
+        let at = match home_of {
+            Some(at) => at,
+            None => state.lender_of(slot)?,
+        };
         for older in state.waiters.iter_mut().take(at) {
             older.passed_over += 1;
         }

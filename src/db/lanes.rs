@@ -78,8 +78,9 @@ impl Lanes {
 
     /// Runs `work` with a slot chosen for the school keyed `school` (or none), on that
     /// slot's lane, and waits for its answer. A unit of work still queued after the pool's
-    /// `borrow_after` (`affinity::BORROW_AFTER` by default) borrows an idle connection (the
-    /// dispatcher's rule), and gives up at `deadline`; once it has a slot, it runs to the
+    /// `borrow_after` (`affinity::BORROW_AFTER` by default) may borrow an idle connection,
+    /// more widely after ten times as long (the dispatcher's rule), and gives up at
+    /// `deadline`; once it has a slot, it runs to the
     /// end. Cancel-safe: a unit of work whose caller is gone before it got a slot leaves
     /// the queue unrun.
     pub async fn run<T, F>(
@@ -115,26 +116,30 @@ impl Lanes {
             slots,
             id: Some(id),
         };
-        let borrow_at = (Instant::now() + slots.borrow_after()).min(deadline);
-        if let Ok(answer) = tokio::time::timeout_at(borrow_at.into(), &mut answered).await {
-            queued.id = None;
-            return answer.map_err(|_| Missed::Failed);
-        }
-        if let Some(slot) = dispatcher.borrow(id) {
-            queued.id = None;
-            self.start(slots, slot, &unit);
-        } else {
-            match tokio::time::timeout_at(deadline.into(), &mut answered).await {
-                Ok(answer) => {
-                    queued.id = None;
-                    return answer.map_err(|_| Missed::Failed);
-                }
-                Err(_) if dispatcher.cancel(id) => {
-                    queued.id = None;
-                    return Err(Missed::Timeout);
-                }
-                Err(_) => {}
+        // Each `borrow_after` waited lets it borrow more widely (`Dispatcher::borrow`).
+        let queued_at = Instant::now();
+        for borrow_after in slots.borrow_times() {
+            let borrow_at = (queued_at + borrow_after).min(deadline);
+            if let Ok(answer) = tokio::time::timeout_at(borrow_at.into(), &mut answered).await {
+                queued.id = None;
+                return answer.map_err(|_| Missed::Failed);
             }
+            if let Some(slot) = dispatcher.borrow(id) {
+                queued.id = None;
+                self.start(slots, slot, &unit);
+                return answered.await.map_err(|_| Missed::Failed);
+            }
+        }
+        match tokio::time::timeout_at(deadline.into(), &mut answered).await {
+            Ok(answer) => {
+                queued.id = None;
+                return answer.map_err(|_| Missed::Failed);
+            }
+            Err(_) if dispatcher.cancel(id) => {
+                queued.id = None;
+                return Err(Missed::Timeout);
+            }
+            Err(_) => {}
         }
         // Granted (or answered) meanwhile: it runs to the end.
         queued.id = None;

@@ -558,7 +558,8 @@ mod tests {
             tokio::spawn(async move { db.in_turn(None, |_, _| Ok(7)).await })
         };
         // Past BORROW_AFTER, with nothing idle to borrow, before the checkout timeout.
-        tokio::time::sleep(Duration::from_millis(15)).await;
+        let past = crate::db::affinity::BORROW_AFTER + Duration::from_millis(10);
+        tokio::time::sleep(past).await;
         drop(held);
         assert_eq!(waiter.await.expect("waiter").expect("answer"), 7);
     }

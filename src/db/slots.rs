@@ -101,13 +101,23 @@ impl Slots {
             id: Some(id),
             receiver: &mut receiver,
         };
-        let slot = match tokio::time::timeout(self.borrow_after, &mut *waiting.receiver).await {
-            Ok(granted) => granted.ok(),
-            Err(_) => match self.dispatcher.borrow(id) {
-                Some(slot) => Some(slot),
-                None => (&mut *waiting.receiver).await.ok(),
-            },
-        };
+        let queued_at = tokio::time::Instant::now();
+        for borrow_after in self.borrow_times() {
+            let borrow_at = queued_at + borrow_after;
+            match tokio::time::timeout_at(borrow_at, &mut *waiting.receiver).await {
+                Ok(granted) => {
+                    waiting.id = None;
+                    return granted.ok().map(|slot| self.ticket(slot));
+                }
+                Err(_) => {
+                    if let Some(slot) = self.dispatcher.borrow(id) {
+                        waiting.id = None;
+                        return Some(self.ticket(slot));
+                    }
+                }
+            }
+        }
+        let slot = (&mut *waiting.receiver).await.ok();
         waiting.id = None;
         slot.map(|slot| self.ticket(slot))
     }
@@ -130,9 +140,11 @@ impl Slots {
         receiver.try_recv().ok().map(|slot| self.ticket(slot))
     }
 
-    /// How long a waiter for its homes waits before it borrows.
-    pub(crate) fn borrow_after(&self) -> Duration {
-        self.borrow_after
+    /// How long after queueing a waiter for its homes may borrow more widely: its next
+    /// choices after `borrow_after`, any connection after ten times as long
+    /// (`affinity::Dispatcher::borrow`).
+    pub(crate) fn borrow_times(&self) -> [Duration; 2] {
+        [self.borrow_after, self.borrow_after * 10]
     }
 
     /// The dispatcher, for work queued as jobs (`db::lanes`).
@@ -152,7 +164,10 @@ impl Slots {
     /// none; its successor first when the recycler has one ready.
     pub fn checkout(&self, ticket: SlotTicket, school: Option<u64>) -> ApiResult<PooledConn> {
         let mut slot = self.slot(ticket.slot);
+        // A new connection in the slot: its backend knows no school yet.
+        let mut fresh = false;
         if let Some((successor, reason)) = slot.successor.take() {
+            fresh = true;
             if let Some(old) = slot.conn.replace(successor) {
                 self.send(Job::Close(Box::new(old)));
             }
@@ -170,13 +185,18 @@ impl Slots {
                 })?;
                 slot = self.slot(ticket.slot);
                 slot.life = ConnLife::new(&self.recycling);
+                fresh = true;
                 conn
             }
         };
-        if slot.life.served(school) {
+        let new_school = slot.life.served(school);
+        if new_school {
             metrics::pool_connection_schools(ticket.slot, slot.life.schools());
         }
         drop(slot);
+        if new_school || fresh {
+            self.dispatcher.served(ticket.slot, school, fresh);
+        }
         Ok(PooledConn {
             conn: Some(conn),
             ticket: Some(ticket),
