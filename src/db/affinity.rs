@@ -16,20 +16,19 @@
 //! (rebuilding them costs more than the wait: docs/performance.md, "Fleet memory").
 //! - a unit of work that arrives while one of its homes is idle takes it. When its homes
 //!   are busy it waits, and may borrow a connection that is not its home
-//!   - at once, only its school's next choices or a connection that has served its school
-//!     before (*warm*: it costs the backend nothing new), when [`BORROW_QUEUE`] older units
-//!     of work already wait for the same home;
+//!   - at once, only a connection that has served its school before (*warm*: it costs the
+//!     backend nothing new), when [`BORROW_QUEUE`] older units of work already wait for
+//!     the same home;
 //!   - the same after waiting `borrow_after` (`DB_POOL_BORROW_AFTER_MS`, default
 //!     [`BORROW_AFTER`]): one busy school's long units of work (writes) spread over the
 //!     connections that know it, while its short ones (reads) come back to a home that is
 //!     still hot (its lane's thread awake, its backend's caches warm);
-//!   - any connection after ten times as long.
-//!
-//!   Of the connections it may borrow it takes a warm one first, then its best ranked.
+//!   - any connection after ten times as long, its best ranked first, which is warm for it
+//!     from then on.
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
-//!   when it is nobody's home, to the waiter allowed to borrow it, or that it is warm for,
-//!   that it suits best (warm first, then ranked highest; the oldest of equals); when
-//!   nobody may take it, it stays idle.
+//!   else to a waiter it is warm for, or one that has waited ten times `borrow_after`
+//!   (warm first, then the one that ranks it highest; the oldest of equals); when nobody
+//!   may take it, it stays idle.
 //! - a waiter that has seen [`PASSED_OVER_LIMIT`] times the pool's size of connections go to
 //!   younger waiters gets the next one whatever it is, so nobody waits for long behind its
 //!   own busy homes. (A limit of once the pool's size made about a third of all units of
@@ -50,14 +49,14 @@ use tokio::sync::oneshot;
 
 use crate::{db::schema_name::SchemaName, observability::metrics};
 
-/// How long a unit of work whose homes are busy waits for one before it may borrow its next
-/// choices or a connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`;
-/// any connection after ten times as long): about one short unit of work, so a home
-/// usually comes back in time.
+/// How long a unit of work whose homes are busy waits for one before it may borrow a
+/// connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`; any connection
+/// after ten times as long): about one short unit of work, so a home usually comes back in
+/// time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
 /// How many older units of work may wait for a school's home before a younger one borrows
-/// its school's next choice.
+/// a connection that knows its school.
 pub const BORROW_QUEUE: usize = 2;
 
 /// How many times the pool's size a waiter may be passed over by younger waiters taking
@@ -148,9 +147,8 @@ impl Preference {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Lend {
     None,
-    /// Its school's next choices after its homes (as many as it has homes), and the
-    /// connections that have served its school before.
-    Next,
+    /// The connections that have served its school before (warm).
+    Warm,
     Any,
 }
 
@@ -161,20 +159,18 @@ impl Lend {
     fn of(waited: u8, queued_ahead: usize) -> Self {
         match waited {
             2.. => Self::Any,
-            1 => Self::Next,
-            0 if queued_ahead >= BORROW_QUEUE => Self::Next,
+            1 => Self::Warm,
+            0 if queued_ahead >= BORROW_QUEUE => Self::Warm,
             0 => Self::None,
         }
     }
 
-    /// Whether it may take `slot`; `warm`: the slot has served its school before.
-    fn allows(self, preference: &Preference, slot: usize, warm: bool) -> bool {
+    /// Whether it may take a slot; `warm`: the slot has served its school before.
+    fn allows(self, preference: &Preference, warm: bool) -> bool {
         match (self, preference) {
             (Self::Any, _) | (_, Preference::Any) => true,
             (Self::None, _) => false,
-            (Self::Next, Preference::School { homes, .. }) => {
-                warm || preference.rank_of(slot) < 2 * homes
-            }
+            (Self::Warm, _) => warm,
         }
     }
 }
@@ -213,7 +209,7 @@ struct Waiter {
     /// Connections that went to younger waiters while this one waited.
     passed_over: usize,
     /// How many times `borrow_after` has passed (`Dispatcher::borrow`): 1, it may borrow
-    /// its next choices; 2, any connection.
+    /// a warm connection; 2, any connection.
     waited: u8,
     grant: Grant,
 }
@@ -246,7 +242,7 @@ impl State {
         warm_always: bool,
     ) -> Option<(bool, usize)> {
         let warm = self.is_warm(slot, preference);
-        let allowed = (warm && warm_always) || lend.allows(preference, slot, warm);
+        let allowed = (warm && warm_always) || lend.allows(preference, warm);
         allowed.then(|| (!warm, preference.rank_of(slot)))
     }
 
@@ -350,9 +346,8 @@ impl Dispatcher {
     }
 
     /// Called after each `borrow_after` a unit of work has waited: waiter `id`, still
-    /// queued, may borrow more widely (its next choices and the connections that know its
-    /// school the first time, any connection from the second), and takes the idle one that
-    /// suits it best. `None`: none is idle (it keeps waiting, and may be lent one that
+    /// queued, may borrow more widely (the connections that know its school the first
+    /// time, any connection from the second), and takes the idle one that suits it best. `None`: none is idle (it keeps waiting, and may be lent one that
     /// comes back), or its slot was already sent.
     pub fn borrow(&self, id: u64) -> Option<usize> {
         let mut state = self.state();

@@ -66,24 +66,23 @@ fn growing_the_pool_moves_few_schools() {
 }
 
 #[test]
-fn a_waiting_school_borrows_its_next_choice_first_and_any_connection_later() {
+fn a_waiting_school_borrows_a_warm_connection_first_and_any_connection_later() {
     let size = 4;
     let dispatcher = Dispatcher::new(size, 1);
     let school = 7;
     let order = ranking(school, size);
     assert_eq!(claim_now(&dispatcher, Some(school)), order[0]);
-    // Its home busy, it waits for it, though others are idle; after `borrow_after`, its
-    // next choice.
+    // Its home busy, it waits for it, though others are idle; after `borrow_after` it may
+    // borrow a connection that knows its school, and there is none.
     let (first, _) = queue(&dispatcher, Some(school));
-    assert_eq!(dispatcher.borrow(first), Some(order[1]), "its next choice");
-    // The next one finds its next choice busy too: only after ten times as long, any.
+    assert_eq!(dispatcher.borrow(first), None, "no warm connection yet");
+    // After ten times as long, any: its best ranked.
+    assert_eq!(dispatcher.borrow(first), Some(order[1]), "any, best ranked");
+    dispatcher.served(order[1], Some(school), false);
+    dispatcher.release(order[1]);
+    // The next one waits too, then borrows the connection that now knows its school.
     let (second, _) = queue(&dispatcher, Some(school));
-    assert_eq!(dispatcher.borrow(second), None, "no other until later");
-    assert_eq!(
-        dispatcher.borrow(second),
-        Some(order[2]),
-        "any, best ranked"
-    );
+    assert_eq!(dispatcher.borrow(second), Some(order[1]), "warm");
     assert!(!dispatcher.cancel(second), "a borrower is no longer queued");
 }
 
@@ -145,7 +144,7 @@ fn a_connection_nobody_may_borrow_stays_idle() {
 }
 
 #[test]
-fn a_waiter_past_borrow_after_is_lent_its_next_choice_when_it_comes_back() {
+fn a_waiter_past_ten_borrowing_times_is_lent_any_connection_that_comes_back() {
     let size = 3;
     let dispatcher = Dispatcher::new(size, 1);
     let a = school_at_home(0, size, 0);
@@ -156,13 +155,19 @@ fn a_waiter_past_borrow_after_is_lent_its_next_choice_when_it_comes_back() {
     let b = school_at_home(0, size, a + 1);
     let (late, mut receiver) = queue(&dispatcher, Some(b));
     assert_eq!(dispatcher.borrow(late), None, "nothing idle");
-    let next = ranking(b, size)[1];
-    dispatcher.release(next);
-    assert_eq!(receiver.try_recv(), Ok(next));
+    dispatcher.release(1);
+    assert!(
+        receiver.try_recv().is_err(),
+        "cold, and it has not waited long"
+    );
+    assert_eq!(dispatcher.borrow(late), Some(1), "now any: the idle one");
+    assert_eq!(dispatcher.borrow(late), None, "no longer queued");
+    dispatcher.release(2);
+    assert_eq!(dispatcher.idle_count(), 1);
 }
 
 #[test]
-fn a_backed_up_home_lends_the_schools_next_choice_only() {
+fn a_backed_up_home_lends_a_warm_connection_at_once_and_no_other() {
     let size = 5;
     let dispatcher = Dispatcher::new(size, 1);
     let mut schools = (0..).filter(|&key| home(key, size) == 0);
@@ -171,17 +176,14 @@ fn a_backed_up_home_lends_the_schools_next_choice_only() {
     for _ in 0..super::BORROW_QUEUE {
         queue(&dispatcher, Some(schools.next().expect("a school")));
     }
-    // The next one's school, whose next choice is idle, borrows it at once ...
+    // The next one's school, which a connection knows, borrows that one at once ...
     let school = schools.next().expect("a school");
-    assert_eq!(
-        claim_now(&dispatcher, Some(school)),
-        ranking(school, size)[1]
-    );
-    // ... and one whose next choice is busy waits, though other connections are idle.
-    let busy = schools
-        .find(|&key| ranking(key, size)[1] == ranking(school, size)[1])
-        .expect("a school with the same next choice");
-    queue(&dispatcher, Some(busy));
+    let warm = ranking(school, size)[3];
+    dispatcher.served(warm, Some(school), false);
+    assert_eq!(claim_now(&dispatcher, Some(school)), warm);
+    // ... and one that no idle connection knows waits, though three are idle.
+    queue(&dispatcher, Some(schools.next().expect("a school")));
+    assert_eq!(dispatcher.idle_count(), 3);
 }
 
 #[test]
@@ -211,9 +213,10 @@ fn a_connection_nobody_calls_home_goes_to_the_oldest_waiter_that_may_borrow_it()
     claim_now(&dispatcher, None);
     let (first_id, mut first) = queue(&dispatcher, Some(a));
     let (second_id, mut second) = queue(&dispatcher, Some(a));
-    // Both have waited `borrow_after`, with nothing idle: slot 1 is their next choice.
-    assert_eq!(dispatcher.borrow(first_id), None);
-    assert_eq!(dispatcher.borrow(second_id), None);
+    // Both have waited ten times `borrow_after`, with nothing idle: any may be lent.
+    for id in [first_id, second_id, first_id, second_id] {
+        assert_eq!(dispatcher.borrow(id), None);
+    }
     dispatcher.release(1);
     assert_eq!(first.try_recv(), Ok(1), "borrowed");
     assert!(second.try_recv().is_err());
@@ -260,9 +263,10 @@ fn a_connection_nobody_calls_home_goes_to_the_waiter_that_ranks_it_highest() {
         .expect("a school ranking slot 3 second");
     let (older_id, mut older) = queue(&dispatcher, Some(last));
     let (younger_id, mut younger) = queue(&dispatcher, Some(second));
-    // Both have waited their `borrow_after`, with nothing idle.
-    assert_eq!(dispatcher.borrow(older_id), None);
-    assert_eq!(dispatcher.borrow(younger_id), None);
+    // Both have waited ten times their `borrow_after`, with nothing idle.
+    for id in [older_id, younger_id, older_id, younger_id] {
+        assert_eq!(dispatcher.borrow(id), None);
+    }
     dispatcher.release(3);
     assert_eq!(younger.try_recv(), Ok(3));
     assert!(older.try_recv().is_err());
