@@ -144,7 +144,7 @@ impl Preference {
 }
 
 /// Which connections that are not its homes a waiting unit of work may take now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lend {
     None,
     /// The connections that have served its school before (warm).
@@ -347,8 +347,9 @@ impl Dispatcher {
 
     /// Called after each `borrow_after` a unit of work has waited: waiter `id`, still
     /// queued, may borrow more widely (the connections that know its school the first
-    /// time, any connection from the second), and takes the idle one that suits it best. `None`: none is idle (it keeps waiting, and may be lent one that
-    /// comes back), or its slot was already sent.
+    /// time, any connection from the second), and takes the idle one that suits it best.
+    /// `None`: none is idle (it keeps waiting, and may be lent one that comes back), or its
+    /// slot was already sent.
     pub fn borrow(&self, id: u64) -> Option<usize> {
         let mut state = self.state();
         let at = state.waiters.iter().position(|waiter| waiter.id == id)?;

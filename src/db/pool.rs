@@ -129,8 +129,9 @@ pub struct AffinitySettings {
     /// Home connections per school (`DB_POOL_HOMES`); 0: none, any connection serves any
     /// school as it comes.
     pub homes: usize,
-    /// How long a unit of work whose homes are busy waits for one before it borrows an
-    /// idle connection (`DB_POOL_BORROW_AFTER_MS`; `affinity::BORROW_AFTER` by default).
+    /// How long a unit of work whose homes are busy waits for one before it may borrow a
+    /// connection that knows its school, and a tenth of how long before any
+    /// (`DB_POOL_BORROW_AFTER_MS`; `affinity::BORROW_AFTER` by default).
     pub borrow_after: Duration,
     pub recycling: RecycleSettings,
 }

@@ -15,8 +15,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use tokio::sync::oneshot;
-
 use crate::{
     db::{
         affinity::{Claim, Dispatcher, Grant},
@@ -87,41 +85,6 @@ impl Slots {
         let _ = jobs.send(job);
     }
 
-    /// Waits on the executor for a slot for work of the school keyed `school` (or none).
-    /// Cancel-safe: a slot granted to a waiter that gave up goes back to the dispatcher.
-    pub async fn take(self: &Arc<Self>, school: Option<u64>) -> Option<SlotTicket> {
-        let (sender, mut receiver) = oneshot::channel();
-        let preference = self.dispatcher.preference(school);
-        let id = match self.dispatcher.claim(preference, Grant::Async(sender)) {
-            Claim::Now(slot) => return Some(self.ticket(slot)),
-            Claim::Queued(id) => id,
-        };
-        let mut waiting = Waiting {
-            slots: self,
-            id: Some(id),
-            receiver: &mut receiver,
-        };
-        let queued_at = tokio::time::Instant::now();
-        for borrow_after in self.borrow_times() {
-            let borrow_at = queued_at + borrow_after;
-            match tokio::time::timeout_at(borrow_at, &mut *waiting.receiver).await {
-                Ok(granted) => {
-                    waiting.id = None;
-                    return granted.ok().map(|slot| self.ticket(slot));
-                }
-                Err(_) => {
-                    if let Some(slot) = self.dispatcher.borrow(id) {
-                        waiting.id = None;
-                        return Some(self.ticket(slot));
-                    }
-                }
-            }
-        }
-        let slot = (&mut *waiting.receiver).await.ok();
-        waiting.id = None;
-        slot.map(|slot| self.ticket(slot))
-    }
-
     /// Waits on this (blocking) thread for a slot, at most `timeout`.
     pub fn take_blocking(self: &Arc<Self>, timeout: Duration) -> Option<SlotTicket> {
         let (sender, receiver) = mpsc::sync_channel(1);
@@ -140,8 +103,8 @@ impl Slots {
         receiver.try_recv().ok().map(|slot| self.ticket(slot))
     }
 
-    /// How long after queueing a waiter for its homes may borrow more widely: its next
-    /// choices after `borrow_after`, any connection after ten times as long
+    /// How long after queueing a waiter for its homes may borrow more widely: a connection
+    /// that knows its school after `borrow_after`, any connection after ten times as long
     /// (`affinity::Dispatcher::borrow`).
     pub(crate) fn borrow_times(&self) -> [Duration; 2] {
         [self.borrow_after, self.borrow_after * 10]
@@ -329,26 +292,6 @@ impl Slots {
             .filter(|slot| slot.conn.is_some())
             .map(|slot| slot.life.schools())
             .collect()
-    }
-}
-
-/// A waiter's place in the queue; dropped before its slot came (a timeout), it leaves the
-/// queue, or hands back the slot that came meanwhile.
-struct Waiting<'a> {
-    slots: &'a Arc<Slots>,
-    id: Option<u64>,
-    receiver: &'a mut oneshot::Receiver<usize>,
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        let Some(id) = self.id else { return };
-        if self.slots.dispatcher.cancel(id) {
-            return;
-        }
-        if let Ok(slot) = self.receiver.try_recv() {
-            self.slots.dispatcher.release(slot);
-        }
     }
 }
 

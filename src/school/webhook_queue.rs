@@ -1,11 +1,11 @@
 //! The relay's queries over one school. A subscription's `queued_through` is how far it
 //! is handed on: every event up to it was delivered or waits in `webhook_queue`. The
 //! relay reads events past it (`tenancy::events_after`), sends them, and moves it on in
-//! the statement that records their answers (`record`). The queue holds only what could not go straight
-//! away: an attempt that failed (retried on the schedule, given up past its end, the
-//! subscription disabled after `disable_after`), "send again", and the later events of
-//! their records, held behind them for per-record order (`queued_due` answers only each
-//! record's head). `settle` lets go of the school's `public.webhook_pending` row. The
+//! the statement that records their answers (`record`). The queue holds only what could
+//! not go straight away: an attempt that failed (retried on the schedule, given up past
+//! its end, the subscription disabled after `disable_after`), "send again", and the later
+//! events of their records, held behind them for per-record order (`queued_due` answers
+//! only each record's head). `settle` lets go of the school's `public.webhook_pending` row. The
 //! HTTP side is the `relay` module.
 //!
 //! Why events are not queued first, then read back (as until issue 40's second pass): the
