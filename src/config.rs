@@ -6,7 +6,10 @@ use anyhow::{Context, bail};
 
 use crate::{
     db::{
-        pool::{AffinitySettings, PoolMode, PoolSettings, default_in_flight, default_per_school},
+        pool::{
+            AffinitySettings, PoolMode, PoolSettings, default_in_flight, default_per_school,
+            pool_size_for_schools,
+        },
         recycle::RecycleSettings,
     },
     secret::Secret,
@@ -37,6 +40,8 @@ pub struct Config {
     pub rotate_refresh_tokens: bool,
     pub bcrypt_cost: u32,
     pub db_pool_size: u32,
+    /// Whether `db_pool_size` grows with the schools found at start (`fit_pool_to_schools`).
+    pub db_pool_sizing: PoolSizing,
     pub db_pool_timeout: Duration,
     /// `DB_POOL_PER_SCHOOL`: how many pooled connections one school's requests may hold at
     /// once (default: half the pool, rounded up).
@@ -218,6 +223,16 @@ impl Config {
             .or_else(|| (db_pool_mode == PoolMode::Session).then(|| database_url.clone()));
         let db_pool_size = parse_env("DB_POOL_SIZE", default_pool_size())?;
         let db_pool_per_school = parse_env("DB_POOL_PER_SCHOOL", default_per_school(db_pool_size))?;
+        // Behind a transaction pooler the pooler's own pool decides which backends serve
+        // which schools, so more connections here would not spread the schools.
+        let db_pool_sizing =
+            if env_str("DB_POOL_SIZE").is_none() && db_pool_mode == PoolMode::Session {
+                PoolSizing::FollowsSchools {
+                    per_school_set: env_str("DB_POOL_PER_SCHOOL").is_some(),
+                }
+            } else {
+                PoolSizing::Fixed
+            };
         Self {
             database_url,
             db_pool_mode,
@@ -232,6 +247,7 @@ impl Config {
             rotate_refresh_tokens: parse_env("ROTATE_REFRESH_TOKENS", true)?,
             bcrypt_cost: parse_env("BCRYPT_COST", 12)?,
             db_pool_size,
+            db_pool_sizing,
             db_pool_timeout: Duration::from_millis(parse_env("DB_POOL_TIMEOUT_MS", 5_000)?),
             db_pool_per_school,
             db_statement_timeout: match parse_env::<u64>("DB_STATEMENT_TIMEOUT_MS", 5_000)? {
@@ -285,6 +301,20 @@ impl Config {
         .checked()
     }
 
+    /// Grows a pool that follows the schools to one connection per hundred of them
+    /// (`pool::pool_size_for_schools`), with its per-school share unless that was set. The
+    /// in-flight cap stays the one the CPU's pool gave: it shares the cores, not the
+    /// connections.
+    pub fn fit_pool_to_schools(&mut self, schools: u64) {
+        let PoolSizing::FollowsSchools { per_school_set } = self.db_pool_sizing else {
+            return;
+        };
+        self.db_pool_size = pool_size_for_schools(self.db_pool_size, schools);
+        if !per_school_set {
+            self.db_pool_per_school = default_per_school(self.db_pool_size);
+        }
+    }
+
     /// The pool these settings describe.
     pub fn pool_settings(&self) -> PoolSettings {
         PoolSettings {
@@ -331,6 +361,16 @@ impl Config {
         }
         Ok(self)
     }
+}
+
+/// How `Config::db_pool_size` was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolSizing {
+    /// `DB_POOL_SIZE` gave it (or transaction mode, or a test).
+    Fixed,
+    /// Unset in session mode: twice the cores plus two, grown at start with the number of
+    /// schools; `per_school_set` when `DB_POOL_PER_SCHOOL` was given.
+    FollowsSchools { per_school_set: bool },
 }
 
 fn env_str(key: &str) -> Option<String> {

@@ -16,8 +16,12 @@ use crate::{
     api,
     api::access::access_log,
     api::host::classify_host,
-    config::Config,
-    db::notify::{self, Subscriber},
+    config::{Config, PoolSizing},
+    db::{
+        models::TenantRow,
+        notify::{self, Subscriber},
+        pool::connect,
+    },
     relay::Relay,
     state::AppState,
 };
@@ -79,6 +83,7 @@ impl Application {
             }
             None => None,
         };
+        size_pool_for_schools(&mut config);
         let bind = config.bind_addr.ip();
         let state = web::Data::new(AppState::new(config));
         let mut subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
@@ -113,6 +118,11 @@ impl Application {
     }
 
     /// The port of the `METRICS_ADDR` listener, when there is one.
+    /// The pool's size, as sized at start (`DB_POOL_SIZE`, or the number of schools).
+    pub fn pool_size(&self) -> u32 {
+        self.state.config.db_pool_size
+    }
+
     pub fn metrics_port(&self) -> Option<u16> {
         self.state.config.metrics_addr.map(|addr| addr.port())
     }
@@ -162,6 +172,28 @@ impl Application {
 }
 
 /// The requests are done: what they disclosed is written before the process ends.
+/// Grows a pool that follows the schools (no `DB_POOL_SIZE`) to the number of schools
+/// there are now; one plain connection counts them. A database out of reach leaves the
+/// CPU's size (the server starts and answers 503 meanwhile).
+fn size_pool_for_schools(config: &mut Config) {
+    if config.db_pool_sizing == PoolSizing::Fixed {
+        return;
+    }
+    let counted = connect(config.database_url.expose(), config.db_pool_mode)
+        .map_err(anyhow::Error::from)
+        .and_then(|mut conn| Ok(TenantRow::count(&mut conn)?));
+    match counted {
+        Ok(schools) => {
+            config.fit_pool_to_schools(u64::try_from(schools).unwrap_or(0));
+            log::info!(
+                "pool: {} connections for {schools} schools (DB_POOL_SIZE sets it)",
+                config.db_pool_size
+            );
+        }
+        Err(err) => log::warn!("could not count the schools to size the pool: {err}"),
+    }
+}
+
 async fn close_disclosure_log(state: &web::Data<AppState>) {
     let state = state.clone();
     if let Err(err) = tokio::task::spawn_blocking(move || state.disclosures.close()).await {

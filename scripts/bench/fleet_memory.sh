@@ -5,11 +5,15 @@
 # exams, an exam's marks, attendance) round robin, FLEET_PASSES passes over every school.
 # After each pass: the pool's backends' Pss_Anon (median, max), the pass's throughput and
 # p99. Two variants, alternating, FLEET_RUNS times each:
-#   before: DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 (any connection
-#           serves any school, never recycled);
-#   after:  the defaults (one home connection per school, recycling at
+#   before: the server before school affinity: the CPU's pool (2 x cores + 2, or
+#           DB_POOL_SIZE), DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0
+#           (any connection serves any school, never recycled);
+#   after:  the defaults (a pool of one connection per hundred schools, up to 18, unless
+#           DB_POOL_SIZE is set; one home connection per school; recycling at
 #           DB_POOL_MAX_BACKEND_MIB of backend memory or DB_POOL_MAX_SCHOOLS schools);
 # and, only when named in FLEET_VARIANTS:
+#   cpu:    the defaults on the CPU's pool (DB_POOL_SIZE=2 x cores + 2);
+#   wide:   before's rule (any connection, never recycled) on the pool after sizes;
 #   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
 #   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
 #   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
@@ -139,13 +143,19 @@ python3 scripts/bench/fleet_memory.py prepare --port "$PORT" --schools "$SCHOOLS
   --password "$PASSWORD" --threads 2 --out "$out"
 stop_server
 
-echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool ${DB_POOL_SIZE:-$(( $(nproc) * 2 + 2 ))} (nproc=$(nproc))"
+cpu_pool="${DB_POOL_SIZE:-$(( $(nproc) * 2 + 2 ))}"
+# What the server sizes with no DB_POOL_SIZE (`pool::pool_size_for_schools`).
+schools_pool=$(( (SCHOOLS + 99) / 100 )); (( schools_pool > 18 )) && schools_pool=18
+(( schools_pool < cpu_pool )) && schools_pool=$cpu_pool
+echo "== $SCHOOLS schools, $CLIENTS clients, $PASSES passes of $(( SCHOOLS * 5 )) reads; pool: before $cpu_pool, after ${DB_POOL_SIZE:-$schools_pool} (nproc=$(nproc))"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
     case "$variant" in
-      before) start_server DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
+      before) start_server DB_POOL_SIZE="$cpu_pool" DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       after) start_server ;;
+      cpu) start_server DB_POOL_SIZE="$cpu_pool" ;;
+      wide) start_server DB_POOL_SIZE="${DB_POOL_SIZE:-$schools_pool}" DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       base) server_bin="$(realpath "${FLEET_BASE_BIN:?the build the base variant runs}")" start_server ;;
       homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;

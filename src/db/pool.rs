@@ -175,6 +175,26 @@ pub fn default_per_school(pool_size: u32) -> u32 {
     pool_size.div_ceil(2).max(1)
 }
 
+/// Schools per connection when the pool follows the number of schools
+/// (`pool_size_for_schools`).
+pub const SCHOOLS_PER_CONNECTION: u64 = 100;
+
+/// The largest pool the number of schools sizes: its backends and a successor being
+/// opened, each replaced at the default memory budget (`DB_POOL_MAX_BACKEND_MIB`, 48;
+/// measured at most 50 MiB of `Pss_Anon`), stay under 1 GiB together (19 x 50 MiB).
+pub const MAX_POOL_FOR_SCHOOLS: u32 = 18;
+
+/// The pool for a server that finds `schools` schools at start and was given no
+/// `DB_POOL_SIZE`: one connection per hundred schools, never fewer than `base` (the
+/// CPU's size, `2 x cores + 2`) nor more than `MAX_POOL_FOR_SCHOOLS` (unless `base` is).
+/// Each backend caches the catalog entries of the schools it serves, 165-220 KiB a
+/// school, and never drops them; with one home per school, a hundred schools a
+/// connection keep a backend near 25 MiB (docs/performance.md, "Fleet memory").
+pub fn pool_size_for_schools(base: u32, schools: u64) -> u32 {
+    let wanted = u32::try_from(schools.div_ceil(SCHOOLS_PER_CONNECTION)).unwrap_or(u32::MAX);
+    wanted.min(MAX_POOL_FOR_SCHOOLS).max(base)
+}
+
 /// The default number of one school's requests in flight while other schools have some
 /// (`SCHOOL_MAX_IN_FLIGHT`): a sixth of the pool, rounded up. The default pool being twice
 /// the cores plus two, that is about a third of the cores: on two cores, one request. A

@@ -105,6 +105,11 @@ impl TenantRow {
         page(conn, matching, (tenants::created_at, tenants::id), span)
     }
 
+    /// How many schools the platform has.
+    pub fn count(conn: &mut PgConnection) -> QueryResult<i64> {
+        tenants::table.count().get_result(conn)
+    }
+
     pub fn all(conn: &mut PgConnection) -> QueryResult<Vec<Self>> {
         tenants::table
             .order(tenants::schema_name)

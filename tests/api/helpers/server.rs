@@ -3,7 +3,11 @@
 
 use std::{sync::Arc, time::Duration};
 
-use school_service::{config::Config, db::pool::PoolMode, startup::Application};
+use school_service::{
+    config::{Config, PoolSizing},
+    db::pool::PoolMode,
+    startup::Application,
+};
 
 use super::{JWT_SECRET, TestDb};
 
@@ -32,6 +36,7 @@ pub fn test_config(db_url: &str) -> Config {
         rotate_refresh_tokens: true,
         bcrypt_cost: 4,
         db_pool_size: 4,
+        db_pool_sizing: PoolSizing::Fixed,
         db_pool_timeout: Duration::from_secs(5),
         db_pool_per_school: 2,
         db_statement_timeout: Some(Duration::from_secs(10)),

@@ -7,18 +7,20 @@ use std::{
     time::Duration,
 };
 
-use diesel::{RunQueryDsl, dsl::sql, sql_types::Integer};
+use diesel::{Connection, RunQueryDsl, dsl::sql, sql_types::Integer};
 use futures_util::future::join_all;
 use school_service::{
+    config::PoolSizing,
     db::{
         Db,
         pool::{AffinitySettings, PoolSettings},
         recycle::RecycleSettings,
     },
+    startup::Application,
     tenancy::{TenantRef, directory::TenantDirectory},
 };
 
-use crate::helpers::{TestDb, cli};
+use crate::helpers::{TestDb, cli, test_config};
 
 const SCHOOLS: usize = 24;
 const POOL: u32 = 4;
@@ -170,4 +172,73 @@ async fn a_backend_past_its_memory_budget_is_replaced_and_one_within_it_is_kept(
         "within budget: none replaced ({} backends)",
         served.len()
     );
+}
+
+/// Without `DB_POOL_SIZE` the server sizes its pool from the schools it finds at start:
+/// one connection per hundred, never below the CPU's size; a size that was given stays.
+#[tokio::test]
+async fn without_a_size_the_pool_follows_the_number_of_schools() {
+    let db = Arc::new(tokio::task::spawn_blocking(TestDb::new).await.expect("db"));
+    let url = db.url.clone();
+    let schools = tokio::task::spawn_blocking(move || {
+        let mut conn = diesel::PgConnection::establish(&url).expect("connect");
+        // Registry rows are all the sizing reads; the server is never started.
+        diesel::sql_query(
+            "INSERT INTO tenants (schema_name, name) \
+             SELECT 'sized' || i, 'Sized ' || i FROM generate_series(1, 250) i",
+        )
+        .execute(&mut conn)
+        .expect("registry rows");
+        diesel::select(sql::<diesel::sql_types::BigInt>("count(*) FROM tenants"))
+            .get_result::<i64>(&mut conn)
+            .expect("count")
+    })
+    .await
+    .expect("rows");
+    assert!((201..=300).contains(&schools), "{schools} schools");
+
+    let sized = |sizing: PoolSizing| {
+        let mut config = test_config(&db.url);
+        config.db_pool_size = 2;
+        config.db_pool_per_school = 1;
+        config.db_pool_sizing = sizing;
+        Application::build(config).expect("build").pool_size()
+    };
+    let follows = PoolSizing::FollowsSchools {
+        per_school_set: false,
+    };
+    assert_eq!(sized(follows), 3, "{schools} schools: three connections");
+    assert_eq!(sized(PoolSizing::Fixed), 2, "a given size stays");
+}
+
+/// One connection per hundred schools up to eighteen, half of them a school's share unless
+/// that was set; the in-flight cap, which shares the cores, does not move.
+#[test]
+fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
+    let fitted = |sizing: PoolSizing, schools: u64| {
+        let mut config = test_config("postgres://unused");
+        config.db_pool_size = 6;
+        config.db_pool_per_school = 3;
+        config.school_max_in_flight = Some(1);
+        config.db_pool_sizing = sizing;
+        config.fit_pool_to_schools(schools);
+        (
+            config.db_pool_size,
+            config.db_pool_per_school,
+            config.school_max_in_flight,
+        )
+    };
+    let follows = PoolSizing::FollowsSchools {
+        per_school_set: false,
+    };
+    assert_eq!(fitted(follows, 0), (6, 3, Some(1)));
+    assert_eq!(fitted(follows, 600), (6, 3, Some(1)));
+    assert_eq!(fitted(follows, 601), (7, 4, Some(1)));
+    assert_eq!(fitted(follows, 2_000), (18, 9, Some(1)));
+    assert_eq!(fitted(follows, 10_000), (18, 9, Some(1)));
+    let per_school_set = PoolSizing::FollowsSchools {
+        per_school_set: true,
+    };
+    assert_eq!(fitted(per_school_set, 2_000), (18, 3, Some(1)));
+    assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, 3, Some(1)));
 }
