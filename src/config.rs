@@ -425,6 +425,12 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
     let recycling = defaults.recycling;
     Ok(AffinitySettings {
         homes: parse_env("DB_POOL_HOMES", defaults.homes)?,
+        // The CPU's pool, whatever the pool's size (`0`: the pool's size).
+        running: Some(parse_env(
+            "DB_POOL_RUNNING",
+            usize::try_from(default_pool_size()).unwrap_or(usize::MAX),
+        )?)
+        .filter(|&n| n > 0),
         borrow_after: Duration::from_millis(parse_env(
             "DB_POOL_BORROW_AFTER_MS",
             u64::try_from(defaults.borrow_after.as_millis()).unwrap_or(u64::MAX),

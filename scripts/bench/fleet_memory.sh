@@ -6,14 +6,17 @@
 # After each pass: the pool's backends' Pss_Anon (median, max), the pass's throughput and
 # p99. Two variants, alternating, FLEET_RUNS times each:
 #   before: the server before school affinity: the CPU's pool (2 x cores + 2, or
-#           DB_POOL_SIZE), DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0
-#           (any connection serves any school, never recycled);
+#           DB_POOL_SIZE), every connection running, DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0
+#           DB_POOL_MAX_BACKEND_MIB=0 (any connection serves any school, never recycled);
 #   after:  the defaults (a pool of one connection per hundred schools, up to 18, unless
-#           DB_POOL_SIZE is set; one home connection per school; recycling at
-#           DB_POOL_MAX_BACKEND_MIB of backend memory or DB_POOL_MAX_SCHOOLS schools);
+#           DB_POOL_SIZE is set, of which 2 x cores + 2 run at once; one home connection
+#           per school; recycling at DB_POOL_MAX_BACKEND_MIB of backend memory or
+#           DB_POOL_MAX_SCHOOLS schools);
 # and, only when named in FLEET_VARIANTS:
 #   cpu:    the defaults on the CPU's pool (DB_POOL_SIZE=2 x cores + 2);
-#   wide:   before's rule (any connection, never recycled) on the pool after sizes;
+#   uncapped: the defaults with every connection running (DB_POOL_RUNNING=0);
+#   wide:   before's rule (any connection, every one running, never recycled) on the pool
+#           after sizes;
 #   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
 #   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
 #   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
@@ -152,10 +155,11 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   for variant in $VARIANTS; do
     case "$variant" in
-      before) start_server DB_POOL_SIZE="$cpu_pool" DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
+      before) start_server DB_POOL_SIZE="$cpu_pool" DB_POOL_RUNNING=0 DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       after) start_server ;;
       cpu) start_server DB_POOL_SIZE="$cpu_pool" ;;
-      wide) start_server DB_POOL_SIZE="${DB_POOL_SIZE:-$schools_pool}" DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
+      uncapped) start_server DB_POOL_RUNNING=0 ;;
+      wide) start_server DB_POOL_SIZE="${DB_POOL_SIZE:-$schools_pool}" DB_POOL_RUNNING=0 DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       base) server_bin="$(realpath "${FLEET_BASE_BIN:?the build the base variant runs}")" start_server ;;
       homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       capped) start_server DB_POOL_MAX_SCHOOLS="${FLEET_CAP:-250}" ;;

@@ -37,6 +37,13 @@
 //!
 //! Platform work (no school) has every connection as home. `homes == 0` switches affinity
 //! off: every connection is everyone's home, and waiters are served in arrival order.
+//!
+//! At most `running` units of work hold connections at once (`DB_POOL_RUNNING`), however
+//! many connections there are: the pool's size says how many backends share the schools'
+//! catalog entries, `running` how much work the CPU is given at once. A unit of work that
+//! finds the running full waits, even for an idle home; when one finishes, the oldest
+//! waiter whose home is idle takes that home (the returning connection first), else one
+//! the rule lets borrow an idle connection.
 
 use std::{
     collections::{HashSet, VecDeque},
@@ -216,6 +223,9 @@ struct Waiter {
 
 struct State {
     idle: Vec<bool>,
+    /// Slots held (not idle): at most `Dispatcher::running` by units of work, and the
+    /// pool's upkeep may hold one more.
+    held: usize,
     /// The schools each slot's connection has served (`Slots::checkout` reports them):
     /// lending a connection to one of them costs its backend nothing new.
     warm: Vec<HashSet<u64>>,
@@ -254,6 +264,41 @@ impl State {
             .map(|(_, slot)| slot)
     }
 
+    fn take(&mut self, slot: usize) {
+        self.idle[slot] = false;
+        self.held += 1;
+    }
+
+    fn put_back(&mut self, slot: usize) {
+        self.idle[slot] = true;
+        self.held = self.held.saturating_sub(1);
+    }
+
+    /// The oldest waiter with an idle home, and that home (`returning` first).
+    fn home_waiter(&self, returning: usize) -> Option<(usize, usize)> {
+        self.waiters.iter().enumerate().find_map(|(at, waiter)| {
+            let preference = &waiter.preference;
+            if preference.is_home(returning) {
+                return Some((at, returning));
+            }
+            let idle_home = (0..self.idle.len()).find(|&s| self.idle[s] && preference.is_home(s));
+            idle_home.map(|slot| (at, slot))
+        })
+    }
+
+    /// The oldest waiter the rule lets borrow an idle connection, and the one that suits
+    /// it best.
+    fn borrowing_waiter(&self) -> Option<(usize, usize)> {
+        let mut queued = vec![0; self.idle.len()];
+        self.waiters.iter().enumerate().find_map(|(at, waiter)| {
+            let preference = &waiter.preference;
+            let home = preference.first_home()?;
+            let lend = Lend::of(waiter.waited, queued[home]);
+            queued[home] += 1;
+            self.best_idle(preference, lend).map(|slot| (at, slot))
+        })
+    }
+
     /// Of the waiters the rule lets borrow `slot`, the one it suits best (the oldest of
     /// equals).
     fn lender_of(&self, slot: usize) -> Option<usize> {
@@ -280,22 +325,33 @@ impl State {
 pub struct Dispatcher {
     homes: usize,
     size: usize,
+    /// At most this many units of work hold slots at once.
+    running: usize,
     state: Mutex<State>,
 }
 
 impl Dispatcher {
-    /// `size` slots, all idle; each school has `homes` of them (0: no affinity).
+    /// `size` slots, all idle; each school has `homes` of them (0: no affinity); all of
+    /// them may be held at once.
     pub fn new(size: usize, homes: usize) -> Self {
         Self {
             homes: homes.min(size),
             size,
+            running: size,
             state: Mutex::new(State {
                 idle: vec![true; size],
+                held: 0,
                 warm: vec![HashSet::new(); size],
                 waiters: VecDeque::new(),
                 next_id: 0,
             }),
         }
+    }
+
+    /// At most `running` units of work hold slots at once (at least one, at most all).
+    pub fn with_running(mut self, running: usize) -> Self {
+        self.running = running.clamp(1, self.size.max(1));
+        self
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -318,7 +374,8 @@ impl Dispatcher {
     /// queue; `grant` is used only when queued.
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
-        if let Some(slot) = preference.pick(&state.idle) {
+        let room = state.held < self.running;
+        if let Some(slot) = preference.pick(&state.idle).filter(|_| room) {
             let slot = if preference.is_home(slot) {
                 Some(slot)
             } else {
@@ -328,7 +385,7 @@ impl Dispatcher {
                 state.best_idle(&preference, Lend::of(0, queued))
             };
             if let Some(slot) = slot {
-                state.idle[slot] = false;
+                state.take(slot);
                 metrics::pool_placement(preference.is_home(slot));
                 return Claim::Now(slot);
             }
@@ -356,9 +413,12 @@ impl Dispatcher {
         let waiter = &mut state.waiters[at];
         waiter.waited = waiter.waited.saturating_add(1);
         let lend = Lend::of(waiter.waited, 0);
+        if state.held >= self.running {
+            return None;
+        }
         let slot = state.best_idle(&state.waiters[at].preference, lend)?;
         let waiter = state.waiters.remove(at).expect("waiter index");
-        state.idle[slot] = false;
+        state.take(slot);
         metrics::pool_placement(waiter.preference.is_home(slot));
         Some(slot)
     }
@@ -368,7 +428,7 @@ impl Dispatcher {
         let mut state = self.state();
         let idle = state.idle.get(slot).copied().unwrap_or(false);
         if idle {
-            state.idle[slot] = false;
+            state.take(slot);
         }
         idle
     }
@@ -394,45 +454,59 @@ impl Dispatcher {
         queued.map(|at| state.waiters.remove(at)).is_some()
     }
 
-    /// `slot` is free again: to a waiter by the rule, else idle.
+    /// `slot` is free again: it, or the running place it frees, to a waiter by the rule;
+    /// else idle.
     pub fn release(&self, slot: usize) {
         let mut state = self.state();
-        loop {
-            let Some(at) = Self::next_holder(&mut state, slot, self.size * PASSED_OVER_LIMIT)
-            else {
-                state.idle[slot] = true;
+        // Waiters may be kept from idle homes only while the running is full.
+        let was_full = state.held >= self.running;
+        state.put_back(slot);
+        while state.held < self.running {
+            let limit = self.size * PASSED_OVER_LIMIT;
+            let Some((at, to)) = Self::next_holder(&mut state, slot, limit, was_full) else {
                 return;
             };
             let waiter = state.waiters.remove(at).expect("waiter index");
-            let home = waiter.preference.is_home(slot);
-            if waiter.grant.send(slot) {
+            let home = waiter.preference.is_home(to);
+            state.take(to);
+            if waiter.grant.send(to) {
                 metrics::pool_placement(home);
                 return;
             }
+            state.put_back(to);
         }
     }
 
-    /// Which waiter gets `slot`: the oldest one passed over `limit` times, else the oldest
-    /// whose home it is, else of those the rule lets borrow it the one that ranks it
-    /// highest (the oldest of those). Waiters older than the one chosen are passed over
-    /// once more.
-    fn next_holder(state: &mut State, slot: usize, limit: usize) -> Option<usize> {
+    /// Which waiter gets a slot now that `slot` is idle, and which slot: the oldest one
+    /// passed over `limit` times gets `slot`; else the oldest whose home is `slot` (or,
+    /// `any_idle`, any idle slot), else of those the rule lets borrow `slot` the one that
+    /// ranks it highest (the oldest of those), else (`any_idle`) the oldest the rule lets
+    /// borrow any idle slot. Waiters older than the one chosen are passed over once more.
+    fn next_holder(
+        state: &mut State,
+        slot: usize,
+        limit: usize,
+        any_idle: bool,
+    ) -> Option<(usize, usize)> {
         let oldest = state.waiters.front()?;
         if oldest.passed_over >= limit {
-            return Some(0);
+            return Some((0, slot));
         }
-        let home_of = state
-            .waiters
-            .iter()
-            .position(|waiter| waiter.preference.is_home(slot));
-        let at = match home_of {
-            Some(at) => at,
-            None => state.lender_of(slot)?,
+        let home_of = if any_idle {
+            state.home_waiter(slot)
+        } else {
+            let at = state.waiters.iter().position(|w| w.preference.is_home(slot));
+            at.map(|at| (at, slot))
         };
+        let lender = || state.lender_of(slot).map(|at| (at, slot));
+        let chosen = home_of
+            .or_else(lender)
+            .or_else(|| any_idle.then(|| state.borrowing_waiter()).flatten());
+        let (at, to) = chosen?;
         for older in state.waiters.iter_mut().take(at) {
             older.passed_over += 1;
         }
-        Some(at)
+        Some((at, to))
     }
 
     /// Slots idle now.

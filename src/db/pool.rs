@@ -133,6 +133,10 @@ pub struct AffinitySettings {
     /// connection that knows its school, and a tenth of how long before any
     /// (`DB_POOL_BORROW_AFTER_MS`; `affinity::BORROW_AFTER` by default).
     pub borrow_after: Duration,
+    /// At most this many units of work hold connections at once (`DB_POOL_RUNNING`):
+    /// the CPU's share, where the pool's size is the schools' (how many backends share
+    /// their catalog entries). `None`: the pool's size.
+    pub running: Option<usize>,
     pub recycling: RecycleSettings,
 }
 
@@ -142,6 +146,7 @@ impl Default for AffinitySettings {
         Self {
             homes: 1,
             borrow_after: super::affinity::BORROW_AFTER,
+            running: None,
             recycling: RecycleSettings::default(),
         }
     }

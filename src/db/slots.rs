@@ -64,7 +64,8 @@ impl Slots {
                     })
                 })
                 .collect(),
-            dispatcher: Dispatcher::new(size, affinity.homes),
+            dispatcher: Dispatcher::new(size, affinity.homes)
+                .with_running(affinity.running.unwrap_or(size)),
             borrow_after: affinity.borrow_after,
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),

@@ -319,9 +319,9 @@ fn without_affinity_waiters_are_served_in_arrival_order() {
 /// in flight (the fleet benchmark's shape, without the database or time passing), five
 /// units of work per school. Returns each connection's distinct schools and the share of
 /// units of work that ran on a connection that is not their home.
-fn round_robin(size: usize, schools: u64) -> (Vec<usize>, f64) {
+fn round_robin(size: usize, schools: u64, cap: usize) -> (Vec<usize>, f64) {
     let clients = 16;
-    let dispatcher = Dispatcher::new(size, 1);
+    let dispatcher = Dispatcher::new(size, 1).with_running(cap);
     let mut served: Vec<std::collections::HashSet<u64>> = vec![Default::default(); size];
     let mut running: std::collections::VecDeque<(usize, u64)> = Default::default();
     let mut waiting: std::collections::VecDeque<(u64, oneshot::Receiver<usize>)> =
@@ -358,6 +358,7 @@ fn round_robin(size: usize, schools: u64) -> (Vec<usize>, f64) {
             Err(_) => true,
         });
         start(next % schools, &mut running, &mut waiting);
+        assert!(running.len() <= cap, "{} running, at most {cap}", running.len());
     }
     let per_connection = served.iter().map(|schools| schools.len()).collect();
     (per_connection, borrowed as f64 / units as f64)
@@ -368,7 +369,7 @@ fn round_robin(size: usize, schools: u64) -> (Vec<usize>, f64) {
 #[test]
 fn under_saturation_each_connection_serves_about_its_share_of_schools() {
     for (size, most) in [(7, 400), (12, 250)] {
-        let (per_connection, borrowed) = round_robin(size, 2_000);
+        let (per_connection, borrowed) = round_robin(size, 2_000, size);
         let max = *per_connection.iter().max().expect("max");
         // A seventh of 2,000 is 286, a twelfth 167. Without affinity: 2,000 each.
         assert!(
@@ -377,4 +378,38 @@ fn under_saturation_each_connection_serves_about_its_share_of_schools() {
         );
         assert!(borrowed < 0.2, "{size}: borrowed {borrowed}");
     }
+}
+
+/// Eighteen connections, six of them running at once: each connection serves its homes
+/// (a hundred and eleven schools) and almost none other.
+#[test]
+fn a_running_cap_below_the_pool_keeps_each_school_on_its_home() {
+    let (per_connection, borrowed) = round_robin(18, 2_000, 6);
+    let max = *per_connection.iter().max().expect("max");
+    assert!(max < 160, "schools per connection {per_connection:?}");
+    assert!(borrowed < 0.05, "borrowed {borrowed}");
+}
+
+#[test]
+fn a_full_running_keeps_an_idle_home_waiting_then_gives_it_the_next_place() {
+    let size = 4;
+    let dispatcher = Dispatcher::new(size, 1).with_running(2);
+    let (a, b) = (school_at_home(0, size, 0), school_at_home(1, size, 0));
+    let (c, d) = (school_at_home(2, size, 0), school_at_home(3, size, 0));
+    assert_eq!(claim_now(&dispatcher, Some(a)), 0);
+    assert_eq!(claim_now(&dispatcher, Some(b)), 1);
+    // Its home is idle, but two units of work run already.
+    let (waiting, mut slot) = queue(&dispatcher, Some(c));
+    assert_eq!(dispatcher.borrow(waiting), None, "no borrowing past the cap");
+    assert_eq!(dispatcher.borrow(waiting), None, "nor later");
+    // A place frees: the waiter takes its idle home, not the connection that came back.
+    dispatcher.release(0);
+    assert_eq!(slot.try_recv(), Ok(2));
+    assert_eq!(dispatcher.idle_count(), 2);
+    let (_, mut later) = queue(&dispatcher, Some(d));
+    dispatcher.release(2);
+    assert_eq!(later.try_recv(), Ok(3), "its home, the next place");
+    // Room again and nobody waits: a claim takes its home at once.
+    dispatcher.release(1);
+    assert_eq!(claim_now(&dispatcher, Some(a)), 0);
 }
