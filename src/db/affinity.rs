@@ -274,8 +274,14 @@ impl State {
         self.held = self.held.saturating_sub(1);
     }
 
-    /// The oldest waiter with an idle home, and that home (`returning` first).
-    fn home_waiter(&self, returning: usize) -> Option<(usize, usize)> {
+    /// The oldest waiter with an idle home, and that home (`returning` first); but one
+    /// whose home is `returning` among the `window` oldest comes before older ones: its
+    /// lane's thread is awake, where another home's would have to be woken.
+    fn home_waiter(&self, returning: usize, window: usize) -> Option<(usize, usize)> {
+        let mut oldest = self.waiters.iter().take(window);
+        if let Some(at) = oldest.position(|waiter| waiter.preference.is_home(returning)) {
+            return Some((at, returning));
+        }
         self.waiters.iter().enumerate().find_map(|(at, waiter)| {
             let preference = &waiter.preference;
             if preference.is_home(returning) {
@@ -463,7 +469,8 @@ impl Dispatcher {
         state.put_back(slot);
         while state.held < self.running {
             let limit = self.size * PASSED_OVER_LIMIT;
-            let Some((at, to)) = Self::next_holder(&mut state, slot, limit, was_full) else {
+            let window = if was_full { self.running } else { 0 };
+            let Some((at, to)) = Self::next_holder(&mut state, slot, limit, window) else {
                 return;
             };
             let waiter = state.waiters.remove(at).expect("waiter index");
@@ -479,23 +486,28 @@ impl Dispatcher {
 
     /// Which waiter gets a slot now that `slot` is idle, and which slot: the oldest one
     /// passed over `limit` times gets `slot`; else the oldest whose home is `slot` (or,
-    /// `any_idle`, any idle slot), else of those the rule lets borrow `slot` the one that
-    /// ranks it highest (the oldest of those), else (`any_idle`) the oldest the rule lets
-    /// borrow any idle slot. Waiters older than the one chosen are passed over once more.
+    /// when the running was full, `window` > 0, any idle slot: `State::home_waiter`),
+    /// else of those the rule lets borrow `slot` the one that ranks it highest (the oldest
+    /// of those), else (the running was full) the oldest the rule lets borrow any idle
+    /// slot. Waiters older than the one chosen are passed over once more.
     fn next_holder(
         state: &mut State,
         slot: usize,
         limit: usize,
-        any_idle: bool,
+        window: usize,
     ) -> Option<(usize, usize)> {
         let oldest = state.waiters.front()?;
         if oldest.passed_over >= limit {
             return Some((0, slot));
         }
+        let any_idle = window > 0;
         let home_of = if any_idle {
-            state.home_waiter(slot)
+            state.home_waiter(slot, window)
         } else {
-            let at = state.waiters.iter().position(|w| w.preference.is_home(slot));
+            let at = state
+                .waiters
+                .iter()
+                .position(|w| w.preference.is_home(slot));
             at.map(|at| (at, slot))
         };
         let lender = || state.lender_of(slot).map(|at| (at, slot));

@@ -358,7 +358,11 @@ fn round_robin(size: usize, schools: u64, cap: usize) -> (Vec<usize>, f64) {
             Err(_) => true,
         });
         start(next % schools, &mut running, &mut waiting);
-        assert!(running.len() <= cap, "{} running, at most {cap}", running.len());
+        assert!(
+            running.len() <= cap,
+            "{} running, at most {cap}",
+            running.len()
+        );
     }
     let per_connection = served.iter().map(|schools| schools.len()).collect();
     (per_connection, borrowed as f64 / units as f64)
@@ -400,7 +404,11 @@ fn a_full_running_keeps_an_idle_home_waiting_then_gives_it_the_next_place() {
     assert_eq!(claim_now(&dispatcher, Some(b)), 1);
     // Its home is idle, but two units of work run already.
     let (waiting, mut slot) = queue(&dispatcher, Some(c));
-    assert_eq!(dispatcher.borrow(waiting), None, "no borrowing past the cap");
+    assert_eq!(
+        dispatcher.borrow(waiting),
+        None,
+        "no borrowing past the cap"
+    );
     assert_eq!(dispatcher.borrow(waiting), None, "nor later");
     // A place frees: the waiter takes its idle home, not the connection that came back.
     dispatcher.release(0);
@@ -412,4 +420,32 @@ fn a_full_running_keeps_an_idle_home_waiting_then_gives_it_the_next_place() {
     // Room again and nobody waits: a claim takes its home at once.
     dispatcher.release(1);
     assert_eq!(claim_now(&dispatcher, Some(a)), 0);
+}
+
+/// A place freed by a connection coming back goes to that connection's own waiter when one
+/// is among the oldest `running`: its lane is awake. Older waiters are passed over once.
+#[test]
+fn a_freed_place_prefers_a_near_waiter_of_the_connection_that_came_back() {
+    let size = 4;
+    let dispatcher = Dispatcher::new(size, 1).with_running(2);
+    let (a, b) = (school_at_home(0, size, 0), school_at_home(1, size, 0));
+    let c = school_at_home(2, size, 0);
+    let a2 = school_at_home(0, size, a + 1);
+    assert_eq!(claim_now(&dispatcher, Some(a)), 0);
+    assert_eq!(claim_now(&dispatcher, Some(b)), 1);
+    let (_, mut idle_home) = queue(&dispatcher, Some(c));
+    let (_, mut same_home) = queue(&dispatcher, Some(a2));
+    dispatcher.release(0);
+    assert_eq!(
+        same_home.try_recv(),
+        Ok(0),
+        "the waiter of the connection back"
+    );
+    assert!(idle_home.try_recv().is_err(), "still waiting");
+    dispatcher.release(1);
+    assert_eq!(
+        idle_home.try_recv(),
+        Ok(2),
+        "its idle home at the next place"
+    );
 }
