@@ -41,20 +41,23 @@
 //! At most `running` units of work hold connections at once (`DB_POOL_RUNNING`), however
 //! many connections there are: the pool's size says how many backends share the schools'
 //! catalog entries, `running` how much work the CPU is given at once. A unit of work that
-//! finds the running full waits, even for an idle home; when one finishes, the oldest
-//! waiter whose home is idle takes that home (the returning connection first), else one
-//! the rule lets borrow an idle connection.
+//! finds the running full waits, even for an idle home. When one finishes, a waiter whose
+//! home is the connection that came back takes it if one is among the oldest `running`
+//! waiters (that lane's thread is awake); else the oldest waiter whose home is idle takes
+//! it; else one the rule lets borrow an idle connection.
 
 use std::{
     collections::{HashSet, VecDeque},
-    hash::{DefaultHasher, Hash, Hasher},
     sync::{Mutex, mpsc},
     time::Duration,
 };
 
 use tokio::sync::oneshot;
 
-use crate::{db::schema_name::SchemaName, observability::metrics};
+use crate::observability::metrics;
+
+mod ranking;
+pub use ranking::{Preference, ranking, school_key};
 
 /// How long a unit of work whose homes are busy waits for one before it may borrow a
 /// connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`; any connection
@@ -69,86 +72,6 @@ pub const BORROW_QUEUE: usize = 2;
 /// How many times the pool's size a waiter may be passed over by younger waiters taking
 /// their homes before it gets the next connection, home or not.
 pub const PASSED_OVER_LIMIT: usize = 4;
-
-/// A school's key for hashing: stable for the life of the build.
-pub fn school_key(school: &SchemaName) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    school.as_str().hash(&mut hasher);
-    hasher.finish()
-}
-
-/// Rendezvous score of `slot` for the school keyed `key` (splitmix64's finaliser over
-/// both: cheap, and every bit of the inputs moves every bit of the score).
-fn score(key: u64, slot: usize) -> u64 {
-    let mut z = key ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The slots `0..size` in the school's order of preference.
-pub fn ranking(key: u64, size: usize) -> Vec<usize> {
-    let mut slots: Vec<usize> = (0..size).collect();
-    slots.sort_by_key(|&slot| std::cmp::Reverse(score(key, slot)));
-    slots
-}
-
-/// Which connections a unit of work prefers.
-#[derive(Clone, Debug)]
-pub enum Preference {
-    /// Any connection is as good as any other (platform work, or affinity off).
-    Any,
-    /// A school's (keyed `key`): slots in its order of preference, the first `homes` of
-    /// them its homes.
-    School {
-        key: u64,
-        ranking: Vec<usize>,
-        homes: usize,
-    },
-}
-
-impl Preference {
-    fn is_home(&self, slot: usize) -> bool {
-        match self {
-            Self::Any => true,
-            Self::School { ranking, homes, .. } => ranking[..*homes].contains(&slot),
-        }
-    }
-
-    /// Where `slot` stands in this order of preference (0: first).
-    fn rank_of(&self, slot: usize) -> usize {
-        match self {
-            Self::Any => 0,
-            Self::School { ranking, .. } => ranking
-                .iter()
-                .position(|&s| s == slot)
-                .unwrap_or(usize::MAX),
-        }
-    }
-
-    /// The first idle slot in this order of preference.
-    fn pick(&self, idle: &[bool]) -> Option<usize> {
-        match self {
-            Self::Any => idle.iter().position(|&free| free),
-            Self::School { ranking, .. } => ranking.iter().copied().find(|&slot| idle[slot]),
-        }
-    }
-
-    /// The school's first home: the queue a waiter counts itself in.
-    fn first_home(&self) -> Option<usize> {
-        match self {
-            Self::Any => None,
-            Self::School { ranking, .. } => ranking.first().copied(),
-        }
-    }
-
-    fn key(&self) -> Option<u64> {
-        match self {
-            Self::Any => None,
-            Self::School { key, .. } => Some(*key),
-        }
-    }
-}
 
 /// Which connections that are not its homes a waiting unit of work may take now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
