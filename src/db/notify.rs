@@ -53,6 +53,10 @@ fn listen(subscribers: &[Weak<dyn Subscriber>], database_url: &str) -> anyhow::R
     for subscriber in subscribers.iter().filter_map(Weak::upgrade) {
         diesel::sql_query(format!("LISTEN {}", subscriber.channel())).execute(&mut conn)?;
     }
+    // What was notified before the LISTEN (at start, or while reconnecting) was missed.
+    for subscriber in subscribers.iter().filter_map(Weak::upgrade) {
+        subscriber.missed();
+    }
     loop {
         let alive: Vec<Arc<dyn Subscriber>> =
             subscribers.iter().filter_map(Weak::upgrade).collect();
