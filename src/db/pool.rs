@@ -194,7 +194,7 @@ pub const MAX_POOL_FOR_SCHOOLS: u32 = 18;
 /// CPU's size, `2 x cores + 2`) nor more than `MAX_POOL_FOR_SCHOOLS` (unless `base` is).
 /// Each backend caches the catalog entries of the schools it serves, 165-220 KiB a
 /// school, and never drops them; with one home per school, a hundred schools a
-/// connection keep a backend near 25 MiB (docs/performance.md, "Fleet memory").
+/// connection keep a backend near 30 MiB (docs/performance.md, "Fleet memory").
 pub fn pool_size_for_schools(base: u32, schools: u64) -> u32 {
     let wanted = u32::try_from(schools.div_ceil(SCHOOLS_PER_CONNECTION)).unwrap_or(u32::MAX);
     wanted.min(MAX_POOL_FOR_SCHOOLS).max(base)

@@ -89,7 +89,9 @@ impl Subscriber for Relay {
     }
 
     fn missed(&self) {
-        self.wake.notify_waiters();
+        // As for a notification: one worker looks, and hands on while it finds schools due
+        // (waking all sixty-four would queue their claims before everyone's requests).
+        self.wake.notify_one();
     }
 }
 
