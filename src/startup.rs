@@ -117,12 +117,12 @@ impl Application {
         self.port
     }
 
-    /// The port of the `METRICS_ADDR` listener, when there is one.
     /// The pool's size, as sized at start (`DB_POOL_SIZE`, or the number of schools).
     pub fn pool_size(&self) -> u32 {
         self.state.config.db_pool_size
     }
 
+    /// The port of the `METRICS_ADDR` listener, when there is one.
     pub fn metrics_port(&self) -> Option<u16> {
         self.state.config.metrics_addr.map(|addr| addr.port())
     }
@@ -171,7 +171,6 @@ impl Application {
     }
 }
 
-/// The requests are done: what they disclosed is written before the process ends.
 /// Grows a pool that follows the schools (no `DB_POOL_SIZE`) to the number of schools
 /// there are now; one plain connection counts them. A database out of reach leaves the
 /// CPU's size (the server starts and answers 503 meanwhile).
@@ -194,6 +193,7 @@ fn size_pool_for_schools(config: &mut Config) {
     }
 }
 
+/// The requests are done: what they disclosed is written before the process ends.
 async fn close_disclosure_log(state: &web::Data<AppState>) {
     let state = state.clone();
     if let Err(err) = tokio::task::spawn_blocking(move || state.disclosures.close()).await {
