@@ -86,6 +86,11 @@ impl Application {
         size_pool_for_schools(&mut config);
         let bind = config.bind_addr.ip();
         let state = web::Data::new(AppState::new(config));
+        if state.config.db_pool_sizing != PoolSizing::Fixed {
+            // A pool sized for the schools is larger than the first requests need: opened
+            // now, they do not wait for connections (nor for each other's).
+            state.db.open_connections();
+        }
         let mut subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
             Arc::downgrade(&state.directory) as _,
             Arc::downgrade(&state.role_cache) as _,

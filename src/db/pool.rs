@@ -452,6 +452,12 @@ impl Db {
         result
     }
 
+    /// Opens the connections not open yet, one after the other on the pool's recycler
+    /// thread, each while it is idle: the first requests then find them open.
+    pub fn open_connections(&self) {
+        self.slots.open_all();
+    }
+
     /// Connections currently open and idle, for diagnostics and tests.
     pub fn state(&self) -> PoolState {
         let (connections, idle_connections) = self.slots.counts();

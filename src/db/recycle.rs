@@ -179,6 +179,8 @@ pub enum Job {
     Measure(Box<PgConn>, SlotTicket),
     /// Close a connection that is no longer used.
     Close(Box<PgConn>),
+    /// Open every slot's connection not open yet.
+    Open,
 }
 
 /// How often idle connections are looked at.
@@ -196,6 +198,10 @@ pub fn spawn(slots: Weak<Slots>, jobs: mpsc::Receiver<Job>) {
                         let slots = ticket.slots().clone();
                         slots.measure(*conn, ticket);
                     }
+                    Ok(Job::Open) => match slots.upgrade() {
+                        Some(slots) => slots.open_idle(),
+                        None => return,
+                    },
                     Ok(Job::Replace(slot)) => match slots.upgrade() {
                         Some(slots) => slots.open_successor(slot),
                         None => return,

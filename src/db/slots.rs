@@ -246,6 +246,41 @@ impl Slots {
         }
     }
 
+    /// Asks the recycler to open every connection not open yet (`open_idle`).
+    pub(crate) fn open_all(&self) {
+        self.send(Job::Open);
+    }
+
+    /// The recycler's part: opens the connection of each idle slot that has none, holding
+    /// the slot meanwhile; stops at the first that cannot be opened (the database is out of
+    /// reach: the slots open on demand later).
+    pub(crate) fn open_idle(&self) {
+        for index in 0..self.slots.len() {
+            if !self.dispatcher.claim_idle(index) {
+                continue;
+            }
+            let unopened = self.slot(index).conn.is_none();
+            let opened = if unopened {
+                self.connector.connect().map(|conn| {
+                    let mut slot = self.slot(index);
+                    slot.conn = Some(conn);
+                    slot.life = ConnLife::new(&self.recycling);
+                })
+            } else {
+                Ok(())
+            };
+            if unopened && opened.is_ok() {
+                // A new connection: its backend knows no school yet.
+                self.dispatcher.served(index, None, true);
+            }
+            self.dispatcher.release(index);
+            if let Err(err) = opened {
+                log::warn!("could not open a database connection ahead: {err}");
+                return;
+            }
+        }
+    }
+
     /// The recycler's part: closes connections idle too long, and swaps in successors of
     /// idle slots (one idle slot at a time, held only for the swap).
     pub(crate) fn sweep(&self, now: Instant) {

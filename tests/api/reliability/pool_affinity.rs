@@ -242,3 +242,24 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
     assert_eq!(fitted(per_school_set, 2_000), (18, 3, Some(1)));
     assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, 3, Some(1)));
 }
+
+/// A pool asked to open its connections ahead opens every one, each while idle, and
+/// serves work meanwhile and after.
+#[tokio::test]
+async fn a_pool_opens_its_connections_ahead_when_asked() {
+    let db = Arc::new(tokio::task::spawn_blocking(TestDb::new).await.expect("db"));
+    let pool = Db::open(&db.url, &PoolSettings::new(3, Duration::from_secs(5)));
+    assert_eq!(pool.state().connections, 0, "none before");
+    pool.open_connections();
+    let one: i32 = pool
+        .run(|conn| Ok(diesel::select(sql::<Integer>("1")).get_result(conn)?))
+        .await
+        .expect("work meanwhile");
+    assert_eq!(one, 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while pool.state().connections < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let state = pool.state();
+    assert_eq!((state.connections, state.idle_connections), (3, 3));
+}
