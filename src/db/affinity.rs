@@ -146,9 +146,6 @@ struct Waiter {
 
 struct State {
     idle: Vec<bool>,
-    /// Slots held (not idle): at most `Dispatcher::running` by units of work, and the
-    /// pool's upkeep may hold one more.
-    held: usize,
     /// The schools each slot's connection has served (`Slots::checkout` reports them):
     /// lending a connection to one of them costs its backend nothing new.
     warm: Vec<HashSet<u64>>,
@@ -187,14 +184,26 @@ impl State {
             .map(|(_, slot)| slot)
     }
 
-    fn take(&mut self, slot: usize) {
-        self.idle[slot] = false;
-        self.held += 1;
+    /// Slots held (not idle): at most `Dispatcher::running` by units of work, and the
+    /// pool's upkeep may hold one more.
+    fn held(&self) -> usize {
+        self.idle.iter().filter(|&&free| !free).count()
     }
 
-    fn put_back(&mut self, slot: usize) {
-        self.idle[slot] = true;
-        self.held = self.held.saturating_sub(1);
+    /// Each waiter, oldest first, with what the rule lets it borrow now (its count of older
+    /// waiters for the same first home decides a backed-up home); platform work, which
+    /// has every slot as home, is left out.
+    fn lenders(&self) -> impl Iterator<Item = (usize, &Preference, Lend)> {
+        let mut queued = vec![0; self.idle.len()];
+        self.waiters
+            .iter()
+            .enumerate()
+            .filter_map(move |(at, waiter)| {
+                let home = waiter.preference.first_home()?;
+                let lend = Lend::of(waiter.waited, queued[home]);
+                queued[home] += 1;
+                Some((at, &waiter.preference, lend))
+            })
     }
 
     /// The oldest waiter with an idle home, and that home (`returning` first); but one
@@ -218,12 +227,7 @@ impl State {
     /// The oldest waiter the rule lets borrow an idle connection, and the one that suits
     /// it best.
     fn borrowing_waiter(&self) -> Option<(usize, usize)> {
-        let mut queued = vec![0; self.idle.len()];
-        self.waiters.iter().enumerate().find_map(|(at, waiter)| {
-            let preference = &waiter.preference;
-            let home = preference.first_home()?;
-            let lend = Lend::of(waiter.waited, queued[home]);
-            queued[home] += 1;
+        self.lenders().find_map(|(at, preference, lend)| {
             self.best_idle(preference, lend).map(|slot| (at, slot))
         })
     }
@@ -231,22 +235,11 @@ impl State {
     /// Of the waiters the rule lets borrow `slot`, the one it suits best (the oldest of
     /// equals).
     fn lender_of(&self, slot: usize) -> Option<usize> {
-        // Waiters so far for each first home: a waiter's count of older ones in its queue.
-        let mut queued = vec![0; self.idle.len()];
-        let mut best: Option<(usize, (bool, usize))> = None;
-        for (at, waiter) in self.waiters.iter().enumerate() {
-            let preference = &waiter.preference;
-            let Some(home) = preference.first_home() else {
-                continue;
-            };
-            let lend = Lend::of(waiter.waited, queued[home]);
-            queued[home] += 1;
-            let standing = self.standing(slot, preference, lend, true);
-            if let Some(standing) = standing.filter(|&s| best.is_none_or(|(_, b)| s < b)) {
-                best = Some((at, standing));
-            }
-        }
-        best.map(|(at, _)| at)
+        let standings = self.lenders().filter_map(|(at, preference, lend)| {
+            Some((self.standing(slot, preference, lend, true)?, at))
+        });
+        // The best standing; of equals, the oldest (`min` compares `at` next).
+        standings.min().map(|(_, at)| at)
     }
 }
 
@@ -269,7 +262,6 @@ impl Dispatcher {
             running: size,
             state: Mutex::new(State {
                 idle: vec![true; size],
-                held: 0,
                 warm: vec![HashSet::new(); size],
                 waiters: VecDeque::new(),
                 next_id: 0,
@@ -303,7 +295,7 @@ impl Dispatcher {
     /// queue; `grant` is used only when queued.
     pub fn claim(&self, preference: Preference, grant: Grant) -> Claim {
         let mut state = self.state();
-        let room = state.held < self.running;
+        let room = state.held() < self.running;
         if let Some(slot) = preference.pick(&state.idle).filter(|_| room) {
             let slot = if preference.is_home(slot) {
                 Some(slot)
@@ -314,7 +306,7 @@ impl Dispatcher {
                 state.best_idle(&preference, Lend::of(0, queued))
             };
             if let Some(slot) = slot {
-                state.take(slot);
+                state.idle[slot] = false;
                 metrics::pool_placement(preference.is_home(slot));
                 return Claim::Now(slot);
             }
@@ -342,12 +334,12 @@ impl Dispatcher {
         let waiter = &mut state.waiters[at];
         waiter.waited = waiter.waited.saturating_add(1);
         let lend = Lend::of(waiter.waited, 0);
-        if state.held >= self.running {
+        if state.held() >= self.running {
             return None;
         }
         let slot = state.best_idle(&state.waiters[at].preference, lend)?;
         let waiter = state.waiters.remove(at).expect("waiter index");
-        state.take(slot);
+        state.idle[slot] = false;
         metrics::pool_placement(waiter.preference.is_home(slot));
         Some(slot)
     }
@@ -357,7 +349,7 @@ impl Dispatcher {
         let mut state = self.state();
         let idle = state.idle.get(slot).copied().unwrap_or(false);
         if idle {
-            state.take(slot);
+            state.idle[slot] = false;
         }
         idle
     }
@@ -388,9 +380,9 @@ impl Dispatcher {
     pub fn release(&self, slot: usize) {
         let mut state = self.state();
         // Waiters may be kept from idle homes only while the running is full.
-        let was_full = state.held >= self.running;
-        state.put_back(slot);
-        while state.held < self.running {
+        let was_full = state.held() >= self.running;
+        state.idle[slot] = true;
+        while state.held() < self.running {
             let limit = self.size * PASSED_OVER_LIMIT;
             let window = if was_full { self.running } else { 0 };
             let Some((at, to)) = Self::next_holder(&mut state, slot, limit, window) else {
@@ -398,12 +390,12 @@ impl Dispatcher {
             };
             let waiter = state.waiters.remove(at).expect("waiter index");
             let home = waiter.preference.is_home(to);
-            state.take(to);
+            state.idle[to] = false;
             if waiter.grant.send(to) {
                 metrics::pool_placement(home);
                 return;
             }
-            state.put_back(to);
+            state.idle[to] = true;
         }
     }
 

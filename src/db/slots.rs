@@ -259,26 +259,26 @@ impl Slots {
             if !self.dispatcher.claim_idle(index) {
                 continue;
             }
-            let unopened = self.slot(index).conn.is_none();
-            let opened = if unopened {
-                self.connector.connect().map(|conn| {
-                    let mut slot = self.slot(index);
-                    slot.conn = Some(conn);
-                    slot.life = ConnLife::new(&self.recycling);
-                })
-            } else {
-                Ok(())
-            };
-            if unopened && opened.is_ok() {
-                // A new connection: its backend knows no school yet.
-                self.dispatcher.served(index, None, true);
-            }
+            let open = self.slot(index).conn.is_some();
+            let opened = if open { Ok(()) } else { self.open_in(index) };
             self.dispatcher.release(index);
             if let Err(err) = opened {
                 log::warn!("could not open a database connection ahead: {err}");
                 return;
             }
         }
+    }
+
+    /// Opens a connection into `index`'s slot, which the caller holds: a new backend,
+    /// which knows no school yet.
+    fn open_in(&self, index: usize) -> diesel::ConnectionResult<()> {
+        let conn = self.connector.connect()?;
+        let mut slot = self.slot(index);
+        slot.conn = Some(conn);
+        slot.life = ConnLife::new(&self.recycling);
+        drop(slot);
+        self.dispatcher.served(index, None, true);
+        Ok(())
     }
 
     /// The recycler's part: closes connections idle too long, and swaps in successors of
