@@ -5,7 +5,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 DB_NAME ?= school_service
 
-.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-fairness bench-archive bench-report-cards bench-families soak profile profile-instructions fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster bench-events
+.PHONY: help run test test-citus client-check bench bench-fleet-memory bench-default-pool bench-fairness bench-archive bench-report-cards bench-families soak profile profile-instructions fuzz metrics-demo console-shots app-shots build lint fmt schema bench-year bench-oneroster bench-events
 
 help:
 	@echo "make run    build, migrate, create demo schools when empty, serve on 127.0.0.1:8000"
@@ -14,6 +14,7 @@ help:
 	@echo "make client-check  Python and TypeScript clients generated from the OpenAPI document, checked against a server (in make test)"
 	@echo "make bench  release build + 1,000 schools + wrk load on loopback; prints figures"
 	@echo "make bench-fleet-memory  2,000 schools round robin: PostgreSQL backends' memory, throughput, p99, before/after affinity (in make bench)"
+	@echo "make bench-default-pool  make bench's 1,000 schools: the default pool (sized for the schools) vs the CPU's, read and mixed-1000 (in make bench)"
 	@echo "make bench-provision  provisioning against PostgreSQL's floor, fleet migrate timings"
 	@echo "make bench-fairness  49 quiet schools beside one searching (64 connections) or reading at 20x; FAIRNESS_MODES, FAIRNESS_RUNS"
 	@echo "make bench-archive  one school with 100,000 marks exported and imported: time, peak RSS, archive size"
@@ -50,9 +51,13 @@ client-check:
 bench:
 	@scripts/bench.sh
 	@[ "$${BENCH_FLEET_MEMORY:-1}" = 0 ] || scripts/bench/fleet_memory.sh
+	@[ "$${BENCH_DEFAULT_POOL:-1}" = 0 ] || scripts/bench/default_pool.sh
 
 bench-fleet-memory:
 	@scripts/bench/fleet_memory.sh
+
+bench-default-pool:
+	@scripts/bench/default_pool.sh
 
 bench-provision:
 	@scripts/bench-provision.sh

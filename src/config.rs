@@ -227,9 +227,7 @@ impl Config {
         // which schools, so more connections here would not spread the schools.
         let db_pool_sizing =
             if env_str("DB_POOL_SIZE").is_none() && db_pool_mode == PoolMode::Session {
-                PoolSizing::FollowsSchools {
-                    per_school_set: env_str("DB_POOL_PER_SCHOOL").is_some(),
-                }
+                PoolSizing::FollowsSchools
             } else {
                 PoolSizing::Fixed
             };
@@ -302,16 +300,18 @@ impl Config {
     }
 
     /// Grows a pool that follows the schools to one connection per hundred of them
-    /// (`pool::pool_size_for_schools`), with its per-school share unless that was set. The
-    /// in-flight cap stays the one the CPU's pool gave: it shares the cores, not the
-    /// connections.
+    /// (`pool::pool_size_for_schools`), spreading the schools over the CPU's size of them
+    /// until a backend outgrows its memory budget (`AffinitySettings::spread_at_start`).
+    /// The per-school share and the in-flight cap stay the CPU pool's: at most the CPU's
+    /// pool runs at once (`DB_POOL_RUNNING`), however many connections there are.
     pub fn fit_pool_to_schools(&mut self, schools: u64) {
-        let PoolSizing::FollowsSchools { per_school_set } = self.db_pool_sizing else {
+        if self.db_pool_sizing != PoolSizing::FollowsSchools {
             return;
-        };
-        self.db_pool_size = pool_size_for_schools(self.db_pool_size, schools);
-        if !per_school_set {
-            self.db_pool_per_school = default_per_school(self.db_pool_size);
+        }
+        let cpu = self.db_pool_size;
+        self.db_pool_size = pool_size_for_schools(cpu, schools);
+        if self.db_pool_size > cpu {
+            self.db_pool_affinity.spread_at_start = usize::try_from(cpu).ok();
         }
     }
 
@@ -369,8 +369,8 @@ pub enum PoolSizing {
     /// `DB_POOL_SIZE` gave it (or transaction mode, or a test).
     Fixed,
     /// Unset in session mode: twice the cores plus two, grown at start with the number of
-    /// schools; `per_school_set` when `DB_POOL_PER_SCHOOL` was given.
-    FollowsSchools { per_school_set: bool },
+    /// schools (`Config::fit_pool_to_schools`).
+    FollowsSchools,
 }
 
 fn env_str(key: &str) -> Option<String> {
@@ -431,6 +431,7 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
             usize::try_from(default_pool_size()).unwrap_or(usize::MAX),
         )?)
         .filter(|&n| n > 0),
+        spread_at_start: None,
         borrow_after: Duration::from_millis(parse_env(
             "DB_POOL_BORROW_AFTER_MS",
             u64::try_from(defaults.borrow_after.as_millis()).unwrap_or(u64::MAX),

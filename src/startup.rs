@@ -87,8 +87,8 @@ impl Application {
         let bind = config.bind_addr.ip();
         let state = web::Data::new(AppState::new(config));
         if state.config.db_pool_sizing != PoolSizing::Fixed {
-            // A pool sized for the schools is larger than the first requests need: opened
-            // now, they do not wait for connections (nor for each other's).
+            // The connections the schools are spread over at first, opened now: the first
+            // requests do not wait for them (nor for each other's).
             state.db.open_connections();
         }
         let mut subscribers: Vec<std::sync::Weak<dyn Subscriber>> = vec![
@@ -189,8 +189,12 @@ fn size_pool_for_schools(config: &mut Config) {
     match counted {
         Ok(schools) => {
             config.fit_pool_to_schools(u64::try_from(schools).unwrap_or(0));
+            let spread = config.db_pool_affinity.spread_at_start;
+            let spread = spread.map_or(String::new(), |n| {
+                format!(", the schools spread over {n} until a backend outgrows its budget")
+            });
             log::info!(
-                "pool: {} connections for {schools} schools (DB_POOL_SIZE sets it)",
+                "pool: {} connections for {schools} schools{spread} (DB_POOL_SIZE sets it)",
                 config.db_pool_size
             );
         }

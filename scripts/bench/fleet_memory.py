@@ -115,9 +115,12 @@ def memory(args):
 
 def pool(_args):
     """From the server's /metrics: distinct schools per pooled connection (median, max),
-    the share of placements that borrowed, and the connections recycled so far."""
-    schools, placements, recycled = [], {}, 0
+    the share of placements that borrowed, the connections recycled so far, and how many
+    connections the schools are spread over."""
+    schools, placements, recycled, spread = [], {}, 0, 0
     for line in sys.stdin:
+        if line.startswith("db_pool_spread_connections "):
+            spread = float(line.split()[-1])
         if line.startswith("db_pool_connection_schools{"):
             schools.append(float(line.split()[-1]))
         elif line.startswith("db_pool_placements_total{"):
@@ -127,7 +130,7 @@ def pool(_args):
             recycled += float(line.split()[-1])
     total = sum(placements.values()) or 1
     median = statistics.median(schools) if schools else 0
-    print(f"{median:.0f} {max(schools, default=0):.0f} {100 * placements.get('borrowed', 0) / total:.1f} {recycled:.0f}")
+    print(f"{median:.0f} {max(schools, default=0):.0f} {100 * placements.get('borrowed', 0) / total:.1f} {recycled:.0f} {spread:.0f}")
 
 
 def summary(args):
@@ -135,13 +138,15 @@ def summary(args):
     the median over runs of each pass's figures."""
     rows = [line.split() for path in args.files for line in open(path) if line.strip()]
     variants = sorted({r[0] for r in rows}, key=lambda v: (v != "before", v))
-    print(f"{'variant':8} {'pass':>4} {'median MiB':>10} {'max MiB':>8} {'req/s':>7} {'p99 ms':>7} {'errors':>6} {'schools/conn':>12} {'borrowed %':>10} {'recycled':>8}  (medians of {len({r[1] for r in rows})} runs)")
+    print(f"{'variant':8} {'pass':>4} {'median MiB':>10} {'max MiB':>8} {'req/s':>7} {'p99 ms':>7} {'errors':>6} {'schools/conn':>12} {'borrowed %':>10} {'recycled':>8} {'spread':>6}  (medians of {len({r[1] for r in rows})} runs)")
     for variant in variants:
         passes = sorted({int(r[2]) for r in rows if r[0] == variant})
         for p in passes:
             mine = [r for r in rows if r[0] == variant and int(r[2]) == p]
             med = lambda i: statistics.median(float(r[i]) for r in mine)
             pool = f"{med(9):>5.0f} / {med(10):<4.0f} {med(11):>10.1f} {med(12):>8.0f}" if all(len(r) > 12 for r in mine) else ""
+            if pool and all(len(r) > 13 for r in mine):
+                pool += f" {med(13):>6.0f}"
             print(f"{variant:8} {p:>4} {med(4):>10.1f} {med(5):>8.1f} {med(6):>7.0f} {med(7):>7.1f} {int(max(float(r[8]) for r in mine)):>6} {pool}")
 
 

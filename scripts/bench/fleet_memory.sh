@@ -9,14 +9,17 @@
 #           DB_POOL_SIZE), every connection running, DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0
 #           DB_POOL_MAX_BACKEND_MIB=0 (any connection serves any school, never recycled);
 #   after:  the defaults (a pool of one connection per hundred schools, up to 18, unless
-#           DB_POOL_SIZE is set, of which 2 x cores + 2 run at once; one home connection
-#           per school; recycling at DB_POOL_MAX_BACKEND_MIB of backend memory or
-#           DB_POOL_MAX_SCHOOLS schools);
+#           DB_POOL_SIZE is set, the schools spread over 2 x cores + 2 of them until a
+#           backend outgrows its memory budget, then over all; 2 x cores + 2 run at once;
+#           one home connection per school; recycling at DB_POOL_MAX_BACKEND_MIB of backend
+#           memory or DB_POOL_MAX_SCHOOLS schools);
 # and, only when named in FLEET_VARIANTS:
 #   cpu:    the defaults on the CPU's pool (DB_POOL_SIZE=2 x cores + 2);
 #   uncapped: the defaults with every connection running (DB_POOL_RUNNING=0);
 #   wide:   before's rule (any connection, every one running, never recycled) on the pool
 #           after sizes;
+#   full:   the defaults on the pool after sizes, the schools spread over all of it from
+#           the start (DB_POOL_SIZE set to that size);
 #   homes:  affinity alone, never recycled (what a school costs a backend that keeps it);
 #   capped: the defaults with DB_POOL_MAX_SCHOOLS=FLEET_CAP;
 #   budget: the defaults with DB_POOL_MAX_BACKEND_MIB=FLEET_BUDGET;
@@ -28,7 +31,8 @@
 #           size) whose server_lifetime is FLEET_SERVER_LIFETIME s (default 60): what
 #           bounds PostgreSQL's backends there (their Pss_Anon is what is measured).
 # Each row also gives the pool's distinct schools per connection (median, max, from
-# /metrics) and the share of units of work that borrowed a connection not their home.
+# /metrics), the share of units of work that borrowed a connection not their home, the
+# connections recycled and the connections the schools were spread over at the pass's end.
 # The summary gives medians over runs; the machine's load average is printed with it,
 # since other work on the machine moves throughput and latency (not memory).
 # The database is provisioned with `tenant create-many --jobs` (FLEET_JOBS) and dropped at
@@ -159,6 +163,7 @@ for run in $(seq 1 "$RUNS"); do
       after) start_server ;;
       cpu) start_server DB_POOL_SIZE="$cpu_pool" ;;
       uncapped) start_server DB_POOL_RUNNING=0 ;;
+      full) start_server DB_POOL_SIZE="${DB_POOL_SIZE:-$schools_pool}" ;;
       wide) start_server DB_POOL_SIZE="${DB_POOL_SIZE:-$schools_pool}" DB_POOL_RUNNING=0 DB_POOL_HOMES=0 DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;
       base) server_bin="$(realpath "${FLEET_BASE_BIN:?the build the base variant runs}")" start_server ;;
       homes) start_server DB_POOL_MAX_SCHOOLS=0 DB_POOL_MAX_BACKEND_MIB=0 ;;

@@ -18,6 +18,7 @@ async fn scrape(state: web::Data<AppState>) -> HttpResponse {
         pool_connections: pool.connections,
         pool_idle: pool.idle_connections,
         pool_max: state.config.db_pool_size,
+        pool_spread: pool.spread,
         schools,
     });
     HttpResponse::Ok()

@@ -45,10 +45,20 @@
 //! home is the connection that came back takes it if one is among the oldest `running`
 //! waiters (that lane's thread is awake); else the oldest waiter whose home is idle takes
 //! it; else one the rule lets borrow an idle connection.
+//!
+//! A pool may spread the schools over its first connections only
+//! ([`Dispatcher::with_spread`]) and [`widen`](Dispatcher::widen) to all of them, once:
+//! schools are ranked over the connections they are spread over, so widening from `n` to
+//! `size` moves a school's first home only when one of the new connections outranks it
+//! (about `1 - n / size` of them), and each old connection keeps a subset of its schools.
 
 use std::{
     collections::{HashSet, VecDeque},
-    sync::{Mutex, mpsc},
+    sync::{
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
+        mpsc,
+    },
     time::Duration,
 };
 
@@ -145,6 +155,7 @@ struct Waiter {
 }
 
 struct State {
+    /// One entry per slot the schools are spread over (`Dispatcher::spread`).
     idle: Vec<bool>,
     /// The schools each slot's connection has served (`Slots::checkout` reports them):
     /// lending a connection to one of them costs its backend nothing new.
@@ -243,10 +254,14 @@ impl State {
     }
 }
 
-/// Hands out the slots `0..size`, one holder each, by the rule in the module comment.
+/// Hands out the slots `0..spread` of `0..size`, one holder each, by the rule in the
+/// module comment.
 pub struct Dispatcher {
     homes: usize,
     size: usize,
+    /// The slots handed out: the first this many (`State::idle`'s length, read here
+    /// without the lock to rank a school's slots).
+    spread: AtomicUsize,
     /// At most this many units of work hold slots at once.
     running: usize,
     state: Mutex<State>,
@@ -259,6 +274,7 @@ impl Dispatcher {
         Self {
             homes: homes.min(size),
             size,
+            spread: AtomicUsize::new(size),
             running: size,
             state: Mutex::new(State {
                 idle: vec![true; size],
@@ -275,6 +291,37 @@ impl Dispatcher {
         self
     }
 
+    /// Only the first `spread` slots are handed out (at least one) until
+    /// [`Dispatcher::widen`].
+    pub fn with_spread(self, spread: usize) -> Self {
+        let spread = spread.clamp(1, self.size.max(1));
+        self.spread.store(spread, Ordering::Release);
+        let mut state = self.state();
+        state.idle.truncate(spread);
+        state.warm.truncate(spread);
+        drop(state);
+        self
+    }
+
+    /// Hands out every slot from now on; true when some were not. Waiters queued before
+    /// keep their ranking over the slots handed out then (a new slot is no home of theirs,
+    /// but they may borrow it); work that comes after ranks all of them.
+    pub fn widen(&self) -> bool {
+        let mut state = self.state();
+        if state.idle.len() >= self.size {
+            return false;
+        }
+        state.idle.resize(self.size, true);
+        state.warm.resize_with(self.size, HashSet::new);
+        self.spread.store(self.size, Ordering::Release);
+        true
+    }
+
+    /// How many slots are handed out (the first ones).
+    pub fn spread(&self) -> usize {
+        self.spread.load(Ordering::Acquire)
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -282,11 +329,14 @@ impl Dispatcher {
     /// What work bound to `school` (or to none) prefers.
     pub fn preference(&self, school: Option<u64>) -> Preference {
         match school {
-            Some(key) if self.homes > 0 => Preference::School {
-                key,
-                ranking: ranking(key, self.size),
-                homes: self.homes,
-            },
+            Some(key) if self.homes > 0 => {
+                let spread = self.spread();
+                Preference::School {
+                    key,
+                    ranking: ranking(key, spread),
+                    homes: self.homes.min(spread),
+                }
+            }
             _ => Preference::Any,
         }
     }
@@ -383,7 +433,7 @@ impl Dispatcher {
         let was_full = state.held() >= self.running;
         state.idle[slot] = true;
         while state.held() < self.running {
-            let limit = self.size * PASSED_OVER_LIMIT;
+            let limit = state.idle.len() * PASSED_OVER_LIMIT;
             let window = if was_full { self.running } else { 0 };
             let Some((at, to)) = Self::next_holder(&mut state, slot, limit, window) else {
                 return;

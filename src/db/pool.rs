@@ -137,6 +137,10 @@ pub struct AffinitySettings {
     /// the CPU's share, where the pool's size is the schools' (how many backends share
     /// their catalog entries). `None`: the pool's size.
     pub running: Option<usize>,
+    /// The schools are spread over this many connections (the first ones) until a backend
+    /// outgrows its memory budget, or its memory cannot be read; then over all of them
+    /// (`Slots::widen`). `None`: over all of them from the start.
+    pub spread_at_start: Option<usize>,
     pub recycling: RecycleSettings,
 }
 
@@ -147,6 +151,7 @@ impl Default for AffinitySettings {
             homes: 1,
             borrow_after: super::affinity::BORROW_AFTER,
             running: None,
+            spread_at_start: None,
             recycling: RecycleSettings::default(),
         }
     }
@@ -289,11 +294,12 @@ pub(crate) struct Turn {
     queued: Duration,
 }
 
-/// Connections open and idle now.
+/// Connections open and idle now, and how many the schools are spread over.
 #[derive(Clone, Copy, Debug)]
 pub struct PoolState {
     pub connections: u32,
     pub idle_connections: u32,
+    pub spread: u32,
 }
 
 impl Db {
@@ -464,6 +470,7 @@ impl Db {
         PoolState {
             connections,
             idle_connections,
+            spread: u32::try_from(self.slots.spread()).unwrap_or(u32::MAX),
         }
     }
 

@@ -65,7 +65,8 @@ impl Slots {
                 })
                 .collect(),
             dispatcher: Dispatcher::new(size, affinity.homes)
-                .with_running(affinity.running.unwrap_or(size)),
+                .with_running(affinity.running.unwrap_or(size))
+                .with_spread(affinity.spread_at_start.unwrap_or(size)),
             borrow_after: affinity.borrow_after,
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
@@ -190,11 +191,45 @@ impl Slots {
         let mut slot = self.slot(ticket.slot);
         slot.life.used(now);
         slot.conn = Some(conn);
-        if !slot.replacing && slot.life.due(&self.recycling, now).is_some() {
+        if slot.replacing {
+            return;
+        }
+        if let Some(reason) = slot.life.due(&self.recycling, now) {
             slot.replacing = true;
             drop(slot);
-            self.send(Job::Replace(ticket.slot));
+            self.replace(ticket.slot, reason);
         }
+    }
+
+    /// Asks the recycler for a successor to `index`'s connection, whose slot is marked
+    /// replacing. A backend that outgrew its memory budget first widens the pool to all
+    /// its connections: the schools' catalog entries do not fit the ones they are spread
+    /// over.
+    fn replace(&self, index: usize, reason: Reason) {
+        if reason == Reason::Memory {
+            self.widen();
+        }
+        self.send(Job::Replace(index));
+    }
+
+    /// Spreads the schools over every connection (`Dispatcher::widen`), once, and has the
+    /// new ones opened off the request path.
+    fn widen(&self) {
+        if self.dispatcher.widen() {
+            log::info!(
+                "pool: a backend outgrew its memory budget; the schools now spread over all \
+                 {} connections",
+                self.slots.len()
+            );
+            metrics::pool_widened();
+            self.send(Job::Open);
+        }
+    }
+
+    /// How many connections the schools are spread over: the first ones until the pool
+    /// widens (`widen`).
+    pub fn spread(&self) -> usize {
+        self.dispatcher.spread()
     }
 
     /// The recycler's part: reads the memory of `conn`'s backend, then puts it back into
@@ -217,6 +252,9 @@ impl Slots {
                      pg_backend_memory_contexts (grant it pg_read_all_stats; see \
                      docs/scale-out.md)"
                 );
+                // Unmeasured, the backends are bounded only by how widely the schools
+                // spread: over every connection.
+                self.widen();
                 None
             }
             Err(err) => {
@@ -289,20 +327,20 @@ impl Slots {
                 continue;
             }
             let mut slot = self.slot(index);
-            let mut closing = None;
+            let (mut closing, mut due) = (None, None);
             if slot.life.idle_too_long(&self.recycling, now) {
                 // A successor too: the slot opens afresh on its next use.
                 closing = slot.conn.take();
                 slot.successor = None;
                 slot.replacing = false;
-            } else if slot.conn.is_some()
-                && !slot.replacing
-                && slot.life.due(&self.recycling, now).is_some()
-            {
-                slot.replacing = true;
-                self.send(Job::Replace(index));
+            } else if slot.conn.is_some() && !slot.replacing {
+                due = slot.life.due(&self.recycling, now);
+                slot.replacing = due.is_some();
             }
             drop(slot);
+            if let Some(reason) = due {
+                self.replace(index, reason);
+            }
             self.dispatcher.release(index);
             drop(closing);
         }

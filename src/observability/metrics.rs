@@ -18,6 +18,8 @@ pub const HTTP_IN_FLIGHT: &str = "http_requests_in_flight";
 pub const POOL_CONNECTIONS: &str = "db_pool_connections";
 pub const POOL_IDLE: &str = "db_pool_idle_connections";
 pub const POOL_MAX: &str = "db_pool_max_connections";
+pub const POOL_SPREAD: &str = "db_pool_spread_connections";
+pub const POOL_WIDENED: &str = "db_pool_widened_total";
 pub const POOL_WAIT: &str = "db_pool_wait_seconds";
 pub const POOL_TIMEOUTS: &str = "db_pool_timeouts_total";
 pub const STATEMENT_TIMEOUTS: &str = "db_statement_timeouts_total";
@@ -87,6 +89,14 @@ fn describe() {
     describe_gauge!(POOL_CONNECTIONS, "Database connections open in the pool");
     describe_gauge!(POOL_IDLE, "Open database connections not in use");
     describe_gauge!(POOL_MAX, "The pool's size (DB_POOL_SIZE)");
+    describe_gauge!(
+        POOL_SPREAD,
+        "Connections the schools are spread over: the CPU's share until a backend outgrows DB_POOL_MAX_BACKEND_MIB, then the pool's size"
+    );
+    describe_counter!(
+        POOL_WIDENED,
+        "Times the pool spread the schools over all its connections (at most once per server)"
+    );
     describe_histogram!(
         POOL_WAIT,
         Unit::Seconds,
@@ -292,6 +302,11 @@ pub fn pool_connection_memory(slot: usize, bytes: u64) {
     gauge!(POOL_CONNECTION_MEMORY, "slot" => slot.to_string()).set(bytes as f64);
 }
 
+/// The pool spread the schools over all its connections (`Slots::widen`).
+pub fn pool_widened() {
+    counter!(POOL_WIDENED).increment(1);
+}
+
 /// A pooled connection was replaced by its successor (`reason`: lifetime, schools, memory).
 pub fn pool_connection_recycled(reason: &'static str) {
     counter!(POOL_RECYCLED, "reason" => reason).increment(1);
@@ -376,6 +391,8 @@ pub struct Sampled {
     pub pool_connections: u32,
     pub pool_idle: u32,
     pub pool_max: u32,
+    /// Connections the schools are spread over (`Db::state`).
+    pub pool_spread: u32,
     /// (active, inactive) schools, when the registry is loaded.
     pub schools: Option<(usize, usize)>,
 }
@@ -385,6 +402,7 @@ pub fn render(sampled: &Sampled) -> String {
     gauge!(POOL_CONNECTIONS).set(sampled.pool_connections);
     gauge!(POOL_IDLE).set(sampled.pool_idle);
     gauge!(POOL_MAX).set(sampled.pool_max);
+    gauge!(POOL_SPREAD).set(sampled.pool_spread);
     if let Some((active, inactive)) = sampled.schools {
         gauge!(SCHOOLS, "state" => "active").set(active as f64);
         gauge!(SCHOOLS, "state" => "inactive").set(inactive as f64);

@@ -449,3 +449,34 @@ fn a_freed_place_prefers_a_near_waiter_of_the_connection_that_came_back() {
         "its idle home at the next place"
     );
 }
+
+#[test]
+fn a_pool_spread_over_its_first_slots_hands_out_only_those_until_it_widens() {
+    let dispatcher = Dispatcher::new(6, 1).with_spread(2);
+    assert_eq!(dispatcher.spread(), 2);
+    let schools: Vec<u64> = (0..200).collect();
+    for &school in &schools {
+        let slot = claim_now(&dispatcher, Some(school));
+        assert_eq!(slot, home(school, 2), "school {school}: its home of two");
+        dispatcher.release(slot);
+    }
+    assert!(!dispatcher.claim_idle(2), "slot 2 is not handed out yet");
+    let held = [claim_now(&dispatcher, None), claim_now(&dispatcher, None)];
+    let (_, granted) = queue(&dispatcher, None);
+    held.iter().for_each(|&slot| dispatcher.release(slot));
+    let granted = granted.blocking_recv().expect("a slot of the two");
+    assert!(granted < 2, "{granted}");
+    dispatcher.release(granted);
+
+    assert!(dispatcher.widen(), "widened");
+    assert!(!dispatcher.widen(), "once");
+    assert_eq!(dispatcher.spread(), 6);
+    for &school in &schools {
+        let slot = claim_now(&dispatcher, Some(school));
+        assert_eq!(slot, home(school, 6), "school {school}: its home of six");
+        // A school keeps its home unless a new slot outranks it.
+        assert!(slot == home(school, 2) || slot >= 2, "school {school}");
+        dispatcher.release(slot);
+    }
+    assert!(dispatcher.claim_idle(5), "every slot is handed out now");
+}

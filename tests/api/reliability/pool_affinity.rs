@@ -91,15 +91,27 @@ fn pool(url: &str, homes: usize, max_schools: Option<usize>) -> Db {
 }
 
 fn pool_with(url: &str, homes: usize, recycling: RecycleSettings) -> Db {
-    let settings = PoolSettings {
+    Db::open(url, &settings(homes, recycling))
+}
+
+fn settings(homes: usize, recycling: RecycleSettings) -> PoolSettings {
+    PoolSettings {
         affinity: AffinitySettings {
             homes,
             recycling,
             ..AffinitySettings::default()
         },
         ..PoolSettings::new(POOL, Duration::from_secs(10))
-    };
-    Db::open(url, &settings)
+    }
+}
+
+/// A budget of `mib` MiB per backend, and no other reason to replace a connection.
+fn memory_budget(mib: u64) -> RecycleSettings {
+    RecycleSettings {
+        max_schools: None,
+        max_backend_bytes: Some(mib << 20),
+        ..RecycleSettings::default()
+    }
 }
 
 fn most_schools(served: &HashMap<i32, HashSet<String>>) -> usize {
@@ -153,19 +165,14 @@ async fn a_backend_past_its_memory_budget_is_replaced_and_one_within_it_is_kept(
     let (db, schools) = fleet().await;
     // Every connection serves every school (no homes), so each meets 16 new schools and
     // has its backend's memory read; a budget of 1 MiB is below any backend's.
-    let recycling = |mib: u64| RecycleSettings {
-        max_schools: None,
-        max_backend_bytes: Some(mib << 20),
-        ..RecycleSettings::default()
-    };
-    let small = pool_with(&db.url, 0, recycling(1));
+    let small = pool_with(&db.url, 0, memory_budget(1));
     let served = serve(&small, &schools, 6).await;
     assert!(
         served.len() > POOL as usize,
         "over budget: connections were replaced ({} backends)",
         served.len()
     );
-    let ample = pool_with(&db.url, 0, recycling(1024));
+    let ample = pool_with(&db.url, 0, memory_budget(1024));
     let served = serve(&ample, &schools, 6).await;
     assert!(
         served.len() <= POOL as usize,
@@ -204,15 +211,17 @@ async fn without_a_size_the_pool_follows_the_number_of_schools() {
         config.db_pool_sizing = sizing;
         Application::build(config).expect("build").pool_size()
     };
-    let follows = PoolSizing::FollowsSchools {
-        per_school_set: false,
-    };
-    assert_eq!(sized(follows), 3, "{schools} schools: three connections");
+    assert_eq!(
+        sized(PoolSizing::FollowsSchools),
+        3,
+        "{schools} schools: three connections"
+    );
     assert_eq!(sized(PoolSizing::Fixed), 2, "a given size stays");
 }
 
-/// One connection per hundred schools up to eighteen, half of them a school's share unless
-/// that was set; the in-flight cap, which shares the cores, does not move.
+/// One connection per hundred schools up to eighteen, the schools spread over the CPU's
+/// size of them at first; the per-school share and the in-flight cap, which share the
+/// running, not the connections, do not move.
 #[test]
 fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
     let fitted = |sizing: PoolSizing, schools: u64| {
@@ -224,23 +233,53 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         config.fit_pool_to_schools(schools);
         (
             config.db_pool_size,
+            config.db_pool_affinity.spread_at_start,
             config.db_pool_per_school,
             config.school_max_in_flight,
         )
     };
-    let follows = PoolSizing::FollowsSchools {
-        per_school_set: false,
+    let follows = PoolSizing::FollowsSchools;
+    assert_eq!(fitted(follows, 0), (6, None, 3, Some(1)));
+    assert_eq!(fitted(follows, 600), (6, None, 3, Some(1)));
+    assert_eq!(fitted(follows, 601), (7, Some(6), 3, Some(1)));
+    assert_eq!(fitted(follows, 2_000), (18, Some(6), 3, Some(1)));
+    assert_eq!(fitted(follows, 10_000), (18, Some(6), 3, Some(1)));
+    assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, None, 3, Some(1)));
+}
+
+/// A pool that spreads the schools over its first connections keeps to them while their
+/// backends stay within budget, and spreads them over all its connections once one
+/// outgrows it (and is replaced).
+#[tokio::test]
+async fn a_pool_spread_over_its_first_connections_widens_when_a_backend_outgrows_its_budget() {
+    let (db, schools) = fleet().await;
+    let spread_over_two = |mib: u64| {
+        let mut settings = settings(0, memory_budget(mib));
+        settings.affinity.spread_at_start = Some(2);
+        Db::open(&db.url, &settings)
     };
-    assert_eq!(fitted(follows, 0), (6, 3, Some(1)));
-    assert_eq!(fitted(follows, 600), (6, 3, Some(1)));
-    assert_eq!(fitted(follows, 601), (7, 4, Some(1)));
-    assert_eq!(fitted(follows, 2_000), (18, 9, Some(1)));
-    assert_eq!(fitted(follows, 10_000), (18, 9, Some(1)));
-    let per_school_set = PoolSizing::FollowsSchools {
-        per_school_set: true,
-    };
-    assert_eq!(fitted(per_school_set, 2_000), (18, 3, Some(1)));
-    assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, 3, Some(1)));
+    let ample = spread_over_two(1024);
+    let served = serve(&ample, &schools, 6).await;
+    let state = ample.state();
+    assert_eq!((state.spread, state.connections), (2, 2), "within budget");
+    assert_eq!(
+        served.len(),
+        2,
+        "within budget: two backends, none replaced"
+    );
+    // Every connection serves every school (no homes): each meets 16 new schools, has its
+    // backend's memory read, and is over a budget of 1 MiB.
+    let small = spread_over_two(1);
+    serve(&small, &schools, 6).await;
+    assert_eq!(small.state().spread, POOL, "over budget: all connections");
+    // The new ones are opened on the recycler thread, and serve work.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while small.state().connections < POOL && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(small.state().connections, POOL, "all connections open");
+    let served = serve(&small, &schools, 2).await;
+    assert!(served.len() > 2, "{} backends served", served.len());
 }
 
 /// A pool asked to open its connections ahead opens every one, each while idle, and
