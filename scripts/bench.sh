@@ -55,8 +55,9 @@ export DATABASE_URL="$(pg_url_for "$db")"
 export JWT_SECRET="bench-secret-bench-secret-bench-secret-0123"
 export RUST_LOG=warn ACCESS_TOKEN_TTL=3600 LOGIN_RATE_PER_MINUTE=100000000
 # The CPU's pool (2 x cores + 2) unless BENCH_POOL_SIZE says otherwise, so the figures
-# compare across commits. (Left to itself the server would size its pool from the 1,000
-# schools, 10 connections: docs/performance.md, "a pool the schools size".)
+# compare across commits. (Left to itself the server sizes its pool from the 1,000
+# schools, 10 connections, spreading them over 6 while they fit: make
+# bench-default-pool compares the two.)
 export DB_POOL_SIZE="${BENCH_POOL_SIZE:-$(( $(nproc) * 2 + 2 ))}" BIND_ADDR="127.0.0.1:$PORT"
 
 "$bin" migrate >/dev/null

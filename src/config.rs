@@ -7,8 +7,8 @@ use anyhow::{Context, bail};
 use crate::{
     db::{
         pool::{
-            AffinitySettings, PoolMode, PoolSettings, default_in_flight, default_per_school,
-            pool_size_for_schools,
+            AffinitySettings, Narrow, PoolMode, PoolSettings, default_in_flight,
+            default_per_school, pool_size_for_schools,
         },
         recycle::RecycleSettings,
     },
@@ -301,7 +301,7 @@ impl Config {
 
     /// Grows a pool that follows the schools to one connection per hundred of them
     /// (`pool::pool_size_for_schools`), spreading the schools over the CPU's size of them
-    /// until a backend outgrows its memory budget (`AffinitySettings::spread_at_start`).
+    /// until their backends would outgrow the memory budget (`pool::Narrow`).
     /// The per-school share and the in-flight cap stay the CPU pool's: at most the CPU's
     /// pool runs at once (`DB_POOL_RUNNING`), however many connections there are.
     pub fn fit_pool_to_schools(&mut self, schools: u64) {
@@ -311,7 +311,10 @@ impl Config {
         let cpu = self.db_pool_size;
         self.db_pool_size = pool_size_for_schools(cpu, schools);
         if self.db_pool_size > cpu {
-            self.db_pool_affinity.spread_at_start = usize::try_from(cpu).ok();
+            self.db_pool_affinity.narrow = Some(Narrow {
+                spread: usize::try_from(cpu).unwrap_or(usize::MAX),
+                schools,
+            });
         }
     }
 
@@ -431,7 +434,7 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
             usize::try_from(default_pool_size()).unwrap_or(usize::MAX),
         )?)
         .filter(|&n| n > 0),
-        spread_at_start: None,
+        narrow: None,
         borrow_after: Duration::from_millis(parse_env(
             "DB_POOL_BORROW_AFTER_MS",
             u64::try_from(defaults.borrow_after.as_millis()).unwrap_or(u64::MAX),

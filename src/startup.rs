@@ -189,9 +189,10 @@ fn size_pool_for_schools(config: &mut Config) {
     match counted {
         Ok(schools) => {
             config.fit_pool_to_schools(u64::try_from(schools).unwrap_or(0));
-            let spread = config.db_pool_affinity.spread_at_start;
-            let spread = spread.map_or(String::new(), |n| {
-                format!(", the schools spread over {n} until a backend outgrows its budget")
+            let narrow = config.db_pool_affinity.narrow;
+            let spread = narrow.map_or(String::new(), |narrow| {
+                let n = narrow.spread;
+                format!(", the schools spread over {n} until their backends outgrow the budget")
             });
             log::info!(
                 "pool: {} connections for {schools} schools{spread} (DB_POOL_SIZE sets it)",

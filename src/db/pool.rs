@@ -137,11 +137,29 @@ pub struct AffinitySettings {
     /// the CPU's share, where the pool's size is the schools' (how many backends share
     /// their catalog entries). `None`: the pool's size.
     pub running: Option<usize>,
-    /// The schools are spread over this many connections (the first ones) until a backend
-    /// outgrows its memory budget, or its memory cannot be read; then over all of them
-    /// (`Slots::widen`). `None`: over all of them from the start.
-    pub spread_at_start: Option<usize>,
+    /// Whether the schools are spread over the first connections only at first (`None`:
+    /// over all of them from the start).
+    pub narrow: Option<Narrow>,
     pub recycling: RecycleSettings,
+}
+
+/// A pool that spreads the schools over its first `spread` connections until their backends
+/// would outgrow the memory budget, or their memory cannot be read; then over all of them,
+/// once (`Slots::widen`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrow {
+    pub spread: usize,
+    /// The schools the server counted at start: each memory reading is projected from the
+    /// schools the backend has served to its share of them (`ConnLife::would_outgrow`).
+    pub schools: u64,
+}
+
+impl Narrow {
+    /// The schools each of the first `spread` connections is home to.
+    pub fn homes_per_connection(&self, homes: usize) -> usize {
+        let schools = usize::try_from(self.schools).unwrap_or(usize::MAX);
+        schools.saturating_mul(homes.max(1)) / self.spread.max(1)
+    }
 }
 
 impl Default for AffinitySettings {
@@ -151,7 +169,7 @@ impl Default for AffinitySettings {
             homes: 1,
             borrow_after: super::affinity::BORROW_AFTER,
             running: None,
-            spread_at_start: None,
+            narrow: None,
             recycling: RecycleSettings::default(),
         }
     }

@@ -134,6 +134,17 @@ impl ConnLife {
         self.schools_at_reading = self.schools.len();
     }
 
+    /// Whether the backend would outgrow its budget serving `homes` schools, at the cost
+    /// per school its last reading showed (its memory over the schools it had served then;
+    /// what a new backend holds is counted in, so the projection errs high).
+    pub fn would_outgrow(&self, settings: &RecycleSettings, homes: usize) -> bool {
+        let (Some(max), Some(memory)) = (settings.max_backend_bytes, self.memory) else {
+            return false;
+        };
+        let served = self.schools_at_reading.max(1);
+        memory as f64 * homes as f64 / served as f64 >= max as f64 * self.share
+    }
+
     pub fn used(&mut self, now: Instant) {
         self.last_used = now;
     }
@@ -316,5 +327,28 @@ mod tests {
         assert_eq!(life.due(&settings, now), None);
         life.read_memory(Some(25 << 20));
         assert_eq!(life.due(&settings, now), Some(Reason::Memory));
+    }
+
+    #[test]
+    fn a_reading_is_projected_to_the_homes_the_backend_will_serve() {
+        let settings = settings(10_000, 3600);
+        let mut life = ConnLife::with_share(&settings, 0.75);
+        assert!(!life.would_outgrow(&settings, 1_000), "no reading yet");
+        for key in 0..MEASURE_EVERY as u64 {
+            life.served(Some(key));
+        }
+        // 16 schools in 2 MiB: 128 KiB a school. The budget is 24 MiB (3/4 of 32).
+        life.read_memory(Some(2 << 20));
+        assert!(!life.would_outgrow(&settings, 16), "what it holds now");
+        assert!(
+            !life.would_outgrow(&settings, 191),
+            "191 x 128 KiB < 24 MiB"
+        );
+        assert!(life.would_outgrow(&settings, 192), "192 x 128 KiB = 24 MiB");
+        let unbudgeted = RecycleSettings {
+            max_backend_bytes: None,
+            ..settings
+        };
+        assert!(!life.would_outgrow(&unbudgeted, 1_000_000));
     }
 }

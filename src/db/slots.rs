@@ -43,6 +43,9 @@ pub struct Slots {
     borrow_after: Duration,
     /// To the recycler thread.
     jobs: Mutex<mpsc::Sender<Job>>,
+    /// While the schools are spread over the first connections only: the schools each is
+    /// home to, which a memory reading is projected to (`widen`).
+    narrow_homes: Option<usize>,
     /// Backends' memory can be read (a budget is set, and the role may read
     /// `pg_backend_memory_contexts`: cleared at the first refusal).
     measuring: AtomicBool,
@@ -66,7 +69,10 @@ impl Slots {
                 .collect(),
             dispatcher: Dispatcher::new(size, affinity.homes)
                 .with_running(affinity.running.unwrap_or(size))
-                .with_spread(affinity.spread_at_start.unwrap_or(size)),
+                .with_spread(affinity.narrow.map_or(size, |narrow| narrow.spread)),
+            narrow_homes: affinity
+                .narrow
+                .map(|narrow| narrow.homes_per_connection(affinity.homes)),
             borrow_after: affinity.borrow_after,
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
@@ -203,8 +209,8 @@ impl Slots {
 
     /// Asks the recycler for a successor to `index`'s connection, whose slot is marked
     /// replacing. A backend that outgrew its memory budget first widens the pool to all
-    /// its connections: the schools' catalog entries do not fit the ones they are spread
-    /// over.
+    /// its connections (if the projection did not already): the schools' catalog entries
+    /// do not fit the ones they are spread over.
     fn replace(&self, index: usize, reason: Reason) {
         if reason == Reason::Memory {
             self.widen();
@@ -213,12 +219,15 @@ impl Slots {
     }
 
     /// Spreads the schools over every connection (`Dispatcher::widen`), once, and has the
-    /// new ones opened off the request path.
+    /// new ones opened off the request path. Asked for when a reading projects a backend
+    /// past its budget once it has served all its homes (early: the fewer schools warmed
+    /// on a home they then leave, the better), when one is past it, and when memory
+    /// cannot be read.
     fn widen(&self) {
         if self.dispatcher.widen() {
             log::info!(
-                "pool: a backend outgrew its memory budget; the schools now spread over all \
-                 {} connections",
+                "pool: the schools' catalog entries outgrow the memory budget of the \
+                 connections they were spread over; they now spread over all {}",
                 self.slots.len()
             );
             metrics::pool_widened();
@@ -262,7 +271,14 @@ impl Slots {
                 None
             }
         };
-        self.slot(ticket.slot).life.read_memory(bytes);
+        let mut slot = self.slot(ticket.slot);
+        slot.life.read_memory(bytes);
+        let outgrows = (self.narrow_homes)
+            .is_some_and(|homes| slot.life.would_outgrow(&self.recycling, homes));
+        drop(slot);
+        if outgrows {
+            self.widen();
+        }
         self.store(&ticket, conn);
     }
 

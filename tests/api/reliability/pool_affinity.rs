@@ -13,7 +13,7 @@ use school_service::{
     config::PoolSizing,
     db::{
         Db,
-        pool::{AffinitySettings, PoolSettings},
+        pool::{AffinitySettings, Narrow, PoolSettings},
         recycle::RecycleSettings,
     },
     startup::Application,
@@ -233,7 +233,7 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         config.fit_pool_to_schools(schools);
         (
             config.db_pool_size,
-            config.db_pool_affinity.spread_at_start,
+            config.db_pool_affinity.narrow.map(|narrow| narrow.spread),
             config.db_pool_per_school,
             config.school_max_in_flight,
         )
@@ -255,7 +255,10 @@ async fn a_pool_spread_over_its_first_connections_widens_when_a_backend_outgrows
     let (db, schools) = fleet().await;
     let spread_over_two = |mib: u64| {
         let mut settings = settings(0, memory_budget(mib));
-        settings.affinity.spread_at_start = Some(2);
+        settings.affinity.narrow = Some(Narrow {
+            spread: 2,
+            schools: SCHOOLS as u64,
+        });
         Db::open(&db.url, &settings)
     };
     let ample = spread_over_two(1024);
