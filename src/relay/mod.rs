@@ -22,7 +22,8 @@
 //!
 //! **One relay per school at a time.** A relay leases a due school (`leased_until`, taken
 //! with `FOR UPDATE SKIP LOCKED`, renewed while it works); another relay takes it over only
-//! once the lease ran out. Leases are rows, not session locks, so this works behind
+//! once the lease ran out. A worker whose visit fails lets go of the school at once
+//! (`let_go`), so a passing database error delays its deliveries by a second, not a lease. Leases are rows, not session locks, so this works behind
 //! PgBouncer in transaction mode. An attempt is recorded after its answer, and a
 //! subscription's cursor moved past an event only with it: a relay killed in between
 //! leaves the cursor before the event, and the next relay sends it again with the same
@@ -59,6 +60,9 @@ const WORKERS: usize = 64;
 const IDLE_WAIT: Duration = Duration::from_secs(5);
 /// One visit of a school in this many prunes its attempts older than the retention.
 const PRUNE_ONE_IN: u32 = 50;
+/// How long a worker whose visit of a school failed (the database out of reach, a
+/// statement cancelled) waits before it claims again.
+const AFTER_A_FAILED_VISIT: Duration = Duration::from_secs(1);
 
 pub struct Relay {
     id: Uuid,
@@ -148,6 +152,8 @@ impl Relay {
                     self.wake.notify_one();
                     if let Err(err) = self.serve_school(&schema).await {
                         log::warn!("webhook relay: school {schema}: {err}");
+                        self.let_go(&schema).await;
+                        tokio::time::sleep(AFTER_A_FAILED_VISIT).await;
                     }
                     continue;
                 }
@@ -179,6 +185,31 @@ impl Relay {
                 Ok(claimed.into_iter().next().map(|c| c.schema_name))
             })
             .await
+    }
+
+    /// Lets go of a school whose visit failed, due at once: left to run out, its lease
+    /// would hold the school's deliveries back for the lease's length (the delivery
+    /// timeout and 15 s). What was sent and not recorded is sent again, with its
+    /// `webhook-id`.
+    async fn let_go(&self, schema: &str) {
+        let (relay, schema) = (self.id, schema.to_owned());
+        let released = self
+            .db
+            .run(move |conn| {
+                diesel::sql_query(
+                    "UPDATE public.webhook_pending \
+                        SET leased_until = NULL, leased_by = NULL, due_at = now() \
+                      WHERE schema_name = $1 AND leased_by = $2",
+                )
+                .bind::<sql_types::Text, _>(schema)
+                .bind::<sql_types::Uuid, _>(relay)
+                .execute(conn)?;
+                Ok(())
+            })
+            .await;
+        if let Err(err) = released {
+            log::warn!("webhook relay: could not let go of a school after a failed visit: {err}");
+        }
     }
 
     /// Delivers what is due for one leased school, then lets go of it.

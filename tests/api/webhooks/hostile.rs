@@ -17,10 +17,7 @@ use crate::{
     webhooks::subscriptions::{WEBHOOKS, subscribe},
 };
 
-/// The receivers' timeout. The well-behaved deliveries must be made within it, while the
-/// hostile ones hold their connections; 4 s was too short twice in full `make test` runs
-/// on two cores (the whole suite's databases being cloned beside it), never alone.
-const TIMEOUT: Duration = Duration::from_secs(8);
+const TIMEOUT: Duration = Duration::from_secs(4);
 
 /// `tests/webhooks/hostile.py`, killed on drop.
 struct Hostile {
