@@ -301,7 +301,8 @@ impl Config {
 
     /// Grows a pool that follows the schools to one connection per hundred of them
     /// (`pool::pool_size_for_schools`), spreading the schools over the CPU's size of them
-    /// until their backends would outgrow the memory budget (`pool::Narrow`).
+    /// until their backends would outgrow the memory budget (`pool::Narrow`; with no
+    /// budget, over all of them from the start).
     /// The per-school share and the in-flight cap stay the CPU pool's: at most the CPU's
     /// pool runs at once (`DB_POOL_RUNNING`), however many connections there are.
     pub fn fit_pool_to_schools(&mut self, schools: u64) {
@@ -310,7 +311,10 @@ impl Config {
         }
         let cpu = self.db_pool_size;
         self.db_pool_size = pool_size_for_schools(cpu, schools);
-        if self.db_pool_size > cpu {
+        // Without a memory budget nothing would widen it: the schools spread over all
+        // connections from the start, which bounds each backend by its share of them.
+        let budget = self.db_pool_affinity.recycling.max_backend_bytes;
+        if self.db_pool_size > cpu && budget.is_some() {
             self.db_pool_affinity.narrow = Some(Narrow {
                 spread: usize::try_from(cpu).unwrap_or(usize::MAX),
                 schools,

@@ -245,6 +245,16 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
     assert_eq!(fitted(follows, 2_000), (18, Some(6), 3, Some(1)));
     assert_eq!(fitted(follows, 10_000), (18, Some(6), 3, Some(1)));
     assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, None, 3, Some(1)));
+    let mut unbudgeted = test_config("postgres://unused");
+    unbudgeted.db_pool_size = 6;
+    unbudgeted.db_pool_sizing = follows;
+    unbudgeted.db_pool_affinity.recycling.max_backend_bytes = None;
+    unbudgeted.fit_pool_to_schools(2_000);
+    assert_eq!(
+        (unbudgeted.db_pool_size, unbudgeted.db_pool_affinity.narrow),
+        (18, None),
+        "no budget: spread over all from the start"
+    );
 }
 
 /// A pool that spreads the schools over its first connections keeps to them while their
