@@ -35,6 +35,7 @@ wait_ready() {
 #   server_database PREFIX   creates database PREFIX_<pid> ($db, exported as DATABASE_URL) and
 #                            sets an EXIT trap that stops the server and drops the database
 #   serve_in_background BIN  starts `BIN serve` (BIND_ADDR must be set) and waits until ready
+#   server_stop              stops that server (before another is started on the database)
 server_database() {
   db="$1_$$"
   server_pid=""
@@ -44,8 +45,13 @@ server_database() {
   export DATABASE_URL
 }
 
-server_cleanup() {
+server_stop() {
   [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+}
+
+server_cleanup() {
+  server_stop
   psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
 }
 

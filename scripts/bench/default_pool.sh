@@ -29,24 +29,10 @@ else
   bin="$PWD/target/release/school-service"
 fi
 
-db="school_default_pool_$$"
+server_database school_default_pool
 work="$(mktemp -d)"
-server_pid=""
-stop_server() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
-cleanup() {
-  stop_server
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
+trap 'server_cleanup; rm -rf "$work"' EXIT
 
-export DATABASE_URL="$(pg_url_for "$db")"
 export JWT_SECRET="bench-secret-bench-secret-bench-secret-0123"
 export RUST_LOG=warn ACCESS_TOKEN_TTL=86400 LOGIN_RATE_PER_MINUTE=100000000
 export BIND_ADDR="127.0.0.1:$PORT"
@@ -61,20 +47,17 @@ BCRYPT_COST=4 "$bin" user create --tenant bench1 --email admin@bench1.test \
 
 # Starts the server with `size` (empty: its default pool) and waits until it answers.
 start_server() {
-  local size="$1"
-  if [ -n "$size" ]; then
-    DB_POOL_SIZE="$size" "$bin" serve >"$work/server.log" 2>&1 &
+  if [ -n "$1" ]; then
+    DB_POOL_SIZE="$1" serve_in_background "$bin" >"$work/server.log" 2>&1
   else
-    "$bin" serve >"$work/server.log" 2>&1 &
+    serve_in_background "$bin" >"$work/server.log" 2>&1
   fi
-  server_pid=$!
-  wait_ready "http://$BIND_ADDR"
 }
 
 start_server "$cpu_pool"
 python3 scripts/bench/setup.py --port "$PORT" --schools "$SCHOOLS" --password "$PASSWORD" \
   --out "$work" >/dev/null
-stop_server
+server_stop
 
 gauge() {
   curl -s -H "Host: 127.0.0.1" "http://$BIND_ADDR/metrics/" | awk -v name="$1" '$1 == name {print $2}'
@@ -98,7 +81,7 @@ for run in $(seq "$RUNS"); do
       spread=$(gauge db_pool_spread_connections)
       printf '%-8s %s %7s %7s\n' "$variant" "$row" "$size" "$spread" | tee -a "$results"
     done
-    stop_server
+    server_stop
   done
 done
 

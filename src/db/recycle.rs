@@ -138,11 +138,17 @@ impl ConnLife {
     /// per school its last reading showed (its memory over the schools it had served then;
     /// what a new backend holds is counted in, so the projection errs high).
     pub fn would_outgrow(&self, settings: &RecycleSettings, homes: usize) -> bool {
-        let (Some(max), Some(memory)) = (settings.max_backend_bytes, self.memory) else {
+        let (Some(budget), Some(memory)) = (self.budget(settings), self.memory) else {
             return false;
         };
         let served = self.schools_at_reading.max(1);
-        memory as f64 * homes as f64 / served as f64 >= max as f64 * self.share
+        memory as f64 * homes as f64 / served as f64 >= budget as f64
+    }
+
+    /// This connection's memory budget: its share of `max_backend_bytes`.
+    fn budget(&self, settings: &RecycleSettings) -> Option<u64> {
+        let max = settings.max_backend_bytes?;
+        Some((max as f64 * self.share) as u64)
     }
 
     pub fn used(&mut self, now: Instant) {
@@ -155,10 +161,7 @@ impl ConnLife {
 
     /// Whether the connection should be replaced, and why.
     pub fn due(&self, settings: &RecycleSettings, now: Instant) -> Option<Reason> {
-        let budget = settings
-            .max_backend_bytes
-            .map(|max| (max as f64 * self.share) as u64);
-        if let (Some(budget), Some(memory)) = (budget, self.memory) {
+        if let (Some(budget), Some(memory)) = (self.budget(settings), self.memory) {
             if memory >= budget {
                 return Some(Reason::Memory);
             }
