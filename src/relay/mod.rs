@@ -37,7 +37,6 @@ pub mod signature;
 
 use std::{net::IpAddr, sync::Arc, time::Duration};
 
-use diesel::{QueryableByName, RunQueryDsl, sql_types};
 use futures_util::future::join_all;
 use tokio::sync::Notify;
 use uuid::Uuid;
@@ -46,7 +45,7 @@ use crate::{
     config::EventSettings,
     db::{Db, notify::Subscriber},
     error::ApiResult,
-    school::webhook_queue,
+    school::{webhook_pending, webhook_queue},
     tenancy::{TenantRef, directory::TenantDirectory},
 };
 
@@ -74,12 +73,6 @@ pub struct Relay {
     /// Whether the relay runs in the process that writes (`serve`): then this process's
     /// commits wake it (`db::commit_watch`) and it need not keep looking for them.
     beside_writes: bool,
-}
-
-#[derive(QueryableByName)]
-struct Claimed {
-    #[diesel(sql_type = sql_types::Text)]
-    schema_name: String,
 }
 
 impl Subscriber for Relay {
@@ -166,24 +159,9 @@ impl Relay {
 
     /// Leases the most overdue school nobody works on, if any.
     async fn claim(&self) -> ApiResult<Option<String>> {
-        let (relay, lease) = (self.id, self.lease().as_secs_f64());
+        let (relay, lease) = (self.id, self.lease());
         self.db
-            .run(move |conn| {
-                let claimed: Vec<Claimed> = diesel::sql_query(
-                    "UPDATE public.webhook_pending p \
-                        SET leased_until = now() + make_interval(secs => $2), leased_by = $1 \
-                      WHERE p.schema_name = ( \
-                            SELECT schema_name FROM public.webhook_pending \
-                             WHERE due_at <= now() \
-                               AND (leased_until IS NULL OR leased_until < now()) \
-                             ORDER BY due_at LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                     RETURNING p.schema_name",
-                )
-                .bind::<sql_types::Uuid, _>(relay)
-                .bind::<sql_types::Double, _>(lease)
-                .load(conn)?;
-                Ok(claimed.into_iter().next().map(|c| c.schema_name))
-            })
+            .run(move |conn| webhook_pending::claim(conn, relay, lease))
             .await
     }
 
@@ -195,17 +173,7 @@ impl Relay {
         let (relay, schema) = (self.id, schema.to_owned());
         let released = self
             .db
-            .run(move |conn| {
-                diesel::sql_query(
-                    "UPDATE public.webhook_pending \
-                        SET leased_until = NULL, leased_by = NULL, due_at = now() \
-                      WHERE schema_name = $1 AND leased_by = $2",
-                )
-                .bind::<sql_types::Text, _>(schema)
-                .bind::<sql_types::Uuid, _>(relay)
-                .execute(conn)?;
-                Ok(())
-            })
+            .run(move |conn| webhook_pending::let_go(conn, &schema, relay))
             .await;
         if let Err(err) = released {
             log::warn!("webhook relay: could not let go of a school after a failed visit: {err}");
@@ -225,12 +193,7 @@ impl Relay {
             let schema = schema.to_owned();
             return self
                 .db
-                .run(move |conn| {
-                    diesel::sql_query("DELETE FROM public.webhook_pending WHERE schema_name = $1")
-                        .bind::<sql_types::Text, _>(schema)
-                        .execute(conn)?;
-                    Ok(())
-                })
+                .run(move |conn| webhook_pending::forget(conn, &schema))
                 .await;
         };
         school::SchoolRun::new(self, tenant.clone())
@@ -239,10 +202,17 @@ impl Relay {
         let (relay, retention) = (self.id, self.settings.retention_days);
         // One visit in `PRUNE_ONE_IN` also prunes the school's old attempts.
         let prune = rand::random::<u32>() % PRUNE_ONE_IN == 0;
-        self.db
+        let due_again = self
+            .db
             .run_in_tenant(tenant, move |conn| {
                 webhook_queue::settle(conn, relay, retention, prune)
             })
-            .await
+            .await?;
+        if due_again {
+            // Events committed after the visit's last look: their commits saw the row
+            // due and signalled nobody.
+            self.wake.notify_one();
+        }
+        Ok(())
     }
 }

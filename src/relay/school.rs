@@ -35,7 +35,10 @@ use super::{
 use crate::{
     error::ApiResult,
     observability::metrics,
-    school::webhook_queue::{self, Due, Held, NewEvent, Outcome, RetryRules, Subscription},
+    school::{
+        webhook_pending,
+        webhook_queue::{self, Due, Held, NewEvent, Outcome, RetryRules, Subscription},
+    },
     tenancy::TenantRef,
 };
 
@@ -416,7 +419,9 @@ impl<'a> SchoolRun<'a> {
         self.relay
             .db
             .run_in_tenant(self.tenant.clone(), move |conn| {
-                webhook_queue::relaxed(conn, |conn| webhook_queue::renew_lease(conn, relay, lease))
+                webhook_queue::relaxed(conn, |conn| {
+                    webhook_pending::renew_lease(conn, relay, lease)
+                })
             })
             .await
     }

@@ -56,6 +56,7 @@ pub mod table;
 pub mod teachers;
 pub mod users;
 pub mod webhook_actions;
+pub mod webhook_pending;
 pub mod webhook_queue;
 pub mod webhooks;
 

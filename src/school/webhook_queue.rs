@@ -5,8 +5,8 @@
 //! not go straight away: an attempt that failed (retried on the schedule, given up past
 //! its end, the subscription disabled after `disable_after`), "send again", and the later
 //! events of their records, held behind them for per-record order (`queued_due` answers
-//! only each record's head). `settle` lets go of the school's `public.webhook_pending` row. The
-//! HTTP side is the `relay` module.
+//! only each record's head). `settle` lets go of the school's `public.webhook_pending` row
+//! (`webhook_pending`). The HTTP side is the `relay` module.
 //!
 //! Why events are not queued first, then read back (as until issue 40's second pass): the
 //! two statements per look, each planned anew on a connection that serves other schools,
@@ -304,21 +304,6 @@ fn record_acknowledged(
     Ok(())
 }
 
-/// Renews the relay's lease of the school (`public.webhook_pending`).
-pub fn renew_lease(conn: &mut TenantConn, relay: Uuid, lease: Duration) -> ApiResult<()> {
-    let schema = conn.tenant().schema_name.to_string();
-    diesel::sql_query(
-        "UPDATE public.webhook_pending \
-            SET leased_until = now() + make_interval(secs => $3) \
-          WHERE schema_name = $1 AND leased_by = $2",
-    )
-    .bind::<sql_types::Text, _>(schema)
-    .bind::<sql_types::Uuid, _>(relay)
-    .bind::<sql_types::Double, _>(lease.as_secs_f64())
-    .execute(conn.pg())?;
-    Ok(())
-}
-
 /// Records one attempt of `due` and what follows from it: acknowledged, the event leaves
 /// the queue; failed, it is retried after the schedule's next wait or given up past its
 /// end, and a subscription failing for longer than `disable_after` is disabled (its queue
@@ -414,12 +399,16 @@ pub fn record_attempt(
 /// makes it due at once or at the next retry. With `prune` (now and
 /// then: each is a scan), also drops queue entries whose event is gone (pruned) and
 /// attempts older than the retention.
+///
+/// Answers whether the school is due again at once: events committed after the visit's
+/// last look signalled nothing (the row was still due), so the caller must wake a relay
+/// for them, or they would wait for its idle look (seconds).
 pub fn settle(
     conn: &mut TenantConn,
     relay: Uuid,
     retention_days: u32,
     prune: bool,
-) -> ApiResult<()> {
+) -> ApiResult<bool> {
     let schema = conn.tenant().schema_name.to_string();
     relaxed(conn, |conn| {
         diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext($1 || '.events'))")
@@ -433,7 +422,7 @@ pub fn settle(
         .bind::<sql_types::Uuid, _>(relay)
         .execute(conn.pg())?;
         if held == 0 {
-            return Ok(());
+            return Ok(false);
         }
         if prune {
             diesel::sql_query(
@@ -447,7 +436,7 @@ pub fn settle(
             .bind::<sql_types::Integer, _>(i32::try_from(retention_days).unwrap_or(i32::MAX))
             .execute(conn.pg())?;
         }
-        diesel::sql_query(
+        let due = diesel::sql_query(
             "WITH next AS ( \
                  SELECT CASE \
                      WHEN EXISTS (SELECT 1 FROM webhooks WHERE is_active \
@@ -461,10 +450,17 @@ pub fn settle(
                   WHERE schema_name = $1 AND (SELECT due_at FROM next) IS NULL) \
              UPDATE public.webhook_pending \
                 SET due_at = (SELECT due_at FROM next), leased_until = NULL, leased_by = NULL \
-              WHERE schema_name = $1 AND (SELECT due_at FROM next) IS NOT NULL",
+              WHERE schema_name = $1 AND (SELECT due_at FROM next) IS NOT NULL \
+             RETURNING due_at <= now() AS due_now",
         )
         .bind::<sql_types::Text, _>(&schema)
-        .execute(conn.pg())?;
-        Ok(())
+        .load::<DueNow>(conn.pg())?;
+        Ok(due.first().is_some_and(|row| row.due_now))
     })
+}
+
+#[derive(QueryableByName)]
+struct DueNow {
+    #[diesel(sql_type = sql_types::Bool)]
+    due_now: bool,
 }

@@ -111,3 +111,80 @@ async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
         pending_row(&db)
     );
 }
+
+/// A commit made while a relay's visit is ending (after its last look, before it lets go)
+/// signals nothing, since the row is still due: letting go says the school is due again,
+/// so the relay wakes a worker for it (`Relay::serve_school`) instead of leaving its
+/// events to the idle look, seconds later. With nothing left to send, the row goes.
+#[tokio::test]
+async fn letting_go_says_whether_events_came_after_the_last_look() {
+    use school_service::{db::Db, school::webhook_queue, tenancy::directory::TenantDirectory};
+    use std::time::Duration;
+
+    let app = spawn_app_with(|config| {
+        config.events.allow_insecure = true;
+        config.events.relay_in_serve = false;
+    })
+    .await;
+    let db = app.db.url.clone();
+    let admin = app.as_school_user("alpha", "admin").await;
+    let receiver = Receiver::start(0);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
+    subscribe(&app, &admin, &url, &["subject.created"]).await;
+    write(&app, &admin, "S1").await;
+    // A relay's visit: it leased the school and has looked at everything committed.
+    let relay = uuid::Uuid::new_v4();
+    lease_after_a_look(&db, relay);
+    // A commit after its last look: the school is due, so nobody is signalled.
+    let before = pending_row(&db).expect("leased");
+    write(&app, &admin, "S2").await;
+    assert_eq!(pending_row(&db), Some(before), "no signal while due");
+
+    let pool = Db::new(&db, 1, Duration::from_secs(5));
+    let settle = |relay| {
+        let pool = pool.clone();
+        async move {
+            let tenant = {
+                let pool = pool.clone();
+                tokio::task::spawn_blocking(move || {
+                    TenantDirectory::new(pool)
+                        .find_schema("alpha")
+                        .expect("alpha")
+                })
+                .await
+                .expect("directory")
+            };
+            pool.run_in_tenant(tenant, move |conn| {
+                webhook_queue::settle(conn, relay, 30, false)
+            })
+            .await
+            .expect("settle")
+        }
+    };
+    assert!(
+        settle(relay).await,
+        "due again: S2 came after the last look"
+    );
+    let row = pending_row(&db).expect("kept, unleased");
+    assert!(row.due);
+
+    // Nothing left to send: letting go removes the row and says so.
+    lease_after_a_look(&db, relay);
+    assert!(!settle(relay).await, "nothing came after the last look");
+    assert_eq!(pending_row(&db), None);
+}
+
+/// The state of a relay's visit that leased the school and has looked at every event.
+fn lease_after_a_look(db: &str, relay: uuid::Uuid) {
+    sql(
+        db,
+        &format!(
+            "UPDATE public.webhook_pending SET leased_by = '{relay}', \
+                    leased_until = now() + interval '1 minute'"
+        ),
+    );
+    sql(
+        db,
+        "UPDATE alpha.webhooks SET queued_through = (SELECT max(seq) FROM alpha.events)",
+    );
+}
