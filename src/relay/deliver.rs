@@ -59,22 +59,31 @@ async fn attempt(
     let url: Url = destination::parse(&due.url, allow_insecure)?;
     let address = destination::resolve(&url, allow_insecure, own).await?;
     let host = url.host_str().unwrap_or_default().to_owned();
-    let client = client_for(&host, address, timeout)?;
+    let clients = clients_for(&host, address, timeout)?;
     let body = body_of(due)?;
     let id = due.event_id.to_string();
     let timestamp = Utc::now().timestamp();
     let signed = signature::sign(&due.secret, &id, timestamp, &body)?;
-    let exchange = async {
-        let mut answer = client
-            .post(url)
+    let request = |client: &reqwest::Client| {
+        client
+            .post(url.clone())
             .header("content-type", "application/json")
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", signed)
-            .body(body)
+            .header("webhook-signature", &signed)
+            .body(body.clone())
             .send()
-            .await
-            .map_err(describe)?;
+    };
+    let exchange = async {
+        let mut answer = match request(&clients.kept).await {
+            Ok(answer) => answer,
+            // A kept-alive connection the receiver closed as it was reused (a server that
+            // closes after each answer without saying so, or whose idle timeout is short):
+            // sent again at once on a new connection (the kept client may hold more such
+            // connections). Receivers tell repeats by `webhook-id`.
+            Err(err) if closed_under_us(&err) => request(&clients.new).await.map_err(describe)?,
+            Err(err) => return Err(describe(err)),
+        };
         let status = answer.status().as_u16();
         let mut read = 0usize;
         while read < MAX_ANSWER_BYTES {
@@ -92,39 +101,55 @@ async fn attempt(
         .unwrap_or_else(|_| Err("no answer within the timeout".into()))
 }
 
-/// Clients kept for reuse (their connections kept alive), by host and the address it was
-/// resolved to and checked as, this time: a name that resolves elsewhere later gets
-/// another client, pinned to the new address once it passed the checks.
-type Clients = HashMap<(String, SocketAddr, Duration), reqwest::Client>;
-static CLIENTS: OnceLock<Mutex<Clients>> = OnceLock::new();
-/// Clients kept at most (then all are dropped and made again as needed).
+/// The clients of one destination: `kept` keeps its connections alive for the next
+/// deliveries; `new` opens a connection for each request (a delivery sent again after
+/// its kept connection was closed under it).
+#[derive(Clone)]
+struct Clients {
+    kept: reqwest::Client,
+    new: reqwest::Client,
+}
+
+/// Clients by host and the address it was resolved to and checked as, this time: a name
+/// that resolves elsewhere later gets other clients, pinned to the new address once it
+/// passed the checks.
+type ClientsByDestination = HashMap<(String, SocketAddr, Duration), Clients>;
+static CLIENTS: OnceLock<Mutex<ClientsByDestination>> = OnceLock::new();
+/// Destinations whose clients are kept at most (then all are dropped and made again as
+/// needed).
 const MAX_CLIENTS: usize = 256;
 
-fn client_for(
-    host: &str,
-    address: SocketAddr,
-    timeout: Duration,
-) -> Result<reqwest::Client, String> {
+fn clients_for(host: &str, address: SocketAddr, timeout: Duration) -> Result<Clients, String> {
     let key = (host.to_owned(), address, timeout);
     let mut clients = CLIENTS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(client) = clients.get(&key) {
-        return Ok(client.clone());
+    if let Some(found) = clients.get(&key) {
+        return Ok(found.clone());
     }
-    let client = reqwest::Client::builder()
-        .redirect(Policy::none())
-        .timeout(timeout)
-        .connect_timeout(timeout)
-        .resolve(host, address)
-        .build()
-        .map_err(|e| format!("client: {e}"))?;
+    let builder = || {
+        reqwest::Client::builder()
+            .redirect(Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .resolve(host, address)
+    };
+    let made = Clients {
+        kept: builder().build().map_err(|e| format!("client: {e}"))?,
+        new: (builder().pool_max_idle_per_host(0).build()).map_err(|e| format!("client: {e}"))?,
+    };
     if clients.len() >= MAX_CLIENTS {
         clients.clear();
     }
-    clients.insert(key, client.clone());
-    Ok(client)
+    clients.insert(key, made.clone());
+    Ok(made)
+}
+
+/// The request failed on a connection that was up, before any answer, and not by the
+/// timeout: the receiver (or something between) closed it under the request.
+fn closed_under_us(err: &reqwest::Error) -> bool {
+    err.is_request() && !err.is_timeout() && !err.is_connect()
 }
 
 fn describe(err: reqwest::Error) -> String {

@@ -215,3 +215,47 @@ async fn a_subscription_deleted_while_its_delivery_hangs_stalls_no_other() {
     assert_eq!(receiver.wait("/ok", 2, TIMEOUT).await.len(), 2);
     assert!(started.elapsed() < TIMEOUT, "{:?}", started.elapsed());
 }
+
+/// A receiver that closes each connection after its answer without saying so (`/ok`
+/// answers `HTTP/1.1 204` and hangs up): a delivery that finds its kept-alive connection
+/// closed under it is sent again at once on a new one, not failed and left for the retry
+/// schedule (ten minutes here).
+#[tokio::test]
+async fn a_receiver_that_hangs_up_after_each_answer_gets_every_event_first_time() {
+    let app = hostile_app().await;
+    let alpha = app.as_school_user("alpha", "admin").await;
+    let receiver = Hostile::start();
+    let url = format!("http://127.0.0.1:{}/ok", receiver.port);
+    let hook = subscribe(&app, &alpha, &url, &["subject.created"]).await;
+    const EVENTS: usize = 40;
+    let writes = (0..EVENTS).map(|i| {
+        let (app, alpha) = (&app, &alpha);
+        async move {
+            let subject = json!({"name": format!("Subject {i}"), "code": format!("H{i}")});
+            app.post("/api/v1/school/subjects/", alpha, subject)
+                .await
+                .assert(201, None);
+        }
+    });
+    futures_util::future::join_all(writes).await;
+    let ended = receiver.wait("/ok", EVENTS, TIMEOUT * 2).await.len();
+    let id = hook["id"].as_str().expect("id");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let made = loop {
+        let reply = app
+            .get(&format!("{WEBHOOKS}{id}/deliveries/?page_size=100"), &alpha)
+            .await;
+        let made = reply.body["results"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if made.len() >= EVENTS || Instant::now() > deadline {
+            break made;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let failed: Vec<&Value> = made.iter().filter(|a| a["status_code"] != 204).collect();
+    assert!(failed.is_empty(), "failed attempts: {failed:#?}");
+    assert!(ended >= EVENTS, "{ended} answered");
+    assert_eq!(made.len(), EVENTS, "one attempt per event");
+}
