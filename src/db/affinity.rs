@@ -67,7 +67,9 @@ use tokio::sync::oneshot;
 use crate::observability::metrics;
 
 mod ranking;
+mod state;
 pub use ranking::{Preference, ranking, school_key};
+use state::{Lend, State, Waiter};
 
 /// How long a unit of work whose homes are busy waits for one before it may borrow a
 /// connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`; any connection
@@ -82,38 +84,6 @@ pub const BORROW_QUEUE: usize = 2;
 /// How many times the pool's size a waiter may be passed over by younger waiters taking
 /// their homes before it gets the next connection, home or not.
 pub const PASSED_OVER_LIMIT: usize = 4;
-
-/// Which connections that are not its homes a waiting unit of work may take now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lend {
-    None,
-    /// The connections that have served its school before (warm).
-    Warm,
-    Any,
-}
-
-impl Lend {
-    /// By the rule in the module comment: `waited` times `borrow_after` have passed (the
-    /// caller's [`Dispatcher::borrow`] calls), `queued_ahead` older units of work wait for
-    /// the same home.
-    fn of(waited: u8, queued_ahead: usize) -> Self {
-        match waited {
-            2.. => Self::Any,
-            1 => Self::Warm,
-            0 if queued_ahead >= BORROW_QUEUE => Self::Warm,
-            0 => Self::None,
-        }
-    }
-
-    /// Whether it may take a slot; `warm`: the slot has served its school before.
-    fn allows(self, preference: &Preference, warm: bool) -> bool {
-        match (self, preference) {
-            (Self::Any, _) | (_, Preference::Any) => true,
-            (Self::None, _) => false,
-            (Self::Warm, _) => warm,
-        }
-    }
-}
 
 /// How a waiting unit of work is told which slot it got.
 pub enum Grant {
@@ -141,117 +111,6 @@ pub enum Claim {
     Now(usize),
     /// Queued under this id: the slot arrives through the grant.
     Queued(u64),
-}
-
-struct Waiter {
-    id: u64,
-    preference: Preference,
-    /// Connections that went to younger waiters while this one waited.
-    passed_over: usize,
-    /// How many times `borrow_after` has passed (`Dispatcher::borrow`): 1, it may borrow
-    /// a warm connection; 2, any connection.
-    waited: u8,
-    grant: Grant,
-}
-
-struct State {
-    /// One entry per slot the schools are spread over (`Dispatcher::spread`).
-    idle: Vec<bool>,
-    /// The schools each slot's connection has served (`Slots::checkout` reports them):
-    /// lending a connection to one of them costs its backend nothing new.
-    warm: Vec<HashSet<u64>>,
-    waiters: VecDeque<Waiter>,
-    next_id: u64,
-}
-
-impl State {
-    /// Whether `slot`'s connection has served this school's work before.
-    fn is_warm(&self, slot: usize, preference: &Preference) -> bool {
-        preference
-            .key()
-            .is_some_and(|key| self.warm[slot].contains(&key))
-    }
-
-    /// How well `slot` suits a waiter the rule lets take it (lower is better: warm first,
-    /// then by its ranking); `None`: the rule does not let it. `warm_always`: a slot that
-    /// has served the school may go to it whatever `lend` says (a connection coming back).
-    fn standing(
-        &self,
-        slot: usize,
-        preference: &Preference,
-        lend: Lend,
-        warm_always: bool,
-    ) -> Option<(bool, usize)> {
-        let warm = self.is_warm(slot, preference);
-        let allowed = (warm && warm_always) || lend.allows(preference, warm);
-        allowed.then(|| (!warm, preference.rank_of(slot)))
-    }
-
-    /// The idle slot the rule lets a unit of work take that suits it best.
-    fn best_idle(&self, preference: &Preference, lend: Lend) -> Option<usize> {
-        let idle = (0..self.idle.len()).filter(|&slot| self.idle[slot]);
-        idle.filter_map(|slot| Some((self.standing(slot, preference, lend, false)?, slot)))
-            .min()
-            .map(|(_, slot)| slot)
-    }
-
-    /// Slots held (not idle): at most `Dispatcher::running` by units of work, and the
-    /// pool's upkeep may hold one more.
-    fn held(&self) -> usize {
-        self.idle.iter().filter(|&&free| !free).count()
-    }
-
-    /// Each waiter, oldest first, with what the rule lets it borrow now (its count of older
-    /// waiters for the same first home decides a backed-up home); platform work, which
-    /// has every slot as home, is left out.
-    fn lenders(&self) -> impl Iterator<Item = (usize, &Preference, Lend)> {
-        let mut queued = vec![0; self.idle.len()];
-        self.waiters
-            .iter()
-            .enumerate()
-            .filter_map(move |(at, waiter)| {
-                let home = waiter.preference.first_home()?;
-                let lend = Lend::of(waiter.waited, queued[home]);
-                queued[home] += 1;
-                Some((at, &waiter.preference, lend))
-            })
-    }
-
-    /// The oldest waiter with an idle home, and that home (`returning` first); but one
-    /// whose home is `returning` among the `window` oldest comes before older ones: its
-    /// lane's thread is awake, where another home's would have to be woken.
-    fn home_waiter(&self, returning: usize, window: usize) -> Option<(usize, usize)> {
-        let mut oldest = self.waiters.iter().take(window);
-        if let Some(at) = oldest.position(|waiter| waiter.preference.is_home(returning)) {
-            return Some((at, returning));
-        }
-        self.waiters.iter().enumerate().find_map(|(at, waiter)| {
-            let preference = &waiter.preference;
-            if preference.is_home(returning) {
-                return Some((at, returning));
-            }
-            let idle_home = (0..self.idle.len()).find(|&s| self.idle[s] && preference.is_home(s));
-            idle_home.map(|slot| (at, slot))
-        })
-    }
-
-    /// The oldest waiter the rule lets borrow an idle connection, and the one that suits
-    /// it best.
-    fn borrowing_waiter(&self) -> Option<(usize, usize)> {
-        self.lenders().find_map(|(at, preference, lend)| {
-            self.best_idle(preference, lend).map(|slot| (at, slot))
-        })
-    }
-
-    /// Of the waiters the rule lets borrow `slot`, the one it suits best (the oldest of
-    /// equals).
-    fn lender_of(&self, slot: usize) -> Option<usize> {
-        let standings = self.lenders().filter_map(|(at, preference, lend)| {
-            Some((self.standing(slot, preference, lend, true)?, at))
-        });
-        // The best standing; of equals, the oldest (`min` compares `at` next).
-        standings.min().map(|(_, at)| at)
-    }
 }
 
 /// Hands out the slots `0..spread` of `0..size`, one holder each, by the rule in the
