@@ -4,6 +4,7 @@
 //! let go by its relay, is signalled again, and nothing committed meanwhile is lost.
 
 use diesel::{Connection, QueryableByName, RunQueryDsl, pg::PgConnection, sql_types};
+use serde_json::Value;
 
 use crate::{
     helpers::{As, NewRecord, NewSubject, TestApp, spawn_app_on_with, spawn_app_with},
@@ -187,4 +188,59 @@ fn lease_after_a_look(db: &str, relay: uuid::Uuid) {
         db,
         "UPDATE alpha.webhooks SET queued_through = (SELECT max(seq) FROM alpha.events)",
     );
+}
+
+/// A visit that fails (here: its answers cannot be recorded) lets go of the school at
+/// once, due again: a worker takes it back a second later and sends what was not recorded
+/// again with its `webhook-id`, where a lease left to run out would hold the school's
+/// deliveries back for the delivery timeout and 15 s.
+#[tokio::test]
+async fn a_failed_visit_lets_go_of_the_school_at_once() {
+    let app = spawn_app_with(|config| {
+        config.events.allow_insecure = true;
+    })
+    .await;
+    let db = app.db.url.clone();
+    let admin = app.as_school_user("alpha", "admin").await;
+    let receiver = Receiver::start(0);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
+    let hook = subscribe(&app, &admin, &url, &["subject.created"]).await;
+    sql(
+        &db,
+        "ALTER TABLE alpha.webhook_deliveries RENAME TO webhook_deliveries_away",
+    );
+    let written = std::time::Instant::now();
+    write(&app, &admin, "S1").await;
+    // Sent, not recorded, let go, taken back and sent again, well within the lease (25 s).
+    let seen = receiver.wait_for(|d| acknowledged(d).len() >= 2).await;
+    let sent = acknowledged(&seen);
+    assert!(
+        sent.len() >= 2,
+        "sent again after the failed visit: {seen:#?}"
+    );
+    assert!(
+        written.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        written.elapsed()
+    );
+    let ids: std::collections::HashSet<&Value> =
+        sent.iter().map(|d| &d["headers"]["webhook-id"]).collect();
+    assert_eq!(ids.len(), 1, "one event, one webhook-id: {ids:?}");
+
+    sql(
+        &db,
+        "ALTER TABLE alpha.webhook_deliveries_away RENAME TO webhook_deliveries",
+    );
+    let id = hook["id"].as_str().expect("id");
+    for _ in 0..100 {
+        let reply = app
+            .get(&format!("/api/v1/school/webhooks/{id}/deliveries/"), &admin)
+            .await;
+        if reply.body["count"].as_u64().unwrap_or(0) >= 1 {
+            assert_eq!(reply.body["results"][0]["status_code"], 204);
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the attempt was never recorded once the table was back");
 }
