@@ -95,6 +95,7 @@ impl Application {
             Arc::downgrade(&state.directory) as _,
             Arc::downgrade(&state.role_cache) as _,
             Arc::downgrade(&state.user_cache) as _,
+            Arc::downgrade(&state.key_cache) as _,
         ];
         let relay = state.config.events.relay_in_serve.then(|| {
             Relay::new(

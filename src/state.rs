@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, web};
 
 use crate::{
     auth::{jwt::JwtKeys, password, throttle::LoginThrottle},
-    cache::{roles::RoleCache, users::UserCache},
+    cache::{api_keys::ApiKeyCache, roles::RoleCache, users::UserCache},
     config::Config,
     db::{Db, schema_name::SchemaName},
     error::{ApiError, ApiResult},
@@ -25,6 +25,7 @@ pub struct AppState {
     pub directory: Arc<TenantDirectory>,
     pub role_cache: Arc<RoleCache>,
     pub user_cache: Arc<UserCache>,
+    pub key_cache: Arc<ApiKeyCache>,
     pub jwt: JwtKeys,
     pub throttle: LoginThrottle,
     /// `SCHOOL_RATE_PER_SECOND`, when set.
@@ -95,6 +96,7 @@ impl AppState {
             directory,
             role_cache: Arc::new(RoleCache::default()),
             user_cache: Arc::new(UserCache::default()),
+            key_cache: Arc::new(ApiKeyCache::default()),
             config,
         }
     }

@@ -32,22 +32,15 @@ ulimit -n 16384
 cargo build --release --quiet
 bin="$PWD/target/release/school-service"
 
-db="school_fair_$$"
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_fair
 work="$(mktemp -d)"
-server_pid=""
-stop_server() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  server_pid=""
-}
 cleanup() {
-  stop_server
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  server_cleanup
   rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
 
-export DATABASE_URL="$(pg_url_for "$db")"
 export JWT_SECRET="bench-secret-bench-secret-bench-secret-0123"
 export RUST_LOG=error ACCESS_TOKEN_TTL=3600 LOGIN_RATE_PER_MINUTE=100000000 BCRYPT_COST=4
 export BIND_ADDR="127.0.0.1:$PORT"
@@ -169,7 +162,7 @@ indexes() { # drop | create
 run_mode() { # spec
   local spec="$1" name="${1%%:*}" r
   (
-    trap stop_server EXIT
+    trap server_stop EXIT
     unset DB_POOL_PER_SCHOOL SCHOOL_MAX_IN_FLIGHT SCHOOL_RATE_PER_SECOND SCHOOL_RATE_MAX_DELAY_MS
     export DB_POOL_SIZE=$pool_size DB_STATEMENT_TIMEOUT_MS=5000
     case "$name" in
@@ -212,7 +205,7 @@ run_mode() { # spec
       echo "server peak RSS: $(awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$server_pid/status")"
     fi
     echo "   load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-    stop_server
+    server_stop
   )
 }
 

@@ -29,23 +29,15 @@ if [ -z "$bin" ]; then
 fi
 students="${BENCH_FAMILIES_STUDENTS:-40}"
 
-db="school_families_bench_$$"
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_families_bench
 work="$(mktemp -d)"
-server_pid=""
-stop_server() {
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-  fi
-}
 cleanup() {
-  stop_server
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  server_cleanup
   rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
+export RUST_LOG=warn BCRYPT_COST=4 \
   JWT_SECRET="bench-families-secret-bench-families-0001" ACCESS_TOKEN_TTL=3600 \
   LOGIN_RATE_PER_MINUTE=100000 SCHOOL_RATE_PER_SECOND=1000000
 password="bench-password-1"
@@ -98,10 +90,10 @@ bench setup
 bench reads
 for round in 1 2; do
   bench write --label on
-  stop_server
+  server_stop
   start_server HISTORY_WRITES=false
   bench write --label off
-  stop_server
+  server_stop
   start_server
 done
 bench report

@@ -2,7 +2,7 @@
 //! characters (about 285 bits), so a fast keyed hash (HMAC-SHA256 under the server secret)
 //! is as safe as a slow one and costs microseconds per request.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use hmac::{Hmac, Mac};
 use rand::{Rng, distributions::Alphanumeric};
@@ -19,7 +19,7 @@ pub const KEY_LEN: usize = 48;
 pub const PREFIX_LEN: usize = 8;
 /// `last_used_at` is written at most this often per key, so that a busy key does not turn
 /// every read into a write.
-const LAST_USED_GRANULARITY_SECS: i64 = 60;
+pub const LAST_USED_GRANULARITY_SECS: i64 = 60;
 
 pub fn generate() -> String {
     rand::thread_rng()
@@ -139,31 +139,21 @@ impl ApiKeyRecord {
     }
 
     /// Finds the key with this plain text, whatever its state.
-    pub fn find_by_key(
-        conn: &mut PgConnection,
-        secret: &str,
-        key: &str,
-    ) -> QueryResult<Option<Self>> {
-        if key.is_empty() {
-            return Ok(None);
-        }
+    /// The key whose keyed hash (`hash`) is `key_hash`, if any.
+    pub fn find_by_hash(conn: &mut PgConnection, key_hash: &str) -> QueryResult<Option<Self>> {
         api_keys::table
-            .filter(api_keys::key_hash.eq(hash(secret, key)))
+            .filter(api_keys::key_hash.eq(key_hash))
             .select(Self::as_select())
             .first(conn)
             .optional()
     }
 
-    /// Records a use, at most once per `LAST_USED_GRANULARITY_SECS`.
-    pub fn touch(&self, conn: &mut PgConnection, now: DateTime<Utc>) -> QueryResult<()> {
-        let stale = self
-            .last_used_at
-            .is_none_or(|at| now - at >= Duration::seconds(LAST_USED_GRANULARITY_SECS));
-        if stale {
-            diesel::update(api_keys::table.find(self.id))
-                .set(api_keys::last_used_at.eq(now))
-                .execute(conn)?;
-        }
+    /// Records a use of key `id` (the caller decides how often:
+    /// `cache::api_keys::CachedKey::claim_use`).
+    pub fn record_use(conn: &mut PgConnection, id: Uuid, now: DateTime<Utc>) -> QueryResult<()> {
+        diesel::update(api_keys::table.find(id))
+            .set(api_keys::last_used_at.eq(now))
+            .execute(conn)?;
         Ok(())
     }
 }

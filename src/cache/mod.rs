@@ -5,6 +5,7 @@
 //! The shape they share: a bounded map whose invalidations bump a generation, so that a
 //! value loaded while an invalidation raced it is not kept.
 
+pub mod api_keys;
 pub mod roles;
 pub mod users;
 

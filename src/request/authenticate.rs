@@ -2,7 +2,8 @@
 //! that caller belongs to the request's school; on the main domain without `X-Tenant`, the
 //! tenant stage's token branch (the school a valid token's claim names) runs here too.
 //! What a caller presents is read from the headers at extraction (no I/O); checking it
-//! costs a cached look-up for a token's user (`cache::users`), one query for an API key.
+//! costs a cached look-up for a token's user (`cache::users`) and for a known API key
+//! (`cache::api_keys`; one platform query the first time).
 
 use std::sync::Arc;
 
@@ -12,10 +13,10 @@ use diesel::pg::PgConnection;
 
 use crate::{
     auth::{
-        api_key::ApiKeyRecord,
+        api_key::{self, ApiKeyRecord},
         jwt::{Claims, JwtKeys, Layer, TokenType},
     },
-    cache::users::UserCache,
+    cache::{api_keys::CachedKey, users::UserCache},
     db::models::User,
     error::{ApiError, ApiResult},
     request::tenant,
@@ -57,7 +58,7 @@ pub fn credentials(headers: &HeaderMap, accept_api_key: bool) -> Credentials {
 /// Who a request authenticated as, before its roles are loaded.
 pub enum Authenticated {
     User(Arc<User>),
-    Key(ApiKeyRecord),
+    Key(Arc<CachedKey>),
 }
 
 impl Authenticated {
@@ -159,23 +160,39 @@ async fn token_user(state: &AppState, claims: Claims, tenant: &TenantRef) -> Api
     Ok(user)
 }
 
-/// The API key's record (one platform query), if usable and not scoped to another
-/// school.
-async fn api_key(state: &AppState, key: String, tenant: &TenantRef) -> ApiResult<ApiKeyRecord> {
-    let secret = state.config.jwt_secret.clone();
-    let now = Utc::now();
-    let record = state
-        .db
-        .run(move |conn| Ok(ApiKeyRecord::find_by_key(conn, secret.expose(), &key)?))
-        .await?
-        .filter(|record| record.is_usable(now))
-        .ok_or(ApiError::InvalidApiKey)?;
+/// The API key's record, if usable and not scoped to another school: from the key cache,
+/// else one platform query (the record is kept, usable or not, so a revoked key costs no
+/// query either).
+async fn api_key(state: &AppState, key: String, tenant: &TenantRef) -> ApiResult<Arc<CachedKey>> {
+    if key.is_empty() {
+        return Err(ApiError::InvalidApiKey);
+    }
+    let hash = api_key::hash(state.config.jwt_secret.expose(), &key);
+    let cached = match state.key_cache.get(&hash) {
+        Some(cached) => cached,
+        None => {
+            let generation = state.key_cache.generation();
+            let lookup = hash.clone();
+            let record = state
+                .db
+                .run(move |conn| Ok(ApiKeyRecord::find_by_hash(conn, &lookup)?))
+                .await?
+                .ok_or(ApiError::InvalidApiKey)?;
+            let cached = Arc::new(CachedKey::new(record));
+            state.key_cache.insert(generation, hash, cached.clone());
+            cached
+        }
+    };
+    let record = &cached.record;
+    if !record.is_usable(Utc::now()) {
+        return Err(ApiError::InvalidApiKey);
+    }
     if record.tenant_id.is_some_and(|id| id != tenant.id) {
         return Err(ApiError::TenantMismatch(
             "this API key is scoped to another school",
         ));
     }
-    Ok(record)
+    Ok(cached)
 }
 
 /// The user a valid access or refresh token names, if still allowed to use it.

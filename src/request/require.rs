@@ -125,9 +125,12 @@ pub fn caller_of(
                 permissions,
             })
         }
-        Authenticated::Key(record) => {
-            record.touch(conn.pg(), Utc::now())?;
-            Ok(key_caller(tenant, record))
+        Authenticated::Key(key) => {
+            let now = Utc::now();
+            if key.claim_use(now) {
+                ApiKeyRecord::record_use(conn.pg(), key.record.id, now)?;
+            }
+            Ok(key_caller(tenant, key.record.clone()))
         }
     }
 }

@@ -158,6 +158,7 @@ async fn retrieve(request: SystemRequest, path: PathIds) -> ApiResult<HttpRespon
 }
 
 async fn revoke(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse> {
+    let state = request.state();
     request
         .run(
             SystemNeed::PlatformAdmin,
@@ -167,5 +168,7 @@ async fn revoke(request: SystemRequest, path: PathIds) -> ApiResult<HttpResponse
             },
         )
         .await?;
+    // Before answering: the next request of this process refuses the key at once.
+    state.key_cache.invalidate_all();
     Ok(HttpResponse::NoContent().finish())
 }

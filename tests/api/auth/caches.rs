@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{As, TestApp, spawn_app, spawn_app_on};
+use crate::helpers::{As, NewApiKey, NewRecord, TestApp, spawn_app, spawn_app_on};
 
 /// Polls `GET auth/me` as `who` until it answers `status` (at most ~4 s).
 async fn until_status(app: &TestApp, who: &As, status: u16) -> bool {
@@ -97,4 +97,76 @@ async fn a_change_made_in_sql_reaches_the_cache_and_system_tokens_use_it_too() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(refused, "system token refused");
+}
+
+/// Runs `statement` on the test database as its owner.
+async fn sql(app: &TestApp, statement: &'static str) {
+    let url = app.db.url.clone();
+    tokio::task::spawn_blocking(move || {
+        use diesel::{Connection, RunQueryDsl};
+        let mut conn = diesel::pg::PgConnection::establish(&url).expect("connect");
+        diesel::sql_query(statement)
+            .execute(&mut conn)
+            .expect(statement);
+    })
+    .await
+    .expect("sql");
+}
+
+/// Polls a school read with `who` until it answers `status` (at most ~4 s).
+async fn until_read_status(app: &TestApp, who: &As, status: u16) -> bool {
+    for _ in 0..80 {
+        if app.get("/api/v1/school/classes/", who).await.status == status {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The key cache: a known API key costs no platform query (its requests go on while
+/// `public.api_keys` cannot be read), yet a revocation by another process, or made in
+/// plain SQL, stops it within the listener's poll.
+#[tokio::test]
+async fn an_api_key_is_read_once_and_a_revocation_anywhere_stops_it() {
+    let app = spawn_app().await;
+    let root = app.as_root().await;
+    let created = NewApiKey::named("cached").create(&app, &root).await;
+    let with_key = As::school("alpha").key(&created.key);
+    app.get("/api/v1/school/classes/", &with_key)
+        .await
+        .assert(200, None);
+    sql(&app, "ALTER TABLE api_keys RENAME TO api_keys_away").await;
+    let unread = app.get("/api/v1/school/classes/", &with_key).await;
+    sql(&app, "ALTER TABLE api_keys_away RENAME TO api_keys").await;
+    unread.assert(200, None);
+
+    let other = spawn_app_on(app.db.clone()).await;
+    let other_root = other.as_root().await;
+    other
+        .delete(
+            &format!("/api/v1/system/api-keys/{}/", created.id),
+            &other_root,
+        )
+        .await
+        .assert(204, None);
+    assert!(
+        until_read_status(&app, &with_key, 401).await,
+        "the other process's revocation reached this one"
+    );
+
+    let second = NewApiKey::named("revoked in SQL").create(&app, &root).await;
+    let with_second = As::school("alpha").key(&second.key);
+    app.get("/api/v1/school/classes/", &with_second)
+        .await
+        .assert(200, None);
+    sql(
+        &app,
+        "UPDATE api_keys SET revoked_at = now() WHERE name = 'revoked in SQL'",
+    )
+    .await;
+    assert!(
+        until_read_status(&app, &with_second, 401).await,
+        "a revocation made in SQL reached the cache"
+    );
 }
