@@ -2,15 +2,25 @@
 //! costs no query. Dropped per school at once by this process's role writes, and by other
 //! processes' through the `school_roles` NOTIFY that every role write sends
 //! (`roles::announce_change`; the change listener in `db::notify` forwards it).
+//!
+//! A guardian's grants also carry their children (the students their reads are narrowed
+//! to), so a guardian's request costs no query for them either: every write of a guardian
+//! (its user, its students, a delete) sends the same `school_roles` NOTIFY from the store's
+//! write path (`Store::CHANGES_READ_SCOPES`), so a child unlinked anywhere leaves the
+//! guardian's reads within the listener's poll (250 ms), in this process too.
 
 use std::sync::Arc;
 
 use uuid::Uuid;
 
 use crate::{
-    auth::{permissions::PermissionSet, roles},
+    auth::{
+        permissions::{GUARDIAN_ROLE, PermissionSet},
+        roles,
+    },
     cache::Cache,
     error::ApiResult,
+    school::guardians::Guardians,
     tenancy::TenantConn,
 };
 
@@ -20,6 +30,8 @@ use crate::{
 pub struct Grants {
     pub roles: Arc<[String]>,
     pub permissions: PermissionSet,
+    /// For a guardian, the students their reads are narrowed to, whatever else they hold.
+    pub children: Option<Arc<[Uuid]>>,
     /// The school's schema name, for dropping a school's entries.
     school: Arc<str>,
 }
@@ -42,9 +54,14 @@ impl RoleCache {
         }
         let generation = self.0.generation();
         let (roles, permissions) = roles::for_user(conn, user_id)?;
+        let children = match roles.iter().any(|role| role == GUARDIAN_ROLE) {
+            true => Some(Guardians::children_of(conn, user_id)?.into()),
+            false => None,
+        };
         let loaded = Grants {
             roles: roles.into(),
             permissions,
+            children,
             school: conn.tenant().schema_name.as_str().into(),
         };
         self.0.insert(generation, key, loaded.clone());

@@ -11,13 +11,13 @@ use uuid::Uuid;
 use crate::{
     auth::{
         api_key::ApiKeyRecord,
-        permissions::{Action, GUARDIAN_ROLE, Permission, PermissionSet, Resource},
+        permissions::{Action, Permission, PermissionSet, Resource},
     },
     cache::roles::RoleCache,
     db::models::User,
     error::{ApiError, ApiResult},
     request::authenticate::Authenticated,
-    school::{Actor, guardians::Guardians},
+    school::Actor,
     tenancy::{ReadScope, TenantConn, TenantRef},
 };
 
@@ -113,10 +113,9 @@ pub fn caller_of(
         Authenticated::User(user) => {
             let grants = role_cache.get_or_load(conn, user.id)?;
             let (role_names, permissions) = (grants.roles, grants.permissions);
-            if role_names.iter().any(|role| role == GUARDIAN_ROLE) {
+            if let Some(children) = grants.children {
                 // A guardian reads their children's records only, whatever else they hold.
-                let children = Guardians::children_of(conn, user.id)?;
-                conn.narrow_reads(ReadScope::Students(children.into()));
+                conn.narrow_reads(ReadScope::Students(children));
             }
             Ok(Caller {
                 tenant,

@@ -161,6 +161,9 @@ impl Store for Guardians {
 
     const NAME: &'static str = "guardian";
 
+    /// Who a guardian user's children are is read from here, and cached with their roles.
+    const CHANGES_READ_SCOPES: bool = true;
+
     /// Who a student's guardians are is the student's record too.
     const STUDENT_RECORD: Option<&'static str> = Some("guardian");
 
@@ -255,7 +258,8 @@ impl Guardians {
     }
 
     /// The students linked to `user`'s live guardian records (none when the user is no
-    /// guardian): one query, made for every request of a guardian user.
+    /// guardian): one query, made when a guardian user's grants are loaded (`cache::roles`
+    /// keeps them until a write of a guardian or a role in the school).
     pub fn children_of(conn: &mut TenantConn, user: Uuid) -> ApiResult<Vec<Uuid>> {
         Ok(gs::table
             .inner_join(t::table)

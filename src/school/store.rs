@@ -91,6 +91,11 @@ pub trait Store: Table {
     /// Whether every create, update and delete also writes a history entry (API.md 11).
     const KEEPS_HISTORY: bool = false;
 
+    /// Whether a write changes which records a reader is narrowed to (a guardian's
+    /// children): then every server process drops the school's cached grants, which carry
+    /// them (`NOTIFY school_roles` at commit, `change_log`).
+    const CHANGES_READ_SCOPES: bool = false;
+
     // The hooks: where a resource differs. Each does nothing unless a store says otherwise.
 
     /// Where the database keeps the count of live records (tables that grow with a school:

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{
     As, NewAttendance, NewClass, NewExam, NewExamSession, NewGuardian, NewMark, NewRecord,
-    NewSession, NewStudent, NewSubject, NewUser, PASSWORD, TestApp, spawn_app,
+    NewSession, NewStudent, NewSubject, NewUser, PASSWORD, TestApp, spawn_app, spawn_app_on,
 };
 
 /// A school year in `alpha`: classes A and B, children `a` and `c` (A's classmate) in A,
@@ -455,4 +455,73 @@ async fn guardians_are_a_school_resource_with_linked_students() {
     app.delete(&format!("{path}{}/", f.guardian_of_b), &f.admin)
         .await
         .assert(204, None);
+}
+
+/// A guardian's children are cached with their roles (no query per request), yet a child
+/// unlinked by any server process leaves the guardian's reads within the listener's poll,
+/// in that process and in others, and a child linked again comes back.
+#[tokio::test]
+async fn a_child_unlinked_anywhere_leaves_the_guardians_reads() {
+    let app = spawn_app().await;
+    let f = family(&app).await;
+    let a = f.student('a');
+    let g = &f.guardian;
+    let child = format!("/api/v1/school/students/{a}/");
+    let other = spawn_app_on(app.db.clone()).await;
+    // Both processes have the guardian's grants cached.
+    app.get(&child, g).await.assert(200, None);
+    other.get(&child, g).await.assert(200, None);
+    let guardians = app
+        .get("/api/v1/school/guardians/?page_size=100", &f.admin)
+        .await;
+    let id = guardians.body["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| {
+            r["students"]
+                .as_array()
+                .is_some_and(|s| s.contains(&json!(a)))
+        })
+        .and_then(|r| r["id"].as_str())
+        .expect("the guardian of a")
+        .to_owned();
+    let link = |students: Value| {
+        let (other, admin, path) = (&other, &f.admin, format!("/api/v1/school/guardians/{id}/"));
+        async move {
+            other
+                .patch(&path, admin, json!({ "students": students }))
+                .await
+                .assert(200, None);
+        }
+    };
+    // Unlinked through the other process: refused here and there.
+    link(json!([])).await;
+    for server in [&app, &other] {
+        assert!(
+            until(server, &child, g, |status| status != 200).await,
+            "the unlinked child is no longer read"
+        );
+    }
+    let students = app.get("/api/v1/school/students/", g).await;
+    assert_eq!(students.assert(200, None).body["count"], 0);
+    // Linked again: read again.
+    link(json!([a])).await;
+    for server in [&app, &other] {
+        assert!(
+            until(server, &child, g, |status| status == 200).await,
+            "the linked child is read again"
+        );
+    }
+}
+
+/// Polls `path` as `who` until its status satisfies `done` (at most ~4 s).
+async fn until(app: &TestApp, path: &str, who: &As, done: impl Fn(u16) -> bool) -> bool {
+    for _ in 0..80 {
+        if done(app.get(path, who).await.status.as_u16()) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
 }
