@@ -7,17 +7,6 @@ use serde_json::json;
 
 use crate::helpers::{As, NewApiKey, NewRecord, TestApp, spawn_app, spawn_app_on};
 
-/// Polls `GET auth/me` as `who` until it answers `status` (at most ~4 s).
-async fn until_status(app: &TestApp, who: &As, status: u16) -> bool {
-    for _ in 0..80 {
-        if app.get("/api/v1/school/auth/me/", who).await.status == status {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
 #[tokio::test]
 async fn a_deactivation_by_another_server_process_stops_cached_tokens() {
     let app = spawn_app().await;
@@ -41,7 +30,8 @@ async fn a_deactivation_by_another_server_process_stops_cached_tokens() {
         .await
         .assert(200, None);
     assert!(
-        until_status(&app, &teacher, 401).await,
+        app.until_status("/api/v1/school/auth/me/", &teacher, 401)
+            .await,
         "the other process's deactivation reached this one"
     );
     // Reactivated, the old token stays refused (its version is older).
@@ -85,7 +75,8 @@ async fn a_change_made_in_sql_reaches_the_cache_and_system_tokens_use_it_too() {
     .await
     .expect("sql");
     assert!(
-        until_status(&app, &admin, 401).await,
+        app.until_status("/api/v1/school/auth/me/", &admin, 401)
+            .await,
         "school token refused"
     );
     let mut refused = false;
@@ -111,17 +102,6 @@ async fn sql(app: &TestApp, statement: &'static str) {
     })
     .await
     .expect("sql");
-}
-
-/// Polls a school read with `who` until it answers `status` (at most ~4 s).
-async fn until_read_status(app: &TestApp, who: &As, status: u16) -> bool {
-    for _ in 0..80 {
-        if app.get("/api/v1/school/classes/", who).await.status == status {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 /// The key cache: a known API key costs no platform query (its requests go on while
@@ -151,7 +131,8 @@ async fn an_api_key_is_read_once_and_a_revocation_anywhere_stops_it() {
         .await
         .assert(204, None);
     assert!(
-        until_read_status(&app, &with_key, 401).await,
+        app.until_status("/api/v1/school/classes/", &with_key, 401)
+            .await,
         "the other process's revocation reached this one"
     );
 
@@ -166,7 +147,8 @@ async fn an_api_key_is_read_once_and_a_revocation_anywhere_stops_it() {
     )
     .await;
     assert!(
-        until_read_status(&app, &with_second, 401).await,
+        app.until_status("/api/v1/school/classes/", &with_second, 401)
+            .await,
         "a revocation made in SQL reached the cache"
     );
 }

@@ -125,6 +125,17 @@ impl TestApp {
     pub async fn get(&self, path: &str, who: &As) -> Reply {
         self.request(Method::GET, path, who, None).await
     }
+    /// Polls `GET path` as `who` until its status is `status` (at most about 4 s: a change
+    /// another process makes reaches this one's caches within the listener's poll).
+    pub async fn until_status(&self, path: &str, who: &As, status: u16) -> bool {
+        for _ in 0..80 {
+            if self.get(path, who).await.status == status {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    }
     pub async fn post(&self, path: &str, who: &As, body: Value) -> Reply {
         self.request(Method::POST, path, who, Some(body)).await
     }

@@ -499,7 +499,7 @@ async fn a_child_unlinked_anywhere_leaves_the_guardians_reads() {
     link(json!([])).await;
     for server in [&app, &other] {
         assert!(
-            until(server, &child, g, |status| status != 200).await,
+            server.until_status(&child, g, 404).await,
             "the unlinked child is no longer read"
         );
     }
@@ -509,19 +509,8 @@ async fn a_child_unlinked_anywhere_leaves_the_guardians_reads() {
     link(json!([a])).await;
     for server in [&app, &other] {
         assert!(
-            until(server, &child, g, |status| status == 200).await,
+            server.until_status(&child, g, 200).await,
             "the linked child is read again"
         );
     }
-}
-
-/// Polls `path` as `who` until its status satisfies `done` (at most ~4 s).
-async fn until(app: &TestApp, path: &str, who: &As, done: impl Fn(u16) -> bool) -> bool {
-    for _ in 0..80 {
-        if done(app.get(path, who).await.status.as_u16()) {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    false
 }
