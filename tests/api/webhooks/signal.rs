@@ -45,19 +45,46 @@ async fn write(app: &TestApp, admin: &As, code: &str) {
         .assert(201, None);
 }
 
-#[tokio::test]
-async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
-    // No relay while the signals are looked at.
-    let app = spawn_app_with(|config| {
+/// A server (with its relay or without), alpha's admin, a receiver, and alpha subscribed
+/// to `subject.created` there.
+struct Subscribed {
+    app: TestApp,
+    db: String,
+    admin: As,
+    receiver: Receiver,
+    hook: Value,
+}
+
+async fn subscribed(relay: bool) -> Subscribed {
+    let app = spawn_app_with(move |config| {
         config.events.allow_insecure = true;
-        config.events.relay_in_serve = false;
+        config.events.relay_in_serve = relay;
     })
     .await;
     let db = app.db.url.clone();
     let admin = app.as_school_user("alpha", "admin").await;
     let receiver = Receiver::start(0);
     let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    subscribe(&app, &admin, &url, &["subject.created"]).await;
+    let hook = subscribe(&app, &admin, &url, &["subject.created"]).await;
+    Subscribed {
+        app,
+        db,
+        admin,
+        receiver,
+        hook,
+    }
+}
+
+#[tokio::test]
+async fn a_due_school_is_signalled_once_and_again_once_let_go_or_waiting() {
+    // No relay while the signals are looked at.
+    let Subscribed {
+        app,
+        db,
+        admin,
+        receiver,
+        ..
+    } = subscribed(false).await;
 
     write(&app, &admin, "S1").await;
     let first = pending_row(&db).expect("the first commit signalled the school");
@@ -122,16 +149,7 @@ async fn letting_go_says_whether_events_came_after_the_last_look() {
     use school_service::{db::Db, school::webhook_queue, tenancy::directory::TenantDirectory};
     use std::time::Duration;
 
-    let app = spawn_app_with(|config| {
-        config.events.allow_insecure = true;
-        config.events.relay_in_serve = false;
-    })
-    .await;
-    let db = app.db.url.clone();
-    let admin = app.as_school_user("alpha", "admin").await;
-    let receiver = Receiver::start(0);
-    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    subscribe(&app, &admin, &url, &["subject.created"]).await;
+    let Subscribed { app, db, admin, .. } = subscribed(false).await;
     write(&app, &admin, "S1").await;
     // A relay's visit: it leased the school and has looked at everything committed.
     let relay = uuid::Uuid::new_v4();
@@ -196,15 +214,13 @@ fn lease_after_a_look(db: &str, relay: uuid::Uuid) {
 /// deliveries back for the delivery timeout and 15 s.
 #[tokio::test]
 async fn a_failed_visit_lets_go_of_the_school_at_once() {
-    let app = spawn_app_with(|config| {
-        config.events.allow_insecure = true;
-    })
-    .await;
-    let db = app.db.url.clone();
-    let admin = app.as_school_user("alpha", "admin").await;
-    let receiver = Receiver::start(0);
-    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
-    let hook = subscribe(&app, &admin, &url, &["subject.created"]).await;
+    let Subscribed {
+        app,
+        db,
+        admin,
+        receiver,
+        hook,
+    } = subscribed(true).await;
     sql(
         &db,
         "ALTER TABLE alpha.webhook_deliveries RENAME TO webhook_deliveries_away",
