@@ -131,18 +131,6 @@ pub fn assign_by_name(
     announce_change(conn)
 }
 
-/// Tells every server process that this school's roles or assignments changed, so their
-/// role caches drop the school (`NOTIFY school_roles`, delivered when the unit of work
-/// commits). Sent by the application rather than a trigger: on Citus a school's tables live
-/// on a worker, where a trigger's notification would reach no listener.
-pub fn announce_change(conn: &mut TenantConn) -> ApiResult<()> {
-    use diesel::prelude::*;
-    let schema = conn.tenant().schema_name.as_str().to_owned();
-    diesel::select(pg_notify("school_roles", schema)).execute(conn.pg())?;
-    Ok(())
-}
-
-diesel::define_sql_function! {
-    /// PostgreSQL `pg_notify(channel, payload)`.
-    fn pg_notify(channel: diesel::sql_types::Text, payload: diesel::sql_types::Text);
-}
+/// Tells every server process that this school's roles or assignments changed
+/// (`school::roles::announce_change`).
+pub use crate::school::roles::announce_change;

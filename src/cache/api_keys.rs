@@ -23,7 +23,8 @@ use crate::{
 /// A key's record as loaded, and when this process last recorded a use of it.
 #[derive(Debug)]
 pub struct CachedKey {
-    pub record: ApiKeyRecord,
+    /// Shared with the requests' callers (`Principal::ApiKey`): not copied per request.
+    pub record: Arc<ApiKeyRecord>,
     /// Unix seconds of this process's last write of `last_used_at` (0: none).
     recorded_use: AtomicI64,
 }
@@ -31,7 +32,7 @@ pub struct CachedKey {
 impl CachedKey {
     pub fn new(record: ApiKeyRecord) -> Self {
         Self {
-            record,
+            record: Arc::new(record),
             recorded_use: AtomicI64::new(0),
         }
     }
@@ -63,7 +64,7 @@ impl Default for ApiKeyCache {
 impl ApiKeyCache {
     /// The cached key whose keyed hash is `hash`, if any.
     pub fn get(&self, hash: &str) -> Option<Arc<CachedKey>> {
-        self.0.get(&hash.to_owned())
+        self.0.get(hash)
     }
 
     /// The generation to pass to `insert` for a load that starts now.
@@ -91,7 +92,7 @@ impl crate::db::notify::Subscriber for ApiKeyCache {
         if payload == "*" {
             self.invalidate_all();
         } else {
-            self.0.remove(&payload.to_owned());
+            self.0.remove(payload);
         }
     }
 

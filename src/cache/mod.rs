@@ -10,6 +10,7 @@ pub mod roles;
 pub mod users;
 
 use std::{
+    borrow::Borrow,
     collections::HashMap,
     hash::Hash,
     sync::{
@@ -39,7 +40,11 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
         }
     }
 
-    pub fn get(&self, key: &K) -> Option<V> {
+    pub fn get<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
         let hit = self
             .entries
             .read()
@@ -68,7 +73,11 @@ impl<K: Eq + Hash, V: Clone> Cache<K, V> {
     }
 
     /// Drops one entry.
-    pub fn remove(&self, key: &K) {
+    pub fn remove<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
         metrics::cache_invalidated(self.name);
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.entries

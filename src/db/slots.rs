@@ -273,7 +273,10 @@ impl Slots {
         };
         let mut slot = self.slot(ticket.slot);
         slot.life.read_memory(bytes);
-        let outgrows = (self.narrow_homes)
+        // Only while the schools are spread over the first connections: once widened there
+        // is nothing left to widen.
+        let narrow = self.dispatcher.spread() < self.slots.len();
+        let outgrows = (self.narrow_homes.filter(|_| narrow))
             .is_some_and(|homes| slot.life.would_outgrow(&self.recycling, homes));
         drop(slot);
         if outgrows {

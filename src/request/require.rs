@@ -37,7 +37,8 @@ pub enum Need {
 pub enum Principal {
     /// Shared with the user cache: a cached user is not copied per request.
     User(Arc<User>),
-    ApiKey(ApiKeyRecord),
+    /// Shared with the key cache, likewise.
+    ApiKey(Arc<ApiKeyRecord>),
 }
 
 #[derive(Debug, Clone)]
@@ -135,7 +136,7 @@ pub fn caller_of(
 }
 
 /// An API key's caller: every permission, or every view permission for a read-only key.
-fn key_caller(tenant: TenantRef, record: ApiKeyRecord) -> Caller {
+fn key_caller(tenant: TenantRef, record: Arc<ApiKeyRecord>) -> Caller {
     let permissions = if record.read_only {
         PermissionSet::all().view_only()
     } else {
@@ -180,7 +181,7 @@ mod tests {
     fn key(read_only: bool) -> Caller {
         key_caller(
             school(),
-            ApiKeyRecord {
+            std::sync::Arc::new(ApiKeyRecord {
                 id: Uuid::new_v4(),
                 name: "sync".into(),
                 prefix: "abc".into(),
@@ -190,7 +191,7 @@ mod tests {
                 last_used_at: None,
                 created_at: Utc::now(),
                 revoked_at: None,
-            },
+            }),
         )
     }
 

@@ -98,17 +98,6 @@ pub fn set_history_writes(on: bool) {
     HISTORY_WRITES.store(on, Ordering::Relaxed);
 }
 
-/// Tells every server process, at commit, that who reads what changed in this school: their
-/// cached grants (`cache::roles`, which carry a guardian's children) drop the school, as
-/// for a role change (`auth::roles::announce_change` sends the same).
-fn announce_read_scopes(conn: &mut TenantConn) -> ApiResult<()> {
-    let schema = conn.tenant().schema_name.as_str().to_owned();
-    diesel::sql_query("SELECT pg_notify('school_roles', $1)")
-        .bind::<diesel::sql_types::Text, _>(schema)
-        .execute(conn.pg())?;
-    Ok(())
-}
-
 /// Whether `S`'s writes record history: it keeps history and history writes are on.
 pub fn keeps_history<S: Store>() -> bool {
     S::KEEPS_HISTORY && HISTORY_WRITES.load(Ordering::Relaxed)
@@ -134,7 +123,9 @@ pub fn record_all<'a, S: Store>(
 ) -> ApiResult<()> {
     let changes: Vec<Change<'a, S::Record>> = changes.into_iter().collect();
     if S::CHANGES_READ_SCOPES && !changes.is_empty() {
-        announce_read_scopes(conn)?;
+        // The cached grants carry who reads what (`cache::roles`): every process drops the
+        // school's at commit.
+        super::roles::announce_change(conn)?;
     }
     let students = match keeps_history::<S>() {
         true => {

@@ -241,3 +241,19 @@ pub fn record_known_permissions(conn: &mut TenantConn, codenames: &[String]) -> 
         .execute(conn.pg())?;
     Ok(())
 }
+
+/// Tells every server process that who may do or read what in this school changed (its
+/// roles or assignments, a guardian's children: `change_log` for `Store::CHANGES_READ_SCOPES`),
+/// so their role caches drop the school (`NOTIFY school_roles`, delivered when the unit of work
+/// commits). Sent by the application rather than a trigger: on Citus a school's tables live
+/// on a worker, where a trigger's notification would reach no listener.
+pub fn announce_change(conn: &mut TenantConn) -> ApiResult<()> {
+    let schema = conn.tenant().schema_name.as_str().to_owned();
+    diesel::select(pg_notify("school_roles", schema)).execute(conn.pg())?;
+    Ok(())
+}
+
+diesel::define_sql_function! {
+    /// PostgreSQL `pg_notify(channel, payload)`.
+    fn pg_notify(channel: diesel::sql_types::Text, payload: diesel::sql_types::Text);
+}
