@@ -62,8 +62,6 @@ use std::{
     time::Duration,
 };
 
-use tokio::sync::oneshot;
-
 use crate::observability::metrics;
 
 mod ranking;
@@ -87,7 +85,7 @@ pub const PASSED_OVER_LIMIT: usize = 4;
 
 /// How a waiting unit of work is told which slot it got.
 pub enum Grant {
-    Async(oneshot::Sender<usize>),
+    /// A thread blocked on the receiver (`Slots::take_blocking`: work outside the lanes).
     Blocking(mpsc::SyncSender<usize>),
     /// Queued work itself (`db::lanes`): called with the slot where it is released, under
     /// the dispatcher's lock, so it only hands the work on (false: the work is gone).
@@ -98,7 +96,6 @@ impl Grant {
     /// False when the waiter is gone (it gave up): the slot is not theirs.
     fn send(self, slot: usize) -> bool {
         match self {
-            Self::Async(sender) => sender.send(slot).is_ok(),
             Self::Blocking(sender) => sender.try_send(slot).is_ok(),
             Self::Hand(hand) => hand(slot),
         }

@@ -1,22 +1,20 @@
-use std::collections::HashMap;
-
-use tokio::sync::oneshot;
+use std::{collections::HashMap, sync::mpsc};
 
 use super::{Claim, Dispatcher, Grant, PASSED_OVER_LIMIT, Preference, ranking};
 
 /// A queued claim: its id and where its slot arrives.
-fn queue(dispatcher: &Dispatcher, school: Option<u64>) -> (u64, oneshot::Receiver<usize>) {
-    let (sender, receiver) = oneshot::channel();
+fn queue(dispatcher: &Dispatcher, school: Option<u64>) -> (u64, mpsc::Receiver<usize>) {
+    let (sender, receiver) = mpsc::sync_channel(1);
     let preference = dispatcher.preference(school);
-    match dispatcher.claim(preference, Grant::Async(sender)) {
+    match dispatcher.claim(preference, Grant::Blocking(sender)) {
         Claim::Queued(id) => (id, receiver),
         Claim::Now(slot) => panic!("expected to wait, got slot {slot} at once"),
     }
 }
 
 fn claim_now(dispatcher: &Dispatcher, school: Option<u64>) -> usize {
-    let (sender, _receiver) = oneshot::channel();
-    match dispatcher.claim(dispatcher.preference(school), Grant::Async(sender)) {
+    let (sender, _receiver) = mpsc::sync_channel(1);
+    match dispatcher.claim(dispatcher.preference(school), Grant::Blocking(sender)) {
         Claim::Now(slot) => slot,
         Claim::Queued(_) => panic!("expected an idle slot"),
     }
@@ -93,7 +91,7 @@ fn a_school_whose_home_another_school_holds_waits_for_it() {
     let a = school_at_home(0, size, 0);
     let b = school_at_home(0, size, a + 1);
     assert_eq!(claim_now(&dispatcher, Some(a)), 0);
-    let (waiting, mut receiver) = queue(&dispatcher, Some(b));
+    let (waiting, receiver) = queue(&dispatcher, Some(b));
     assert_eq!(dispatcher.idle_count(), 3, "three idle, none taken");
     dispatcher.release(0);
     assert_eq!(receiver.try_recv(), Ok(0), "its home, warm");
@@ -118,12 +116,12 @@ fn a_connection_that_served_the_school_before_comes_first_and_a_new_one_forgets(
         "warm, though ranked last"
     );
     // Coming back, a warm connection goes to a waiter of the school at once ...
-    let (_, mut receiver) = queue(&dispatcher, Some(b));
+    let (_, receiver) = queue(&dispatcher, Some(b));
     dispatcher.release(warm);
     assert_eq!(receiver.try_recv(), Ok(warm));
     // ... but not once a new connection has taken the slot over.
     dispatcher.served(warm, None, true);
-    let (_, mut receiver) = queue(&dispatcher, Some(b));
+    let (_, receiver) = queue(&dispatcher, Some(b));
     dispatcher.release(warm);
     assert!(receiver.try_recv().is_err(), "cold: left idle");
 }
@@ -137,7 +135,7 @@ fn a_connection_nobody_may_borrow_stays_idle() {
     claim_now(&dispatcher, Some(b));
     claim_now(&dispatcher, None);
     let c = school_at_home(0, size, a + 1);
-    let (_, mut waits_for_0) = queue(&dispatcher, Some(c));
+    let (_, waits_for_0) = queue(&dispatcher, Some(c));
     dispatcher.release(2);
     assert!(waits_for_0.try_recv().is_err(), "not its home: it waits");
     assert_eq!(dispatcher.idle_count(), 1);
@@ -153,7 +151,7 @@ fn a_waiter_past_ten_borrowing_times_is_lent_any_connection_that_comes_back() {
         claim_now(&dispatcher, None);
     }
     let b = school_at_home(0, size, a + 1);
-    let (late, mut receiver) = queue(&dispatcher, Some(b));
+    let (late, receiver) = queue(&dispatcher, Some(b));
     assert_eq!(dispatcher.borrow(late), None, "nothing idle");
     dispatcher.release(1);
     assert!(
@@ -192,8 +190,8 @@ fn a_returned_connection_goes_to_the_oldest_waiter_whose_home_it_is() {
     let (a, b) = (school_at_home(0, 2, 0), school_at_home(1, 2, 0));
     assert_eq!(claim_now(&dispatcher, Some(a)), 0);
     assert_eq!(claim_now(&dispatcher, Some(b)), 1);
-    let (_, mut wants_0) = queue(&dispatcher, Some(a));
-    let (_, mut wants_1) = queue(&dispatcher, Some(b));
+    let (_, wants_0) = queue(&dispatcher, Some(a));
+    let (_, wants_1) = queue(&dispatcher, Some(b));
     dispatcher.release(1);
     assert_eq!(
         wants_1.try_recv(),
@@ -211,8 +209,8 @@ fn a_connection_nobody_calls_home_goes_to_the_oldest_waiter_that_may_borrow_it()
     let a = school_at_home(0, 2, 0);
     claim_now(&dispatcher, Some(a));
     claim_now(&dispatcher, None);
-    let (first_id, mut first) = queue(&dispatcher, Some(a));
-    let (second_id, mut second) = queue(&dispatcher, Some(a));
+    let (first_id, first) = queue(&dispatcher, Some(a));
+    let (second_id, second) = queue(&dispatcher, Some(a));
     // Both have waited ten times `borrow_after`, with nothing idle: any may be lent.
     for id in [first_id, second_id, first_id, second_id] {
         assert_eq!(dispatcher.borrow(id), None);
@@ -228,15 +226,15 @@ fn a_waiter_passed_over_four_times_the_pool_size_gets_the_next_one() {
     let (a, b) = (school_at_home(0, 2, 0), school_at_home(1, 2, 0));
     claim_now(&dispatcher, None);
     claim_now(&dispatcher, None);
-    let (_, mut starved) = queue(&dispatcher, Some(a));
+    let (_, starved) = queue(&dispatcher, Some(a));
     let limit = 2 * PASSED_OVER_LIMIT;
     for round in 0..limit {
-        let (_, mut lucky) = queue(&dispatcher, Some(b));
+        let (_, lucky) = queue(&dispatcher, Some(b));
         dispatcher.release(1);
         assert_eq!(lucky.try_recv(), Ok(1), "round {round}: b's home goes to b");
         assert!(starved.try_recv().is_err());
     }
-    let (_, mut next) = queue(&dispatcher, Some(b));
+    let (_, next) = queue(&dispatcher, Some(b));
     dispatcher.release(1);
     assert_eq!(
         starved.try_recv(),
@@ -261,8 +259,8 @@ fn a_connection_nobody_calls_home_goes_to_the_waiter_that_ranks_it_highest() {
     let second = (0..)
         .find(|&key| ranking(key, size)[1] == 3)
         .expect("a school ranking slot 3 second");
-    let (older_id, mut older) = queue(&dispatcher, Some(last));
-    let (younger_id, mut younger) = queue(&dispatcher, Some(second));
+    let (older_id, older) = queue(&dispatcher, Some(last));
+    let (younger_id, younger) = queue(&dispatcher, Some(second));
     // Both have waited ten times their `borrow_after`, with nothing idle.
     for id in [older_id, younger_id, older_id, younger_id] {
         assert_eq!(dispatcher.borrow(id), None);
@@ -277,7 +275,7 @@ fn a_cancelled_waiter_is_skipped_and_a_granted_one_cannot_cancel() {
     let dispatcher = Dispatcher::new(1, 1);
     claim_now(&dispatcher, Some(1));
     let (gone, _) = queue(&dispatcher, Some(1));
-    let (stays, mut receiver) = queue(&dispatcher, Some(2));
+    let (stays, receiver) = queue(&dispatcher, Some(2));
     assert!(dispatcher.cancel(gone));
     dispatcher.release(0);
     assert_eq!(receiver.try_recv(), Ok(0));
@@ -293,7 +291,7 @@ fn a_waiter_that_dropped_its_receiver_does_not_swallow_the_connection() {
     claim_now(&dispatcher, Some(1));
     let (_, receiver) = queue(&dispatcher, Some(1));
     drop(receiver);
-    let (_, mut next) = queue(&dispatcher, Some(2));
+    let (_, next) = queue(&dispatcher, Some(2));
     dispatcher.release(0);
     assert_eq!(next.try_recv(), Ok(0));
     dispatcher.release(0);
@@ -324,14 +322,13 @@ fn round_robin(size: usize, schools: u64, cap: usize) -> (Vec<usize>, f64) {
     let dispatcher = Dispatcher::new(size, 1).with_running(cap);
     let mut served: Vec<std::collections::HashSet<u64>> = vec![Default::default(); size];
     let mut running: std::collections::VecDeque<(usize, u64)> = Default::default();
-    let mut waiting: std::collections::VecDeque<(u64, oneshot::Receiver<usize>)> =
-        Default::default();
+    let mut waiting: std::collections::VecDeque<(u64, mpsc::Receiver<usize>)> = Default::default();
     let mut borrowed = 0;
     let start = |school: u64,
                  running: &mut std::collections::VecDeque<_>,
                  waiting: &mut std::collections::VecDeque<_>| {
-        let (sender, receiver) = oneshot::channel();
-        match dispatcher.claim(dispatcher.preference(Some(school)), Grant::Async(sender)) {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        match dispatcher.claim(dispatcher.preference(Some(school)), Grant::Blocking(sender)) {
             Claim::Now(slot) => running.push_back((slot, school)),
             Claim::Queued(_) => waiting.push_back((school, receiver)),
         }
@@ -403,7 +400,7 @@ fn a_full_running_keeps_an_idle_home_waiting_then_gives_it_the_next_place() {
     assert_eq!(claim_now(&dispatcher, Some(a)), 0);
     assert_eq!(claim_now(&dispatcher, Some(b)), 1);
     // Its home is idle, but two units of work run already.
-    let (waiting, mut slot) = queue(&dispatcher, Some(c));
+    let (waiting, slot) = queue(&dispatcher, Some(c));
     assert_eq!(
         dispatcher.borrow(waiting),
         None,
@@ -414,7 +411,7 @@ fn a_full_running_keeps_an_idle_home_waiting_then_gives_it_the_next_place() {
     dispatcher.release(0);
     assert_eq!(slot.try_recv(), Ok(2));
     assert_eq!(dispatcher.idle_count(), 2);
-    let (_, mut later) = queue(&dispatcher, Some(d));
+    let (_, later) = queue(&dispatcher, Some(d));
     dispatcher.release(2);
     assert_eq!(later.try_recv(), Ok(3), "its home, the next place");
     // Room again and nobody waits: a claim takes its home at once.
@@ -433,8 +430,8 @@ fn a_freed_place_prefers_a_near_waiter_of_the_connection_that_came_back() {
     let a2 = school_at_home(0, size, a + 1);
     assert_eq!(claim_now(&dispatcher, Some(a)), 0);
     assert_eq!(claim_now(&dispatcher, Some(b)), 1);
-    let (_, mut idle_home) = queue(&dispatcher, Some(c));
-    let (_, mut same_home) = queue(&dispatcher, Some(a2));
+    let (_, idle_home) = queue(&dispatcher, Some(c));
+    let (_, same_home) = queue(&dispatcher, Some(a2));
     dispatcher.release(0);
     assert_eq!(
         same_home.try_recv(),
@@ -464,7 +461,7 @@ fn a_pool_spread_over_its_first_slots_hands_out_only_those_until_it_widens() {
     let held = [claim_now(&dispatcher, None), claim_now(&dispatcher, None)];
     let (_, granted) = queue(&dispatcher, None);
     held.iter().for_each(|&slot| dispatcher.release(slot));
-    let granted = granted.blocking_recv().expect("a slot of the two");
+    let granted = granted.recv().expect("a slot of the two");
     assert!(granted < 2, "{granted}");
     dispatcher.release(granted);
 
