@@ -150,12 +150,11 @@ impl Slots {
             Some(conn) => conn,
             None => {
                 drop(slot);
-                let conn = self.connector.connect().map_err(|err| {
+                let (conn, relocked) = self.connect_fresh(ticket.slot).map_err(|err| {
                     log::warn!("could not open a database connection: {err}");
                     ApiError::ServiceUnavailable
                 })?;
-                slot = self.slot(ticket.slot);
-                slot.life = ConnLife::new(&self.recycling);
+                slot = relocked;
                 fresh = true;
                 conn
             }
@@ -329,13 +328,23 @@ impl Slots {
     /// Opens a connection into `index`'s slot, which the caller holds: a new backend,
     /// which knows no school yet.
     fn open_in(&self, index: usize) -> diesel::ConnectionResult<()> {
-        let conn = self.connector.connect()?;
-        let mut slot = self.slot(index);
+        let (conn, mut slot) = self.connect_fresh(index)?;
         slot.conn = Some(conn);
-        slot.life = ConnLife::new(&self.recycling);
         drop(slot);
         self.dispatcher.served(index, None, true);
         Ok(())
+    }
+
+    /// A new connection for `index`'s slot, which the caller holds (opened without the
+    /// slot's lock), and the slot locked again with its life started afresh.
+    fn connect_fresh(
+        &self,
+        index: usize,
+    ) -> diesel::ConnectionResult<(PgConn, MutexGuard<'_, Slot>)> {
+        let conn = self.connector.connect()?;
+        let mut slot = self.slot(index);
+        slot.life = ConnLife::new(&self.recycling);
+        Ok((conn, slot))
     }
 
     /// The recycler's part: closes connections idle too long, and swaps in successors of
