@@ -34,6 +34,12 @@
 //!   own busy homes. (A limit of once the pool's size made about a third of all units of
 //!   work borrow under saturation, every school reaching most connections within a few
 //!   passes; four times keeps the borrowing to the imbalance of the moment.)
+//! - a waiter that has waited ten times `borrow_after` comes first when a connection or a
+//!   running place frees, before waiters whose homes are idle: it takes the idle
+//!   connection that suits it best (of several such waiters, the one an idle connection
+//!   suits best). Else, while the running is full, it waited on for its own busy home
+//!   behind younger waiters: the tail of a cold first pass over many schools
+//!   (docs/performance.md, "Fleet memory").
 //!
 //! Platform work (no school) has every connection as home. `homes == 0` switches affinity
 //! off: every connection is everyone's home, and waiters are served in arrival order.
@@ -306,7 +312,9 @@ impl Dispatcher {
     }
 
     /// Which waiter gets a slot now that `slot` is idle, and which slot: the oldest one
-    /// passed over `limit` times gets `slot`; else the oldest whose home is `slot` (or,
+    /// passed over `limit` times gets `slot`; else one that may take any connection gets
+    /// the idle one that suits it best (`State::long_waiter`); else the oldest whose home
+    /// is `slot` (or,
     /// when the running was full, `window` > 0, any idle slot: `State::home_waiter`),
     /// else of those the rule lets borrow `slot` the one that ranks it highest (the oldest
     /// of those), else (the running was full) the oldest the rule lets borrow any idle
@@ -332,7 +340,10 @@ impl Dispatcher {
             at.map(|at| (at, slot))
         };
         let lender = || state.lender_of(slot).map(|at| (at, slot));
-        let chosen = home_of
+        // Those that may take any connection first (`State::long_waiter`).
+        let chosen = state
+            .long_waiter()
+            .or(home_of)
             .or_else(lender)
             .or_else(|| any_idle.then(|| state.borrowing_waiter()).flatten());
         let (at, to) = chosen?;

@@ -139,6 +139,22 @@ impl State {
         })
     }
 
+    /// Of the waiters that may take any connection (they have waited ten times
+    /// `borrow_after`), the one an idle connection suits best, and that connection (warm
+    /// first, then by its ranking; the oldest of equals).
+    pub(super) fn long_waiter(&self) -> Option<(usize, usize)> {
+        if !self.waiters.iter().any(|waiter| waiter.waited >= 2) {
+            return None;
+        }
+        let long = self.lenders().filter(|&(_, _, lend)| lend == Lend::Any);
+        long.filter_map(|(at, preference, lend)| {
+            let slot = self.best_idle(preference, lend)?;
+            Some((self.standing(slot, preference, lend, false)?, at, slot))
+        })
+        .min()
+        .map(|(_, at, slot)| (at, slot))
+    }
+
     /// Of the waiters the rule lets borrow `slot`, the one it suits best (the oldest of
     /// equals).
     pub(super) fn lender_of(&self, slot: usize) -> Option<usize> {

@@ -245,6 +245,32 @@ fn a_waiter_passed_over_four_times_the_pool_size_gets_the_next_one() {
 }
 
 #[test]
+fn a_waiter_that_may_borrow_any_connection_comes_before_younger_ones_with_idle_homes() {
+    // Three connections, two running: a's home is busy, and the running is full.
+    let dispatcher = Dispatcher::new(3, 1).with_running(2);
+    let (a, b, c) = (
+        school_at_home(0, 3, 0),
+        school_at_home(1, 3, 0),
+        school_at_home(2, 3, 0),
+    );
+    claim_now(&dispatcher, Some(a));
+    claim_now(&dispatcher, Some(b));
+    let (waited_id, waited) = queue(&dispatcher, Some(a));
+    // Ten times `borrow_after`: it may take any connection, once one may run.
+    for _ in 0..2 {
+        assert_eq!(dispatcher.borrow(waited_id), None, "the running is full");
+    }
+    let (_, younger) = queue(&dispatcher, Some(c));
+    dispatcher.release(1);
+    let slot = waited.try_recv().expect("the long waiter runs next");
+    assert_ne!(slot, 0, "its home is still busy");
+    assert!(
+        younger.try_recv().is_err(),
+        "younger, though its home is idle"
+    );
+}
+
+#[test]
 fn a_connection_nobody_calls_home_goes_to_the_waiter_that_ranks_it_highest() {
     let size = 4;
     let dispatcher = Dispatcher::new(size, 1);
