@@ -330,20 +330,19 @@ impl Dispatcher {
             return Some((0, slot));
         }
         let any_idle = window > 0;
-        let home_of = if any_idle {
-            state.home_waiter(slot, window)
-        } else {
-            let at = state
-                .waiters
-                .iter()
-                .position(|w| w.preference.is_home(slot));
+        let home_of = || {
+            if any_idle {
+                return state.home_waiter(slot, window);
+            }
+            let mut waiters = state.waiters.iter();
+            let at = waiters.position(|w| w.preference.is_home(slot));
             at.map(|at| (at, slot))
         };
         let lender = || state.lender_of(slot).map(|at| (at, slot));
         // Those that may take any connection first (`State::long_waiter`).
         let chosen = state
             .long_waiter()
-            .or(home_of)
+            .or_else(home_of)
             .or_else(lender)
             .or_else(|| any_idle.then(|| state.borrowing_waiter()).flatten());
         let (at, to) = chosen?;

@@ -24,10 +24,10 @@
 //! with `FOR UPDATE SKIP LOCKED`, renewed while it works); another relay takes it over only
 //! once the lease ran out. A worker whose visit fails lets go of the school at once
 //! (`let_go`), so a passing database error delays its deliveries by a second, not a lease.
-//! Leases are rows, not session locks, so this works behind PgBouncer in transaction mode. An attempt is recorded after its answer, and a
-//! subscription's cursor moved past an event only with it: a relay killed in between
-//! leaves the cursor before the event, and the next relay sends it again with the same
-//! `webhook-id` (at least once).
+//! Leases are rows, not session locks, so this works behind PgBouncer in transaction mode.
+//! An attempt is recorded after its answer, and a subscription's cursor moved past an
+//! event only with it: a relay killed in between leaves the cursor before the event, and
+//! the next relay sends it again with the same `webhook-id` (at least once).
 
 pub mod deliver;
 pub mod destination;

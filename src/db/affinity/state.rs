@@ -143,7 +143,8 @@ impl State {
     /// `borrow_after`), the one an idle connection suits best, and that connection (warm
     /// first, then by its ranking; the oldest of equals).
     pub(super) fn long_waiter(&self) -> Option<(usize, usize)> {
-        if !self.waiters.iter().any(|waiter| waiter.waited >= 2) {
+        let may_take_any = |waiter: &Waiter| Lend::of(waiter.waited, 0) == Lend::Any;
+        if !self.waiters.iter().any(may_take_any) {
             return None;
         }
         let long = self.lenders().filter(|&(_, _, lend)| lend == Lend::Any);
