@@ -86,9 +86,10 @@ pub struct Config {
     /// manifest). No default: unset, exports are unsigned and imports need
     /// `--trust-unsigned`.
     pub archive_signing_key: Option<Secret>,
-    /// `DB_POOL_HOMES`, `DB_POOL_BORROW_AFTER_MS`, `DB_POOL_MAX_SCHOOLS`,
-    /// `DB_POOL_MAX_BACKEND_MIB`, `DB_POOL_MAX_LIFETIME_SECS`, `DB_POOL_IDLE_TIMEOUT_SECS`:
-    /// each school's home connections, how long work waits for them before borrowing, and
+    /// `DB_POOL_HOMES`, `DB_POOL_BORROW_AFTER_MS`, `DB_POOL_BORROW_ANY_AFTER_MS`,
+    /// `DB_POOL_MAX_SCHOOLS`, `DB_POOL_MAX_BACKEND_MIB`, `DB_POOL_MAX_LIFETIME_SECS`,
+    /// `DB_POOL_IDLE_TIMEOUT_SECS`: each school's home connections, how long work waits for
+    /// them before borrowing a warm connection and before borrowing any, and
     /// when a connection is replaced (`0`: never for that reason). See `db::affinity` and
     /// `db::recycle`.
     pub db_pool_affinity: AffinitySettings,
@@ -311,12 +312,24 @@ impl Config {
         }
         let cpu = self.db_pool_size;
         self.db_pool_size = pool_size_for_schools(cpu, schools);
+        if self.db_pool_size <= cpu {
+            return;
+        }
+        // Besides the homes, a connection that is nobody's home (`DB_POOL_SPILL`, default
+        // one here): where work that waited long for its busy home goes, instead of into a
+        // home of other schools.
+        let affinity = &mut self.db_pool_affinity;
+        let spill = *affinity.spill.get_or_insert(1);
+        self.db_pool_size = self
+            .db_pool_size
+            .saturating_add(u32::try_from(spill).unwrap_or(u32::MAX));
         // Without a memory budget nothing would widen it: the schools spread over all
         // connections from the start, which bounds each backend by its share of them.
-        let budget = self.db_pool_affinity.recycling.max_backend_bytes;
-        if self.db_pool_size > cpu && budget.is_some() {
-            self.db_pool_affinity.narrow = Some(Narrow {
-                spread: usize::try_from(cpu).unwrap_or(usize::MAX),
+        if affinity.recycling.max_backend_bytes.is_some() {
+            affinity.narrow = Some(Narrow {
+                spread: usize::try_from(cpu)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(spill),
                 schools,
             });
         }
@@ -430,6 +443,11 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
         Ok::<_, anyhow::Error>(limit(key, default.map(|d| d.as_secs()))?.map(Duration::from_secs))
     };
     let recycling = defaults.recycling;
+    let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let borrow_after = Duration::from_millis(parse_env(
+        "DB_POOL_BORROW_AFTER_MS",
+        millis(defaults.borrow_after),
+    )?);
     Ok(AffinitySettings {
         homes: parse_env("DB_POOL_HOMES", defaults.homes)?,
         // The CPU's pool, whatever the pool's size (`0`: the pool's size).
@@ -439,9 +457,11 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
         )?)
         .filter(|&n| n > 0),
         narrow: None,
-        borrow_after: Duration::from_millis(parse_env(
-            "DB_POOL_BORROW_AFTER_MS",
-            u64::try_from(defaults.borrow_after.as_millis()).unwrap_or(u64::MAX),
+        spill: optional_env("DB_POOL_SPILL")?,
+        borrow_after,
+        borrow_any_after: Duration::from_millis(parse_env(
+            "DB_POOL_BORROW_ANY_AFTER_MS",
+            millis(borrow_after.saturating_mul(10)),
         )?),
         recycling: RecycleSettings {
             max_lifetime: secs("DB_POOL_MAX_LIFETIME_SECS", recycling.max_lifetime)?,

@@ -23,23 +23,28 @@
 //!     [`BORROW_AFTER`]): one busy school's long units of work (writes) spread over the
 //!     connections that know it, while its short ones (reads) come back to a home that is
 //!     still hot (its lane's thread awake, its backend's caches warm);
-//!   - any connection after ten times as long, its best ranked first, which is warm for it
-//!     from then on.
+//!   - any connection after `borrow_any_after` (`DB_POOL_BORROW_ANY_AFTER_MS`, default ten
+//!     times `borrow_after`): warm first, then a spill slot (nobody's home:
+//!     [`Dispatcher::with_spill`]), then its best ranked; warm for it from then on.
 //! - a connection that comes back goes to the oldest waiting unit of work whose home it is;
-//!   else to a waiter it is warm for, or one that has waited ten times `borrow_after`
-//!   (warm first, then the one that ranks it highest; the oldest of equals); when nobody
+//!   else to a waiter it is warm for, or one that has waited `borrow_any_after` (warm
+//!   first, then the one that ranks it highest; the oldest of equals); when nobody
 //!   may take it, it stays idle.
 //! - a waiter that has seen [`PASSED_OVER_LIMIT`] times the pool's size of connections go to
 //!   younger waiters gets the next one whatever it is, so nobody waits for long behind its
 //!   own busy homes. (A limit of once the pool's size made about a third of all units of
 //!   work borrow under saturation, every school reaching most connections within a few
 //!   passes; four times keeps the borrowing to the imbalance of the moment.)
-//! - a waiter that has waited ten times `borrow_after` comes first when a connection or a
+//! - a waiter that has waited `borrow_any_after` comes first when a connection or a
 //!   running place frees, before waiters whose homes are idle: it takes the idle
 //!   connection that suits it best (of several such waiters, the one an idle connection
 //!   suits best). Else, while the running is full, it waited on for its own busy home
 //!   behind younger waiters: the tail of a cold first pass over many schools
 //!   (docs/performance.md, "Fleet memory").
+//!
+//! A spill slot keeps the schools that waited long out of other schools' homes: under load,
+//! their lent backends otherwise grew by 1-4 MiB over a few passes (docs/performance.md,
+//! "Fleet memory on a fifth machine").
 //!
 //! Platform work (no school) has every connection as home. `homes == 0` switches affinity
 //! off: every connection is everyone's home, and waiters are served in arrival order.
@@ -120,6 +125,8 @@ pub enum Claim {
 /// module comment.
 pub struct Dispatcher {
     homes: usize,
+    /// The first this many slots are nobody's home (`with_spill`).
+    spill: usize,
     size: usize,
     /// The slots handed out: the first this many (`State::idle`'s length, read here
     /// without the lock to rank a school's slots).
@@ -135,6 +142,7 @@ impl Dispatcher {
     pub fn new(size: usize, homes: usize) -> Self {
         Self {
             homes: homes.min(size),
+            spill: 0,
             size,
             spread: AtomicUsize::new(size),
             running: size,
@@ -145,6 +153,26 @@ impl Dispatcher {
                 next_id: 0,
             }),
         }
+    }
+
+    /// The first `spill` slots are nobody's home (at least one slot stays a home; none
+    /// without affinity): they come first, after a school's homes, for a unit of work that
+    /// borrows a connection where nothing knows its school. So a unit of work that waited
+    /// long does not bring its school into a home of other schools, whose backend would
+    /// keep it for good; the spill connection's backend is replaced when it outgrows its
+    /// budget like any other.
+    pub fn with_spill(mut self, spill: usize) -> Self {
+        self.spill = if self.homes == 0 {
+            0
+        } else {
+            spill.min(self.size.saturating_sub(1))
+        };
+        self
+    }
+
+    /// Whether `slot` is nobody's home (`with_spill`).
+    pub fn is_spill(&self, slot: usize) -> bool {
+        slot < self.spill
     }
 
     /// At most `running` units of work hold slots at once (at least one, at most all).
@@ -188,18 +216,25 @@ impl Dispatcher {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What work bound to `school` (or to none) prefers.
+    /// What work bound to `school` (or to none) prefers: its ranking of the slots handed
+    /// out that may be homes, with the spill slots after its homes.
     pub fn preference(&self, school: Option<u64>) -> Preference {
-        match school {
-            Some(key) if self.homes > 0 => {
-                let spread = self.spread();
-                Preference::School {
-                    key,
-                    ranking: ranking(key, spread),
-                    homes: self.homes.min(spread),
-                }
-            }
-            _ => Preference::Any,
+        let Some(key) = school.filter(|_| self.homes > 0) else {
+            return Preference::Any;
+        };
+        let spread = self.spread();
+        let spill = self.spill.min(spread);
+        let mut order = ranking(key, spread);
+        order.retain(|&slot| slot >= spill);
+        if order.is_empty() {
+            return Preference::Any;
+        }
+        let homes = self.homes.min(order.len());
+        order.splice(homes..homes, 0..spill);
+        Preference::School {
+            key,
+            ranking: order,
+            homes,
         }
     }
 

@@ -79,7 +79,7 @@ impl Lanes {
     /// Runs `work` with a slot chosen for the school keyed `school` (or none), on that
     /// slot's lane, and waits for its answer. A unit of work still queued after the pool's
     /// `borrow_after` (`affinity::BORROW_AFTER` by default) may borrow an idle connection,
-    /// more widely after ten times as long (the dispatcher's rule), and gives up at
+    /// more widely after `borrow_any_after` (the dispatcher's rule), and gives up at
     /// `deadline`; once it has a slot, it runs to the end. Cancel-safe: a unit of work whose
     /// caller is gone before it got a slot leaves the queue unrun.
     pub async fn run<T, F>(

@@ -130,9 +130,12 @@ pub struct AffinitySettings {
     /// school as it comes.
     pub homes: usize,
     /// How long a unit of work whose homes are busy waits for one before it may borrow a
-    /// connection that knows its school, and a tenth of how long before any
-    /// (`DB_POOL_BORROW_AFTER_MS`; `affinity::BORROW_AFTER` by default).
+    /// connection that knows its school (`DB_POOL_BORROW_AFTER_MS`;
+    /// `affinity::BORROW_AFTER` by default).
     pub borrow_after: Duration,
+    /// How long before it may borrow any connection (`DB_POOL_BORROW_ANY_AFTER_MS`; ten
+    /// times `borrow_after` by default): the first pass's tail against backends' memory.
+    pub borrow_any_after: Duration,
     /// At most this many units of work hold connections at once (`DB_POOL_RUNNING`):
     /// the CPU's share, where the pool's size is the schools' (how many backends share
     /// their catalog entries). `None`: the pool's size.
@@ -140,6 +143,11 @@ pub struct AffinitySettings {
     /// Whether the schools are spread over the first connections only at first (`None`:
     /// over all of them from the start).
     pub narrow: Option<Narrow>,
+    /// Connections that are nobody's home, where work that waited long for a busy home
+    /// borrows first (`DB_POOL_SPILL`; `Dispatcher::with_spill`). `None`: one when the
+    /// pool follows the schools (`Config::fit_pool_to_schools` adds it to the size), else
+    /// none.
+    pub spill: Option<usize>,
     pub recycling: RecycleSettings,
 }
 
@@ -155,10 +163,11 @@ pub struct Narrow {
 }
 
 impl Narrow {
-    /// The schools each of the first `spread` connections is home to.
-    pub fn homes_per_connection(&self, homes: usize) -> usize {
+    /// The schools each of the first `spread` connections is home to (the first `spill`
+    /// of them are nobody's).
+    pub fn homes_per_connection(&self, homes: usize, spill: usize) -> usize {
         let schools = usize::try_from(self.schools).unwrap_or(usize::MAX);
-        schools.saturating_mul(homes.max(1)) / self.spread.max(1)
+        schools.saturating_mul(homes.max(1)) / self.spread.saturating_sub(spill).max(1)
     }
 }
 
@@ -168,8 +177,10 @@ impl Default for AffinitySettings {
         Self {
             homes: 1,
             borrow_after: super::affinity::BORROW_AFTER,
+            borrow_any_after: super::affinity::BORROW_AFTER * 10,
             running: None,
             narrow: None,
+            spill: None,
             recycling: RecycleSettings::default(),
         }
     }
@@ -207,9 +218,10 @@ pub fn default_per_school(pool_size: u32) -> u32 {
 /// (`pool_size_for_schools`).
 pub const SCHOOLS_PER_CONNECTION: u64 = 100;
 
-/// The largest pool the number of schools sizes: its backends and a successor being
-/// opened, each replaced at the default memory budget (`DB_POOL_MAX_BACKEND_MIB`, 48;
-/// measured at most 50 MiB of `Pss_Anon`), stay under 1 GiB together (19 x 50 MiB).
+/// The most home connections the number of schools sizes: they, the spill connection
+/// (`AffinitySettings::spill`) and a successor being opened, each replaced at the default
+/// memory budget (`DB_POOL_MAX_BACKEND_MIB`, 48; measured at most 50 MiB of `Pss_Anon`),
+/// stay under 1 GiB together (20 x 50 MiB).
 pub const MAX_POOL_FOR_SCHOOLS: u32 = 18;
 
 /// The pool for a server that finds `schools` schools at start and was given no

@@ -39,8 +39,9 @@ pub struct Slots {
     dispatcher: Dispatcher,
     connector: Connector,
     recycling: RecycleSettings,
-    /// How long a waiter for its homes waits before it borrows (`AffinitySettings`).
-    borrow_after: Duration,
+    /// How long a waiter for its homes waits before it may borrow a connection that knows
+    /// its school, and before any (`AffinitySettings`).
+    borrow_times: [Duration; 2],
     /// To the recycler thread.
     jobs: Mutex<mpsc::Sender<Job>>,
     /// While the schools are spread over the first connections only: the schools each is
@@ -55,6 +56,7 @@ impl Slots {
     /// `size` slots, none connected yet; starts the recycler thread.
     pub fn new(size: usize, affinity: &AffinitySettings, connector: Connector) -> Arc<Self> {
         let recycling = affinity.recycling;
+        let spill = affinity.spill.unwrap_or(0);
         let (jobs, queue) = mpsc::channel();
         let slots = Arc::new(Self {
             slots: (0..size)
@@ -68,12 +70,16 @@ impl Slots {
                 })
                 .collect(),
             dispatcher: Dispatcher::new(size, affinity.homes)
+                .with_spill(spill)
                 .with_running(affinity.running.unwrap_or(size))
                 .with_spread(affinity.narrow.map_or(size, |narrow| narrow.spread)),
             narrow_homes: affinity
                 .narrow
-                .map(|narrow| narrow.homes_per_connection(affinity.homes)),
-            borrow_after: affinity.borrow_after,
+                .map(|narrow| narrow.homes_per_connection(affinity.homes, spill)),
+            borrow_times: [
+                affinity.borrow_after,
+                affinity.borrow_any_after.max(affinity.borrow_after),
+            ],
             connector,
             measuring: AtomicBool::new(recycling.max_backend_bytes.is_some()),
             recycling,
@@ -112,10 +118,10 @@ impl Slots {
     }
 
     /// How long after queueing a waiter for its homes may borrow more widely: a connection
-    /// that knows its school after `borrow_after`, any connection after ten times as long
+    /// that knows its school after `borrow_after`, any connection after `borrow_any_after`
     /// (`affinity::Dispatcher::borrow`).
     pub(crate) fn borrow_times(&self) -> [Duration; 2] {
-        [self.borrow_after, self.borrow_after * 10]
+        self.borrow_times
     }
 
     /// The dispatcher, for work queued as jobs (`db::lanes`).
@@ -211,7 +217,8 @@ impl Slots {
     /// its connections (if the projection did not already): the schools' catalog entries
     /// do not fit the ones they are spread over.
     fn replace(&self, index: usize, reason: Reason) {
-        if reason == Reason::Memory {
+        // A spill connection's schools are not spread over it: it is only replaced.
+        if reason == Reason::Memory && !self.dispatcher.is_spill(index) {
             self.widen();
         }
         self.send(Job::Replace(index));
@@ -274,7 +281,8 @@ impl Slots {
         slot.life.read_memory(bytes);
         // Only while the schools are spread over the first connections: once widened there
         // is nothing left to widen.
-        let narrow = self.dispatcher.spread() < self.slots.len();
+        let narrow =
+            self.dispatcher.spread() < self.slots.len() && !self.dispatcher.is_spill(ticket.slot);
         let outgrows = (self.narrow_homes.filter(|_| narrow))
             .is_some_and(|homes| slot.life.would_outgrow(&self.recycling, homes));
         drop(slot);

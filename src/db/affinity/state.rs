@@ -139,8 +139,8 @@ impl State {
         })
     }
 
-    /// Of the waiters that may take any connection (they have waited ten times
-    /// `borrow_after`), the one an idle connection suits best, and that connection (warm
+    /// Of the waiters that may take any connection (they have waited `borrow_any_after`),
+    /// the one an idle connection suits best, and that connection (warm
     /// first, then by its ranking; the oldest of equals).
     pub(super) fn long_waiter(&self) -> Option<(usize, usize)> {
         let may_take_any = |waiter: &Waiter| Lend::of(waiter.waited, 0) == Lend::Any;

@@ -85,6 +85,39 @@ fn a_waiting_school_borrows_a_warm_connection_first_and_any_connection_later() {
 }
 
 #[test]
+fn a_spill_slot_is_nobodys_home_and_is_lent_first_to_a_waiter_that_may_borrow_any() {
+    let size = 5;
+    let dispatcher = Dispatcher::new(size, 1).with_spill(1);
+    for school in 0..500 {
+        let preference = dispatcher.preference(Some(school));
+        assert!(!preference.is_home(0), "school {school}");
+        assert_eq!(
+            preference.rank_of(0),
+            1,
+            "school {school}: right after its home"
+        );
+    }
+    let school = (0..)
+        .find(|&key| ranking(key, size)[1] != 0)
+        .expect("a school whose next choice is not slot 0");
+    let home = claim_now(&dispatcher, Some(school));
+    assert_ne!(home, 0);
+    let (waiting, _) = queue(&dispatcher, Some(school));
+    assert_eq!(dispatcher.borrow(waiting), None, "nothing knows its school");
+    assert_eq!(
+        dispatcher.borrow(waiting),
+        Some(0),
+        "the spill slot, not its next choice"
+    );
+    dispatcher.release(0);
+    assert_eq!(
+        claim_now(&dispatcher, None),
+        0,
+        "platform work may take the spill slot"
+    );
+}
+
+#[test]
 fn a_school_whose_home_another_school_holds_waits_for_it() {
     let size = 4;
     let dispatcher = Dispatcher::new(size, 1);

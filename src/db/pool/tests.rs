@@ -138,3 +138,47 @@ async fn a_school_beyond_its_share_waits_for_itself_not_for_others() {
         "the school's own turn came back"
     );
 }
+
+/// Two schools whose first home, of `size` connections, is the same connection.
+fn sharing_a_home(size: usize) -> (SchemaName, SchemaName) {
+    use crate::db::affinity::{ranking, school_key};
+    let first_home = |school: &SchemaName| ranking(school_key(school), size)[0];
+    let holder = school("school_0");
+    let waiter = (1..100)
+        .map(|n| school(&format!("school_{n}")))
+        .find(|other| first_home(other) == first_home(&holder))
+        .expect("a school with the same home");
+    (holder, waiter)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_unit_of_work_borrows_any_connection_only_after_borrow_any_after() {
+    let settings = PoolSettings {
+        affinity: super::AffinitySettings {
+            borrow_after: Duration::from_millis(1),
+            borrow_any_after: Duration::from_millis(300),
+            ..super::AffinitySettings::default()
+        },
+        ..PoolSettings::new(2, Duration::from_secs(5))
+    };
+    let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
+    let (holder, waiter) = sharing_a_home(2);
+    let (_held, _) = hold(&db, Some(&holder)).await;
+    let queued_at = std::time::Instant::now();
+    let task = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            db.in_turn(Some(&waiter), move |_, _| Ok(queued_at.elapsed()))
+                .await
+        })
+    };
+    // Ten times `borrow_after` has long passed: the other connection is idle, but it has
+    // never served the waiter's school, so the waiter still waits for its busy home.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!task.is_finished(), "borrowed a cold connection too soon");
+    let waited = task.await.expect("waiter").expect("answer");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "borrowed after {waited:?}"
+    );
+}

@@ -215,15 +215,16 @@ async fn without_a_size_the_pool_follows_the_number_of_schools() {
     };
     assert_eq!(
         sized(PoolSizing::FollowsSchools),
-        3,
-        "{schools} schools: three connections"
+        4,
+        "{schools} schools: three home connections and a spill connection"
     );
     assert_eq!(sized(PoolSizing::Fixed), 2, "a given size stays");
 }
 
-/// One connection per hundred schools up to eighteen, the schools spread over the CPU's
-/// size of them at first; the per-school share and the in-flight cap, which share the
-/// running, not the connections, do not move.
+/// One home connection per hundred schools up to eighteen, and one spill connection that is
+/// nobody's home once there are more than the CPU's; the schools spread over the CPU's size
+/// of homes at first; the per-school share and the in-flight cap, which share the running,
+/// not the connections, do not move.
 #[test]
 fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
     let fitted = |sizing: PoolSizing, schools: u64| {
@@ -235,18 +236,22 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         config.fit_pool_to_schools(schools);
         (
             config.db_pool_size,
+            config.db_pool_affinity.spill,
             config.db_pool_affinity.narrow.map(|narrow| narrow.spread),
             config.db_pool_per_school,
             config.school_max_in_flight,
         )
     };
     let follows = PoolSizing::FollowsSchools;
-    assert_eq!(fitted(follows, 0), (6, None, 3, Some(1)));
-    assert_eq!(fitted(follows, 600), (6, None, 3, Some(1)));
-    assert_eq!(fitted(follows, 601), (7, Some(6), 3, Some(1)));
-    assert_eq!(fitted(follows, 2_000), (18, Some(6), 3, Some(1)));
-    assert_eq!(fitted(follows, 10_000), (18, Some(6), 3, Some(1)));
-    assert_eq!(fitted(PoolSizing::Fixed, 2_000), (6, None, 3, Some(1)));
+    assert_eq!(fitted(follows, 0), (6, None, None, 3, Some(1)));
+    assert_eq!(fitted(follows, 600), (6, None, None, 3, Some(1)));
+    assert_eq!(fitted(follows, 601), (8, Some(1), Some(7), 3, Some(1)));
+    assert_eq!(fitted(follows, 2_000), (19, Some(1), Some(7), 3, Some(1)));
+    assert_eq!(fitted(follows, 10_000), (19, Some(1), Some(7), 3, Some(1)));
+    assert_eq!(
+        fitted(PoolSizing::Fixed, 2_000),
+        (6, None, None, 3, Some(1))
+    );
     let mut unbudgeted = test_config("postgres://unused");
     unbudgeted.db_pool_size = 6;
     unbudgeted.db_pool_sizing = follows;
@@ -254,7 +259,7 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
     unbudgeted.fit_pool_to_schools(2_000);
     assert_eq!(
         (unbudgeted.db_pool_size, unbudgeted.db_pool_affinity.narrow),
-        (18, None),
+        (19, None),
         "no budget: spread over all from the start"
     );
 }
