@@ -319,7 +319,11 @@ impl Config {
         // one here): where work that waited long for its busy home goes, instead of into a
         // home of other schools.
         let affinity = &mut self.db_pool_affinity;
-        let spill = *affinity.spill.get_or_insert(1);
+        let spill = if affinity.homes == 0 {
+            0 // no homes, nothing to keep schools out of
+        } else {
+            *affinity.spill.get_or_insert(1)
+        };
         self.db_pool_size = self
             .db_pool_size
             .saturating_add(u32::try_from(spill).unwrap_or(u32::MAX));

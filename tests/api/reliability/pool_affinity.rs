@@ -262,6 +262,16 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         (19, None),
         "no budget: spread over all from the start"
     );
+    let mut no_homes = test_config("postgres://unused");
+    no_homes.db_pool_size = 6;
+    no_homes.db_pool_sizing = follows;
+    no_homes.db_pool_affinity.homes = 0;
+    no_homes.fit_pool_to_schools(2_000);
+    assert_eq!(
+        (no_homes.db_pool_size, no_homes.db_pool_affinity.spill),
+        (18, None),
+        "without affinity no spill connection"
+    );
 }
 
 /// A pool that spreads the schools over its first connections keeps to them while their
