@@ -301,8 +301,8 @@ impl Config {
     }
 
     /// Grows a pool that follows the schools to one connection per hundred of them
-    /// (`pool::pool_size_for_schools`), spreading the schools over the CPU's size of them
-    /// until their backends would outgrow the memory budget (`pool::Narrow`; with no
+    /// (`pool::pool_size_for_schools`) and a spill connection (`AffinitySettings::spill`),
+    /// spreading the schools over the CPU's size of homes (and the spill) until their backends would outgrow the memory budget (`pool::Narrow`; with no
     /// budget, over all of them from the start).
     /// The per-school share and the in-flight cap stay the CPU pool's: at most the CPU's
     /// pool runs at once (`DB_POOL_RUNNING`), however many connections there are.
@@ -320,7 +320,8 @@ impl Config {
         // home of other schools.
         let affinity = &mut self.db_pool_affinity;
         let spill = if affinity.homes == 0 {
-            0 // no homes, nothing to keep schools out of
+            affinity.spill = None; // no homes, nothing to keep schools out of
+            0
         } else {
             *affinity.spill.get_or_insert(1)
         };
@@ -360,6 +361,14 @@ impl Config {
         }
         if self.db_pool_per_school == 0 || self.db_pool_per_school > self.db_pool_size {
             bail!("DB_POOL_PER_SCHOOL must be between 1 and DB_POOL_SIZE");
+        }
+        let affinity = &self.db_pool_affinity;
+        let size = usize::try_from(self.db_pool_size).unwrap_or(usize::MAX);
+        if affinity.homes > 0 && affinity.spill.is_some_and(|spill| spill >= size) {
+            bail!("DB_POOL_SPILL must leave at least one of DB_POOL_SIZE's connections a home");
+        }
+        if affinity.borrow_any_after < affinity.borrow_after {
+            bail!("DB_POOL_BORROW_ANY_AFTER_MS must be at least DB_POOL_BORROW_AFTER_MS");
         }
         if !matches!(self.public_scheme.as_str(), "http" | "https") {
             bail!("PUBLIC_SCHEME must be http or https");

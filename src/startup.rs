@@ -192,8 +192,10 @@ fn size_pool_for_schools(config: &mut Config) {
             config.fit_pool_to_schools(u64::try_from(schools).unwrap_or(0));
             let narrow = config.db_pool_affinity.narrow;
             let spread = narrow.map_or(String::new(), |narrow| {
-                let n = narrow.spread;
-                format!(", the schools spread over {n} until their backends outgrow the budget")
+                let homes = narrow
+                    .spread
+                    .saturating_sub(config.db_pool_affinity.spill.unwrap_or(0));
+                format!(", the schools spread over {homes} until their backends outgrow the budget")
             });
             log::info!(
                 "pool: {} connections for {schools} schools{spread} (DB_POOL_SIZE sets it)",

@@ -82,8 +82,8 @@ use state::{Lend, State, Waiter};
 
 /// How long a unit of work whose homes are busy waits for one before it may borrow a
 /// connection that knows its school, by default (`DB_POOL_BORROW_AFTER_MS`; any connection
-/// after ten times as long): about one short unit of work, so a home usually comes back in
-/// time.
+/// after `DB_POOL_BORROW_ANY_AFTER_MS`, ten times as long by default): about one short unit
+/// of work, so a home usually comes back in time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
 /// How many older units of work may wait for a school's home before a younger one borrows
@@ -175,16 +175,22 @@ impl Dispatcher {
         slot < self.spill
     }
 
+    /// How many slots are nobody's home (`with_spill`, after its clamping).
+    pub fn spill(&self) -> usize {
+        self.spill
+    }
+
     /// At most `running` units of work hold slots at once (at least one, at most all).
     pub fn with_running(mut self, running: usize) -> Self {
         self.running = running.clamp(1, self.size.max(1));
         self
     }
 
-    /// Only the first `spread` slots are handed out (at least one) until
+    /// Only the first `spread` slots are handed out (at least one home besides the spill
+    /// slots: call it after `with_spill`) until
     /// [`Dispatcher::widen`].
     pub fn with_spread(self, spread: usize) -> Self {
-        let spread = spread.clamp(1, self.size.max(1));
+        let spread = spread.clamp(self.spill + 1, self.size.max(1));
         self.spread.store(spread, Ordering::Release);
         let mut state = self.state();
         state.idle.truncate(spread);
@@ -219,18 +225,19 @@ impl Dispatcher {
     /// What work bound to `school` (or to none) prefers: its ranking of the slots handed
     /// out that may be homes, with the spill slots after its homes.
     pub fn preference(&self, school: Option<u64>) -> Preference {
+        let spill = self.spill;
         let Some(key) = school.filter(|_| self.homes > 0) else {
-            return Preference::Any;
+            return Preference::Any { spill };
         };
-        let spread = self.spread();
-        let spill = self.spill.min(spread);
-        let mut order = ranking(key, spread);
-        order.retain(|&slot| slot >= spill);
+        // The spill slots in the school's own order, so that several share its schools.
+        let (spills, mut order): (Vec<usize>, Vec<usize>) = ranking(key, self.spread())
+            .into_iter()
+            .partition(|&slot| slot < spill);
         if order.is_empty() {
-            return Preference::Any;
+            return Preference::Any { spill };
         }
         let homes = self.homes.min(order.len());
-        order.splice(homes..homes, 0..spill);
+        order.splice(homes..homes, spills);
         Preference::School {
             key,
             ranking: order,
@@ -270,9 +277,9 @@ impl Dispatcher {
         Claim::Queued(id)
     }
 
-    /// Called after each `borrow_after` a unit of work has waited: waiter `id`, still
-    /// queued, may borrow more widely (the connections that know its school the first
-    /// time, any connection from the second), and takes the idle one that suits it best.
+    /// Called at each borrowing time a unit of work has waited (`borrow_after`, then
+    /// `borrow_any_after`): waiter `id`, still queued, may borrow more widely (the
+    /// connections that know its school the first time, any connection from the second), and takes the idle one that suits it best.
     /// `None`: none is idle (it keeps waiting, and may be lent one that comes back), or its
     /// slot was already sent.
     pub fn borrow(&self, id: u64) -> Option<usize> {

@@ -144,14 +144,15 @@ pub struct AffinitySettings {
     /// over all of them from the start).
     pub narrow: Option<Narrow>,
     /// Connections that are nobody's home, where work that waited long for a busy home
-    /// borrows first (`DB_POOL_SPILL`; `Dispatcher::with_spill`). `None`: one when the
-    /// pool follows the schools (`Config::fit_pool_to_schools` adds it to the size), else
-    /// none.
+    /// borrows first (`DB_POOL_SPILL`; `Dispatcher::with_spill`), part of the pool's size.
+    /// `None`: one when the pool follows the schools past the CPU's size
+    /// (`Config::fit_pool_to_schools` adds it to the size), else none.
     pub spill: Option<usize>,
     pub recycling: RecycleSettings,
 }
 
-/// A pool that spreads the schools over its first `spread` connections until their backends
+/// A pool that spreads the schools over its first `spread` connections (its spill
+/// connections among them, which are nobody's home) until their backends
 /// would outgrow the memory budget, or their memory cannot be read; then over all of them,
 /// once (`Slots::widen`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

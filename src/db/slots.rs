@@ -56,7 +56,12 @@ impl Slots {
     /// `size` slots, none connected yet; starts the recycler thread.
     pub fn new(size: usize, affinity: &AffinitySettings, connector: Connector) -> Arc<Self> {
         let recycling = affinity.recycling;
-        let spill = affinity.spill.unwrap_or(0);
+        let dispatcher = Dispatcher::new(size, affinity.homes)
+            .with_spill(affinity.spill.unwrap_or(0))
+            .with_running(affinity.running.unwrap_or(size))
+            .with_spread(affinity.narrow.map_or(size, |narrow| narrow.spread));
+        // What the dispatcher made of it (none without affinity).
+        let spill = dispatcher.spill();
         let (jobs, queue) = mpsc::channel();
         let slots = Arc::new(Self {
             slots: (0..size)
@@ -69,10 +74,7 @@ impl Slots {
                     })
                 })
                 .collect(),
-            dispatcher: Dispatcher::new(size, affinity.homes)
-                .with_spill(spill)
-                .with_running(affinity.running.unwrap_or(size))
-                .with_spread(affinity.narrow.map_or(size, |narrow| narrow.spread)),
+            dispatcher,
             narrow_homes: affinity
                 .narrow
                 .map(|narrow| narrow.homes_per_connection(affinity.homes, spill)),

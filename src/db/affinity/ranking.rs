@@ -31,8 +31,9 @@ pub fn ranking(key: u64, size: usize) -> Vec<usize> {
 /// Which connections a unit of work prefers.
 #[derive(Clone, Debug)]
 pub enum Preference {
-    /// Any connection is as good as any other (platform work, or affinity off).
-    Any,
+    /// Any connection is as good as any other (platform work, or affinity off), but the
+    /// first `spill` slots (nobody's home, kept for long waiters) come last.
+    Any { spill: usize },
     /// A school's (keyed `key`): slots in its order of preference, the first `homes` of
     /// them its homes.
     School {
@@ -45,7 +46,7 @@ pub enum Preference {
 impl Preference {
     pub(super) fn is_home(&self, slot: usize) -> bool {
         match self {
-            Self::Any => true,
+            Self::Any { .. } => true,
             Self::School { ranking, homes, .. } => ranking[..*homes].contains(&slot),
         }
     }
@@ -53,7 +54,7 @@ impl Preference {
     /// Where `slot` stands in this order of preference (0: first).
     pub(super) fn rank_of(&self, slot: usize) -> usize {
         match self {
-            Self::Any => 0,
+            Self::Any { spill } => usize::from(slot < *spill),
             Self::School { ranking, .. } => ranking
                 .iter()
                 .position(|&s| s == slot)
@@ -64,7 +65,11 @@ impl Preference {
     /// The first idle slot in this order of preference.
     pub(super) fn pick(&self, idle: &[bool]) -> Option<usize> {
         match self {
-            Self::Any => idle.iter().position(|&free| free),
+            Self::Any { spill } => {
+                let last = (*spill).min(idle.len());
+                let free = |slot: &usize| idle[*slot];
+                (last..idle.len()).chain(0..last).find(free)
+            }
             Self::School { ranking, .. } => ranking.iter().copied().find(|&slot| idle[slot]),
         }
     }
@@ -72,14 +77,14 @@ impl Preference {
     /// The school's first home: the queue a waiter counts itself in.
     pub(super) fn first_home(&self) -> Option<usize> {
         match self {
-            Self::Any => None,
+            Self::Any { .. } => None,
             Self::School { ranking, .. } => ranking.first().copied(),
         }
     }
 
     pub(super) fn key(&self) -> Option<u64> {
         match self {
-            Self::Any => None,
+            Self::Any { .. } => None,
             Self::School { key, .. } => Some(*key),
         }
     }

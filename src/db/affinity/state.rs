@@ -17,9 +17,9 @@ pub(super) enum Lend {
 }
 
 impl Lend {
-    /// By the rule: `waited` times `borrow_after` have passed (the caller's
-    /// [`Dispatcher::borrow`](super::Dispatcher::borrow) calls), `queued_ahead` older
-    /// units of work wait for the same home.
+    /// By the rule: `waited` of the borrowing times have passed (`borrow_after`, then
+    /// `borrow_any_after`: the caller's [`Dispatcher::borrow`](super::Dispatcher::borrow)
+    /// calls), `queued_ahead` older units of work wait for the same home.
     pub(super) fn of(waited: u8, queued_ahead: usize) -> Self {
         match waited {
             2.. => Self::Any,
@@ -32,7 +32,7 @@ impl Lend {
     /// Whether it may take a slot; `warm`: the slot has served its school before.
     fn allows(self, preference: &Preference, warm: bool) -> bool {
         match (self, preference) {
-            (Self::Any, _) | (_, Preference::Any) => true,
+            (Self::Any, _) | (_, Preference::Any { .. }) => true,
             (Self::None, _) => false,
             (Self::Warm, _) => warm,
         }
@@ -44,8 +44,8 @@ pub(super) struct Waiter {
     pub(super) preference: Preference,
     /// Connections that went to younger waiters while this one waited.
     pub(super) passed_over: usize,
-    /// How many times `borrow_after` has passed (`Dispatcher::borrow`): 1, it may borrow
-    /// a warm connection; 2, any connection.
+    /// How many of the borrowing times have passed (`Dispatcher::borrow`): 1
+    /// (`borrow_after`), it may borrow a warm connection; 2 (`borrow_any_after`), any.
     pub(super) waited: u8,
     pub(super) grant: Grant,
 }

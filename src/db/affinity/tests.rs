@@ -109,12 +109,61 @@ fn a_spill_slot_is_nobodys_home_and_is_lent_first_to_a_waiter_that_may_borrow_an
         Some(0),
         "the spill slot, not its next choice"
     );
-    dispatcher.release(0);
-    assert_eq!(
-        claim_now(&dispatcher, None),
-        0,
-        "platform work may take the spill slot"
+}
+
+#[test]
+fn spill_slots_stay_out_of_the_homes_through_a_widening_and_platform_work_takes_them_last() {
+    let dispatcher = Dispatcher::new(6, 1).with_spill(1).with_spread(3);
+    let first_homes: Vec<usize> = (0..300)
+        .map(|school| {
+            dispatcher
+                .preference(Some(school))
+                .first_home()
+                .expect("home")
+        })
+        .collect();
+    assert!(first_homes.iter().all(|home| (1..3).contains(home)));
+    assert!(dispatcher.widen());
+    for (school, &before) in (0..300).zip(&first_homes) {
+        let home = dispatcher
+            .preference(Some(school))
+            .first_home()
+            .expect("home");
+        assert!((1..6).contains(&home), "school {school}: {home}");
+        assert!(
+            home == before || home >= 3,
+            "school {school} moved among old homes"
+        );
+    }
+    let platform: Vec<usize> = (0..5).map(|_| claim_now(&dispatcher, None)).collect();
+    assert_eq!(platform, vec![1, 2, 3, 4, 5], "the spill slot last");
+    assert_eq!(claim_now(&dispatcher, None), 0);
+
+    // Of several spill slots, each school takes them in its own order.
+    let dispatcher = Dispatcher::new(8, 1).with_spill(2);
+    let first_spills: std::collections::HashSet<usize> = (0..100)
+        .map(|school| match dispatcher.preference(Some(school)) {
+            Preference::School { ranking, homes, .. } => ranking[homes],
+            Preference::Any { .. } => panic!("a school's preference"),
+        })
+        .collect();
+    assert_eq!(first_spills, [0, 1].into());
+}
+
+#[test]
+fn a_spill_slot_that_comes_back_goes_to_a_waiter_that_may_borrow_any() {
+    let dispatcher = Dispatcher::new(3, 1).with_spill(1);
+    let held = [claim_now(&dispatcher, None), claim_now(&dispatcher, None)];
+    assert_eq!(held, [1, 2]);
+    assert!(
+        dispatcher.claim_idle(0),
+        "the pool's upkeep holds the spill slot"
     );
+    let (waiting, receiver) = queue(&dispatcher, Some(7));
+    assert_eq!(dispatcher.borrow(waiting), None);
+    assert_eq!(dispatcher.borrow(waiting), None, "nothing idle");
+    dispatcher.release(0);
+    assert_eq!(receiver.try_recv(), Ok(0));
 }
 
 #[test]
@@ -360,7 +409,10 @@ fn a_waiter_that_dropped_its_receiver_does_not_swallow_the_connection() {
 #[test]
 fn without_affinity_waiters_are_served_in_arrival_order() {
     let dispatcher = Dispatcher::new(2, 0);
-    assert!(matches!(dispatcher.preference(Some(5)), Preference::Any));
+    assert!(matches!(
+        dispatcher.preference(Some(5)),
+        Preference::Any { .. }
+    ));
     claim_now(&dispatcher, Some(1));
     claim_now(&dispatcher, Some(2));
     let mut waiters: Vec<_> = (10..14)

@@ -262,6 +262,21 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         (19, None),
         "no budget: spread over all from the start"
     );
+    let mut spills = Vec::new();
+    for spill in [0, 2] {
+        let mut config = test_config("postgres://unused");
+        config.db_pool_size = 6;
+        config.db_pool_sizing = follows;
+        config.db_pool_affinity.spill = Some(spill);
+        config.fit_pool_to_schools(2_000);
+        let spread = config.db_pool_affinity.narrow.map(|narrow| narrow.spread);
+        spills.push((config.db_pool_size, spread));
+    }
+    assert_eq!(
+        spills,
+        [(18, Some(6)), (20, Some(8))],
+        "DB_POOL_SPILL=0 and 2"
+    );
     let mut no_homes = test_config("postgres://unused");
     no_homes.db_pool_size = 6;
     no_homes.db_pool_sizing = follows;
