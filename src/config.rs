@@ -302,8 +302,9 @@ impl Config {
 
     /// Grows a pool that follows the schools to one connection per hundred of them
     /// (`pool::pool_size_for_schools`) and a spill connection (`AffinitySettings::spill`),
-    /// spreading the schools over the CPU's size of homes (and the spill) until their backends would outgrow the memory budget (`pool::Narrow`; with no
-    /// budget, over all of them from the start).
+    /// spreading the schools over the CPU's size of homes (and the spill) until their
+    /// backends would outgrow the memory budget (`pool::Narrow`; with no budget, over all
+    /// of them from the start).
     /// The per-school share and the in-flight cap stay the CPU pool's: at most the CPU's
     /// pool runs at once (`DB_POOL_RUNNING`), however many connections there are.
     pub fn fit_pool_to_schools(&mut self, schools: u64) {

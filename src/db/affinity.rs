@@ -229,7 +229,7 @@ impl Dispatcher {
         let Some(key) = school.filter(|_| self.homes > 0) else {
             return Preference::Any { spill };
         };
-        // The spill slots in the school's own order, so that several share its schools.
+        // The spill slots in the school's own order: several of them share the schools.
         let (spills, mut order): (Vec<usize>, Vec<usize>) = ranking(key, self.spread())
             .into_iter()
             .partition(|&slot| slot < spill);
@@ -279,7 +279,8 @@ impl Dispatcher {
 
     /// Called at each borrowing time a unit of work has waited (`borrow_after`, then
     /// `borrow_any_after`): waiter `id`, still queued, may borrow more widely (the
-    /// connections that know its school the first time, any connection from the second), and takes the idle one that suits it best.
+    /// connections that know its school the first time, any connection from the second),
+    /// and takes the idle one that suits it best.
     /// `None`: none is idle (it keeps waiting, and may be lent one that comes back), or its
     /// slot was already sent.
     pub fn borrow(&self, id: u64) -> Option<usize> {
