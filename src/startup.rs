@@ -192,9 +192,7 @@ fn size_pool_for_schools(config: &mut Config) {
             config.fit_pool_to_schools(u64::try_from(schools).unwrap_or(0));
             let narrow = config.db_pool_affinity.narrow;
             let spread = narrow.map_or(String::new(), |narrow| {
-                let homes = narrow
-                    .spread
-                    .saturating_sub(config.db_pool_affinity.spill.unwrap_or(0));
+                let homes = narrow.home_connections(config.db_pool_affinity.spill.unwrap_or(0));
                 format!(", the schools spread over {homes} until their backends outgrow the budget")
             });
             log::info!(

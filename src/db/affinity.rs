@@ -165,7 +165,7 @@ impl Dispatcher {
         self.spill = if self.homes == 0 {
             0
         } else {
-            spill.min(self.size.saturating_sub(1))
+            spill.min(self.spread().saturating_sub(1))
         };
         self
     }
@@ -229,15 +229,15 @@ impl Dispatcher {
         let Some(key) = school.filter(|_| self.homes > 0) else {
             return Preference::Any { spill };
         };
-        // The spill slots in the school's own order: several of them share the schools.
-        let (spills, mut order): (Vec<usize>, Vec<usize>) = ranking(key, self.spread())
-            .into_iter()
-            .partition(|&slot| slot < spill);
-        if order.is_empty() {
-            return Preference::Any { spill };
+        // At least one slot besides the spill slots is handed out (`with_spread`).
+        let mut order = ranking(key, self.spread());
+        let homes = self.homes.min(order.len().saturating_sub(spill));
+        if spill > 0 {
+            // The spill slots in the school's own order: several of them share the schools.
+            let spills: Vec<usize> = order.iter().copied().filter(|&s| s < spill).collect();
+            order.retain(|&slot| slot >= spill);
+            order.splice(homes..homes, spills);
         }
-        let homes = self.homes.min(order.len());
-        order.splice(homes..homes, spills);
         Preference::School {
             key,
             ranking: order,
@@ -357,9 +357,8 @@ impl Dispatcher {
     /// Which waiter gets a slot now that `slot` is idle, and which slot: the oldest one
     /// passed over `limit` times gets `slot`; else one that may take any connection gets
     /// the idle one that suits it best (`State::long_waiter`); else the oldest whose home
-    /// is `slot` (or,
-    /// when the running was full, `window` > 0, any idle slot: `State::home_waiter`),
-    /// else of those the rule lets borrow `slot` the one that ranks it highest (the oldest
+    /// is `slot` (or, when the running was full, `window` > 0, any idle slot:
+    /// `State::home_waiter`), else of those the rule lets borrow `slot` the one that ranks it highest (the oldest
     /// of those), else (the running was full) the oldest the rule lets borrow any idle
     /// slot. Waiters older than the one chosen are passed over once more.
     fn next_holder(

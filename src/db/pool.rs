@@ -164,11 +164,15 @@ pub struct Narrow {
 }
 
 impl Narrow {
-    /// The schools each of the first `spread` connections is home to (the first `spill`
-    /// of them are nobody's).
+    /// Of the first `spread` connections, those that are homes: all but the first `spill`.
+    pub fn home_connections(&self, spill: usize) -> usize {
+        self.spread.saturating_sub(spill).max(1)
+    }
+
+    /// The schools each home connection of the first `spread` is home to.
     pub fn homes_per_connection(&self, homes: usize, spill: usize) -> usize {
         let schools = usize::try_from(self.schools).unwrap_or(usize::MAX);
-        schools.saturating_mul(homes.max(1)) / self.spread.saturating_sub(spill).max(1)
+        schools.saturating_mul(homes.max(1)) / self.home_connections(spill)
     }
 }
 

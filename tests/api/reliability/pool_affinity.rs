@@ -10,7 +10,7 @@ use std::{
 use diesel::{Connection, RunQueryDsl, dsl::sql, sql_types::Integer};
 use futures_util::future::join_all;
 use school_service::{
-    config::PoolSizing,
+    config::{Config, PoolSizing},
     db::{
         Db,
         pool::{AffinitySettings, Narrow, PoolSettings},
@@ -252,36 +252,37 @@ fn the_pool_for_schools_has_one_connection_per_hundred_up_to_eighteen() {
         fitted(PoolSizing::Fixed, 2_000),
         (6, None, None, 3, Some(1))
     );
-    let mut unbudgeted = test_config("postgres://unused");
-    unbudgeted.db_pool_size = 6;
-    unbudgeted.db_pool_sizing = follows;
-    unbudgeted.db_pool_affinity.recycling.max_backend_bytes = None;
-    unbudgeted.fit_pool_to_schools(2_000);
+    // A CPU pool of 6 fitted to 2,000 schools, after `adjust`.
+    let fitted_to_2000 = |adjust: &dyn Fn(&mut Config)| {
+        let mut config = test_config("postgres://unused");
+        config.db_pool_size = 6;
+        config.db_pool_sizing = follows;
+        adjust(&mut config);
+        config.fit_pool_to_schools(2_000);
+        config
+    };
+    let unbudgeted = fitted_to_2000(&|config| {
+        config.db_pool_affinity.recycling.max_backend_bytes = None;
+    });
     assert_eq!(
         (unbudgeted.db_pool_size, unbudgeted.db_pool_affinity.narrow),
         (19, None),
         "no budget: spread over all from the start"
     );
-    let mut spills = Vec::new();
-    for spill in [0, 2] {
-        let mut config = test_config("postgres://unused");
-        config.db_pool_size = 6;
-        config.db_pool_sizing = follows;
-        config.db_pool_affinity.spill = Some(spill);
-        config.fit_pool_to_schools(2_000);
-        let spread = config.db_pool_affinity.narrow.map(|narrow| narrow.spread);
-        spills.push((config.db_pool_size, spread));
-    }
+    let spills: Vec<_> = [0, 2]
+        .into_iter()
+        .map(|spill| {
+            let config = fitted_to_2000(&|config| config.db_pool_affinity.spill = Some(spill));
+            let spread = config.db_pool_affinity.narrow.map(|narrow| narrow.spread);
+            (config.db_pool_size, spread)
+        })
+        .collect();
     assert_eq!(
         spills,
         [(18, Some(6)), (20, Some(8))],
         "DB_POOL_SPILL=0 and 2"
     );
-    let mut no_homes = test_config("postgres://unused");
-    no_homes.db_pool_size = 6;
-    no_homes.db_pool_sizing = follows;
-    no_homes.db_pool_affinity.homes = 0;
-    no_homes.fit_pool_to_schools(2_000);
+    let no_homes = fitted_to_2000(&|config| config.db_pool_affinity.homes = 0);
     assert_eq!(
         (no_homes.db_pool_size, no_homes.db_pool_affinity.spill),
         (18, None),
