@@ -44,7 +44,7 @@ pub struct Config {
     pub db_pool_sizing: PoolSizing,
     pub db_pool_timeout: Duration,
     /// `DB_POOL_PER_SCHOOL`: how many pooled connections one school's requests may hold at
-    /// once (default: half the pool, rounded up).
+    /// once (default: all the pool but one connection).
     pub db_pool_per_school: u32,
     /// `DB_STATEMENT_TIMEOUT_MS`: the longest one statement of a request may run (`0`:
     /// no limit). The CLI runs without one.

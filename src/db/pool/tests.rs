@@ -139,6 +139,37 @@ async fn a_school_beyond_its_share_waits_for_itself_not_for_others() {
     );
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn by_default_one_school_holds_all_connections_but_one_and_another_school_gets_that_one() {
+    let size = 6;
+    let settings = PoolSettings {
+        per_school: super::default_per_school(size),
+        ..PoolSettings::new(size, std::time::Duration::from_millis(50))
+    };
+    let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
+    let (busy, other) = (school("busy"), school("other"));
+    let mut held = Vec::new();
+    for _ in 1..size {
+        held.push(hold(&db, Some(&busy)).await);
+    }
+    assert!(
+        matches!(
+            quick(&db, Some(&busy)).await,
+            Err(ApiError::ServiceUnavailable)
+        ),
+        "the busy school's sixth unit of work waits for one of its own five"
+    );
+    assert!(
+        quick(&db, Some(&other)).await.is_ok(),
+        "another school's unit of work finds the connection left"
+    );
+    assert_eq!(
+        [1, 2, 3].map(super::default_per_school),
+        [1, 1, 2],
+        "a pool of one or two connections still lets a school hold one"
+    );
+}
+
 /// Two schools whose first home, of `size` connections, is the same connection.
 fn sharing_a_home(size: usize) -> (SchemaName, SchemaName) {
     use crate::db::affinity::{ranking, school_key};
