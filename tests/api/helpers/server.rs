@@ -136,6 +136,10 @@ pub async fn spawn_app_through_pgbouncer() -> Option<TestApp> {
             config.database_url = through_pgbouncer(&bouncer, config.database_url.expose()).into();
             config.db_pool_mode = PoolMode::Transaction;
             config.db_pool_size = 8;
+            // Two server connections behind PgBouncer, with the whole suite on two cores:
+            // a school's queue can pass 5 s there. These tests check what reaches each
+            // school, not how fast; a wait answered 503 would hide what they look for.
+            config.db_pool_timeout = Duration::from_secs(30);
         })
         .await,
     )
