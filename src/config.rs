@@ -6,6 +6,7 @@ use anyhow::{Context, bail};
 
 use crate::{
     db::{
+        affinity::default_borrow_any_after,
         pool::{
             AffinitySettings, Narrow, PoolMode, PoolSettings, default_in_flight,
             default_per_school, pool_size_for_schools,
@@ -475,7 +476,7 @@ fn pool_affinity() -> anyhow::Result<AffinitySettings> {
         borrow_after,
         borrow_any_after: Duration::from_millis(parse_env(
             "DB_POOL_BORROW_ANY_AFTER_MS",
-            millis(borrow_after.saturating_mul(10)),
+            millis(default_borrow_any_after(borrow_after)),
         )?),
         recycling: RecycleSettings {
             max_lifetime: secs("DB_POOL_MAX_LIFETIME_SECS", recycling.max_lifetime)?,

@@ -86,6 +86,12 @@ use state::{Lend, State, Waiter};
 /// of work, so a home usually comes back in time.
 pub const BORROW_AFTER: Duration = Duration::from_millis(2);
 
+/// How long a unit of work waits before it may borrow any connection, by default
+/// (`DB_POOL_BORROW_ANY_AFTER_MS`): ten times `borrow_after`.
+pub fn default_borrow_any_after(borrow_after: Duration) -> Duration {
+    borrow_after.saturating_mul(10)
+}
+
 /// How many older units of work may wait for a school's home before a younger one borrows
 /// a connection that knows its school.
 pub const BORROW_QUEUE: usize = 2;
@@ -165,9 +171,11 @@ impl Dispatcher {
         self.spill = if self.homes == 0 {
             0
         } else {
-            spill.min(self.spread().saturating_sub(1))
+            spill.min(self.size.saturating_sub(1))
         };
-        self
+        // The spread keeps a home besides them, whichever of the two was set first.
+        let spread = self.spread();
+        self.with_spread(spread)
     }
 
     /// Whether `slot` is nobody's home (`with_spill`).
@@ -187,14 +195,13 @@ impl Dispatcher {
     }
 
     /// Only the first `spread` slots are handed out (at least one home besides the spill
-    /// slots: call it after `with_spill`) until
-    /// [`Dispatcher::widen`].
+    /// slots) until [`Dispatcher::widen`].
     pub fn with_spread(self, spread: usize) -> Self {
         let spread = spread.clamp(self.spill + 1, self.size.max(1));
         self.spread.store(spread, Ordering::Release);
         let mut state = self.state();
-        state.idle.truncate(spread);
-        state.warm.truncate(spread);
+        state.idle.resize(spread, true);
+        state.warm.resize_with(spread, HashSet::new);
         drop(state);
         self
     }
@@ -358,9 +365,10 @@ impl Dispatcher {
     /// passed over `limit` times gets `slot`; else one that may take any connection gets
     /// the idle one that suits it best (`State::long_waiter`); else the oldest whose home
     /// is `slot` (or, when the running was full, `window` > 0, any idle slot:
-    /// `State::home_waiter`), else of those the rule lets borrow `slot` the one that ranks it highest (the oldest
-    /// of those), else (the running was full) the oldest the rule lets borrow any idle
-    /// slot. Waiters older than the one chosen are passed over once more.
+    /// `State::home_waiter`), else of those the rule lets borrow `slot` the one that ranks
+    /// it highest (the oldest of those), else (the running was full) the oldest the rule
+    /// lets borrow any idle slot. Waiters older than the one chosen are passed over once
+    /// more.
     fn next_holder(
         state: &mut State,
         slot: usize,

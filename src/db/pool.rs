@@ -182,7 +182,9 @@ impl Default for AffinitySettings {
         Self {
             homes: 1,
             borrow_after: super::affinity::BORROW_AFTER,
-            borrow_any_after: super::affinity::BORROW_AFTER * 10,
+            borrow_any_after: super::affinity::default_borrow_any_after(
+                super::affinity::BORROW_AFTER,
+            ),
             running: None,
             narrow: None,
             spill: None,
@@ -216,11 +218,8 @@ impl PoolSettings {
 /// The default share of the pool one school may hold: all of it but one connection, so
 /// another school's first request always finds one. A school holds that many only while
 /// it is alone on the server (`SCHOOL_ALONE_AFTER_MS`); while others have requests its
-/// in-flight cap (`default_in_flight`) is far lower. Half the pool, the default before,
-/// held a busy school alone to three requests on two cores, two of them waiting for its
-/// one home connection: short of the queue that lets a request borrow a warm connection at
-/// once (`affinity::BORROW_QUEUE`). Its reads fell to 0.25-0.8 of `pgbench -S`
-/// (docs/performance.md, "A sixth machine").
+/// in-flight cap (`default_in_flight`) is far lower. Half the pool kept a busy school
+/// alone queued on its one home (docs/performance.md, "A sixth machine").
 pub fn default_per_school(pool_size: u32) -> u32 {
     pool_size.saturating_sub(1).max(1)
 }

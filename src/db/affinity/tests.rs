@@ -151,6 +151,20 @@ fn spill_slots_stay_out_of_the_homes_through_a_widening_and_platform_work_takes_
 }
 
 #[test]
+fn spill_and_spread_come_to_the_same_whichever_is_set_first() {
+    let spill_first = Dispatcher::new(6, 1).with_spill(1).with_spread(1);
+    let spread_first = Dispatcher::new(6, 1).with_spread(1).with_spill(1);
+    for dispatcher in [&spill_first, &spread_first] {
+        assert_eq!((dispatcher.spill(), dispatcher.spread()), (1, 2));
+        assert_eq!(
+            dispatcher.preference(Some(3)).first_home(),
+            Some(1),
+            "the one home besides the spill slot"
+        );
+    }
+}
+
+#[test]
 fn a_spill_slot_that_comes_back_goes_to_a_waiter_that_may_borrow_any() {
     let dispatcher = Dispatcher::new(3, 1).with_spill(1);
     let held = [claim_now(&dispatcher, None), claim_now(&dispatcher, None)];
