@@ -67,12 +67,12 @@ pub struct Config {
     /// its token before it is answered 429 instead.
     pub school_rate_max_delay: Duration,
     /// `SCHOOL_MAX_IN_FLIGHT`: how many of one school's requests are worked on at once
-    /// while other schools have requests (alone, up to `db_pool_per_school`); `None`
+    /// while other schools have requests (alone, up to `pool::alone_in_flight`); `None`
     /// (`0`): no cap but the pool's per-school share.
     pub school_max_in_flight: Option<u32>,
     /// `SCHOOL_ALONE_AFTER_MS`: how long after another school's last request a school
-    /// counts as alone, and may have up to `db_pool_per_school` requests in flight; zero:
-    /// never (the cap holds at all times).
+    /// counts as alone, and may have up to twice `db_pool_per_school` requests in flight
+    /// (`pool::alone_in_flight`); zero: never (the cap holds at all times).
     pub school_alone_after: Duration,
     pub cors_allowed_origins: Vec<String>,
     /// `http` or `https`: the scheme of the links the server writes (pagination). Taken

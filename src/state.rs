@@ -11,7 +11,7 @@ use crate::{
     auth::{jwt::JwtKeys, password, throttle::LoginThrottle},
     cache::{api_keys::ApiKeyCache, roles::RoleCache, users::UserCache},
     config::Config,
-    db::{Db, schema_name::SchemaName},
+    db::{Db, pool::alone_in_flight, schema_name::SchemaName},
     error::{ApiError, ApiResult},
     fairness::{Admission, Pace},
     school::disclosure_log::DisclosureLog,
@@ -81,7 +81,7 @@ impl AppState {
             school_admission: config.school_max_in_flight.map(|cap| {
                 Admission::with_window(
                     cap,
-                    config.db_pool_per_school,
+                    alone_in_flight(config.db_pool_per_school),
                     config.db_pool_timeout,
                     config.school_alone_after,
                 )

@@ -254,6 +254,15 @@ pub fn default_in_flight(pool_size: u32) -> u32 {
     pool_size.div_ceil(6).max(1)
 }
 
+/// How many requests a school alone on the server has in flight (`SCHOOL_ALONE_AFTER_MS`):
+/// twice its share of the pool, so each connection it holds has its next request waiting
+/// while the worker writes out the answer before. With the share itself as the cap, a
+/// connection idled for that hand-back after every request (docs/performance.md, "A
+/// seventh machine").
+pub fn alone_in_flight(per_school: u32) -> u32 {
+    per_school.saturating_mul(2)
+}
+
 /// A pooled PostgreSQL connection plus what the pool needs to know about its state.
 pub struct PgConn {
     pub(crate) conn: PgConnection,

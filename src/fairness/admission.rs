@@ -8,9 +8,10 @@
 //! with `Retry-After`.
 //!
 //! A school alone on the server (no other school's request arrived for
-//! `SCHOOL_ALONE_AFTER_MS`) may have more in flight, up to its share of the pool
-//! (`DB_POOL_PER_SCHOOL`): those spare turns cost no one anything while nobody else is
-//! there, and the next request of another school takes them away again.
+//! `SCHOOL_ALONE_AFTER_MS`) may have more in flight, up to twice its share of the pool
+//! (`pool::alone_in_flight`: its share at the database, and the next request ready for
+//! each of those connections): those spare turns cost no one anything while nobody else
+//! is there, and the next request of another school takes them away again.
 //!
 //! A request is admitted once its body has arrived, it has authenticated and its school is
 //! known to be the caller's (`request`), so a client that sends a body slowly, or no valid

@@ -170,6 +170,55 @@ async fn by_default_one_school_holds_all_connections_but_one_and_another_school_
     );
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn a_school_alone_has_a_request_waiting_for_each_connection_it_holds() {
+    use crate::fairness::Admission;
+    let size = 6;
+    let share = super::default_per_school(size);
+    let settings = PoolSettings {
+        per_school: share,
+        ..PoolSettings::new(size, Duration::from_secs(5))
+    };
+    let db = Db::open("postgres://nobody@127.0.0.1:1/none", &settings);
+    let admission = Admission::with_window(
+        super::default_in_flight(size),
+        super::alone_in_flight(share),
+        Duration::from_millis(20),
+        Duration::from_secs(1),
+    );
+    let busy = school("busy");
+    let mut admitted = Vec::new();
+    for _ in 0..2 * share {
+        admitted.push(
+            admission
+                .admit(&busy)
+                .await
+                .expect("alone: twice its share"),
+        );
+    }
+    assert!(
+        matches!(admission.admit(&busy).await, Err(ApiError::SchoolBusy)),
+        "no more than twice its share in flight"
+    );
+
+    // Its share holds connections; an admitted request past it waits for the first of
+    // them to come back, and runs then.
+    let mut held = Vec::new();
+    for _ in 0..share {
+        held.push(hold(&db, Some(&busy)).await);
+    }
+    let next = {
+        let db = db.clone();
+        let busy = busy.clone();
+        tokio::spawn(async move { quick(&db, Some(&busy)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(!next.is_finished(), "waits for one of the school's own");
+    drop(held.pop());
+    assert!(next.await.expect("task").is_ok(), "runs on the one freed");
+    drop(admitted);
+}
+
 /// Two schools whose first home, of `size` connections, is the same connection.
 fn sharing_a_home(size: usize) -> (SchemaName, SchemaName) {
     use crate::db::affinity::{ranking, school_key};
