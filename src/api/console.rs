@@ -47,13 +47,33 @@ pub fn serve(cfg: &mut web::ServiceConfig, path: &str, asset: &'static Asset) {
     );
 }
 
+/// Routes each of `files` (a path under `app`'s, and its file) in one scope at `app`
+/// (`/admin/`): every other path, the API's above all, is turned away by one prefix test
+/// instead of trying each file's route before the API's router (issue 42).
+pub fn serve_app(cfg: &mut web::ServiceConfig, app: &str, files: &[(&str, &'static Asset)]) {
+    let mut scope = web::scope(app.trim_end_matches('/'));
+    for &(path, asset) in files {
+        scope = scope.route(
+            path,
+            read().to(move |req: HttpRequest| async move { asset.respond(&req) }),
+        );
+    }
+    cfg.service(scope);
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", read().to(to_home));
-    serve(cfg, PATH, &INDEX_HTML);
-    serve(cfg, "/admin/console.js/", &CONSOLE_JS);
-    serve(cfg, "/admin/shared.js/", &SHARED_JS);
-    serve(cfg, "/admin/shared.css/", &SHARED_CSS);
     serve(cfg, "/favicon.ico/", &FAVICON);
+    serve_app(
+        cfg,
+        PATH,
+        &[
+            ("/", &INDEX_HTML),
+            ("/console.js/", &CONSOLE_JS),
+            ("/shared.js/", &SHARED_JS),
+            ("/shared.css/", &SHARED_CSS),
+        ],
+    );
 }
 
 /// `/`: the console on the main domain, the school app on a school's address.

@@ -5,7 +5,7 @@
 
 use actix_web::web;
 
-use super::console::{SHARED_CSS, SHARED_JS, serve};
+use super::console::{SHARED_CSS, SHARED_JS, serve_app};
 use crate::api::assets::Asset;
 
 static INDEX_HTML: Asset = Asset::new(
@@ -81,23 +81,29 @@ static APP_CSS: Asset = Asset::new(
 pub const PATH: &str = "/app/";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    serve(cfg, PATH, &INDEX_HTML);
-    serve(cfg, "/app/app.js/", &APP_JS);
-    serve(cfg, "/app/resources.js/", &RESOURCES_JS);
-    serve(cfg, "/app/year.js/", &YEAR_JS);
-    serve(cfg, "/app/marks.js/", &MARKS_JS);
-    serve(cfg, "/app/settings.js/", &SETTINGS_JS);
-    serve(cfg, "/app/family.js/", &FAMILY_JS);
-    serve(cfg, "/app/school_year.js/", &SCHOOL_YEAR_JS);
-    serve(cfg, "/app/users.js/", &USERS_JS);
-    serve(cfg, "/app/history.js/", &HISTORY_JS);
-    serve(cfg, "/app/registers.js/", &REGISTERS_JS);
-    serve(cfg, "/app/report_cards.js/", &REPORT_CARDS_JS);
-    serve(cfg, "/app/student.js/", &STUDENT_JS);
-    serve(cfg, "/app/integrations.js/", &INTEGRATIONS_JS);
-    serve(cfg, "/app/webhooks.js/", &WEBHOOKS_JS);
-    serve(cfg, "/app/app.css/", &APP_CSS);
-    serve(cfg, "/app/day.css/", &DAY_CSS);
-    serve(cfg, "/app/shared.js/", &SHARED_JS);
-    serve(cfg, "/app/shared.css/", &SHARED_CSS);
+    serve_app(
+        cfg,
+        PATH,
+        &[
+            ("/", &INDEX_HTML),
+            ("/app.js/", &APP_JS),
+            ("/resources.js/", &RESOURCES_JS),
+            ("/year.js/", &YEAR_JS),
+            ("/marks.js/", &MARKS_JS),
+            ("/settings.js/", &SETTINGS_JS),
+            ("/family.js/", &FAMILY_JS),
+            ("/school_year.js/", &SCHOOL_YEAR_JS),
+            ("/users.js/", &USERS_JS),
+            ("/history.js/", &HISTORY_JS),
+            ("/registers.js/", &REGISTERS_JS),
+            ("/report_cards.js/", &REPORT_CARDS_JS),
+            ("/student.js/", &STUDENT_JS),
+            ("/integrations.js/", &INTEGRATIONS_JS),
+            ("/webhooks.js/", &WEBHOOKS_JS),
+            ("/app.css/", &APP_CSS),
+            ("/day.css/", &DAY_CSS),
+            ("/shared.js/", &SHARED_JS),
+            ("/shared.css/", &SHARED_CSS),
+        ],
+    );
 }
