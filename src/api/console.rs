@@ -47,9 +47,9 @@ pub fn serve(cfg: &mut web::ServiceConfig, path: &str, asset: &'static Asset) {
     );
 }
 
-/// Routes each of `files` (a path under `app`'s, and its file) in one scope at `app`
-/// (`/admin/`): every other path, the API's above all, is turned away by one prefix test
-/// instead of trying each file's route before the API's router (issue 42).
+/// Routes `files` (each a path under `app`, and its file) in one scope at `app` (`/admin/`,
+/// `/app/`): any other path, the API's above all, is turned away by one prefix test
+/// instead of trying each file's route on its way to the API's router.
 pub fn serve_app(cfg: &mut web::ServiceConfig, app: &str, files: &[(&str, &'static Asset)]) {
     let mut scope = web::scope(app.trim_end_matches('/'));
     for &(path, asset) in files {
