@@ -110,6 +110,74 @@ async fn a_request_waiting_past_the_pool_timeout_for_its_schools_turn_answers_50
         .assert(200, None);
 }
 
+/// A school alone may have twice its pool share in flight: its share at the database, and
+/// as many more admitted, waiting for its own turns at the pool, so a connection it frees
+/// finds the school's next request ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_school_alone_has_its_next_requests_admitted_and_waiting_for_its_share() {
+    let app = spawn_app_with(|config| {
+        config.db_pool_size = 4;
+        config.db_pool_per_school = 2;
+        config.school_max_in_flight = Some(1);
+        config.school_alone_after = Duration::from_millis(100);
+        config.db_pool_timeout = Duration::from_millis(1_500);
+        config.db_statement_timeout = Some(Duration::from_secs(30));
+    })
+    .await;
+    let alpha = app.as_school_user("alpha", "admin").await;
+    app.get("/api/v1/school/report-settings/", &alpha)
+        .await
+        .assert(200, None);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let lock = tokio::task::block_in_place(|| TableLock::take(&app, "alpha"));
+    // Its share: two requests hold connections, waiting for the lock.
+    let held: Vec<_> = (0..2)
+        .map(|_| spawn_get(&app, "/api/v1/school/students/", &alpha))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Two more are admitted at once and wait at the pool (with the share as the cap they
+    // would wait to be admitted). A fifth, later, waits to be admitted until those two
+    // give up at the pool, and then waits there too.
+    let mut waiting: Vec<_> = (0..2)
+        .map(|_| spawn_get(&app, "/api/v1/school/students/", &alpha))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    waiting.push(spawn_get(&app, "/api/v1/school/students/", &alpha));
+    assert_eq!(statuses(waiting).await, vec![503, 503, 503]);
+    assert_eq!(
+        (
+            counted(&app, "db_pool_timeouts_total").await,
+            counted(&app, "school_admission_timeouts_total").await
+        ),
+        (3.0, 0.0),
+        "all three were admitted and waited for the school's share of the pool"
+    );
+
+    tokio::task::block_in_place(|| lock.release());
+    assert_eq!(statuses(held).await, vec![200, 200]);
+}
+
+/// A counter's value in `/metrics` (0 when not there yet).
+async fn counted(app: &TestApp, name: &str) -> f64 {
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.address))
+        .header("Host", "localhost")
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    metrics
+        .lines()
+        .find(|line| line.starts_with(name))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
 /// Anyone may send a school's address a body slowly, without credentials: such a request
 /// takes the school's turn only once its body is in.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
