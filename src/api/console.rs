@@ -39,12 +39,9 @@ pub fn read() -> actix_web::Route {
     web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
 }
 
-/// Routes `path` to a built-in file.
-pub fn serve(cfg: &mut web::ServiceConfig, path: &str, asset: &'static Asset) {
-    cfg.route(
-        path,
-        read().to(move |req: HttpRequest| async move { asset.respond(&req) }),
-    );
+/// The route answering with a built-in file.
+fn file(asset: &'static Asset) -> actix_web::Route {
+    read().to(move |req: HttpRequest| async move { asset.respond(&req) })
 }
 
 /// Routes `files` (each a path under `app`, and its file) in one scope at `app` (`/admin/`,
@@ -53,17 +50,14 @@ pub fn serve(cfg: &mut web::ServiceConfig, path: &str, asset: &'static Asset) {
 pub fn serve_app(cfg: &mut web::ServiceConfig, app: &str, files: &[(&str, &'static Asset)]) {
     let mut scope = web::scope(app.trim_end_matches('/'));
     for &(path, asset) in files {
-        scope = scope.route(
-            path,
-            read().to(move |req: HttpRequest| async move { asset.respond(&req) }),
-        );
+        scope = scope.route(path, file(asset));
     }
     cfg.service(scope);
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", read().to(to_home));
-    serve(cfg, "/favicon.ico/", &FAVICON);
+    cfg.route("/favicon.ico/", file(&FAVICON));
     serve_app(
         cfg,
         PATH,

@@ -147,8 +147,8 @@ async fn a_school_alone_has_its_next_requests_admitted_and_waiting_for_its_share
     assert_eq!(statuses(waiting).await, vec![503, 503, 503]);
     assert_eq!(
         (
-            counted(&app, "db_pool_timeouts_total").await,
-            counted(&app, "school_admission_timeouts_total").await
+            app.counter("db_pool_timeouts_total").await,
+            app.counter("school_admission_timeouts_total").await
         ),
         (3.0, 0.0),
         "all three were admitted and waited for the school's share of the pool"
@@ -156,26 +156,6 @@ async fn a_school_alone_has_its_next_requests_admitted_and_waiting_for_its_share
 
     tokio::task::block_in_place(|| lock.release());
     assert_eq!(statuses(held).await, vec![200, 200]);
-}
-
-/// A counter's value in `/metrics` (0 when not there yet).
-async fn counted(app: &TestApp, name: &str) -> f64 {
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.address))
-        .header("Host", "localhost")
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    metrics
-        .lines()
-        .find(|line| line.starts_with(name))
-        .and_then(|line| line.rsplit(' ').next())
-        .and_then(|n| n.parse::<f64>().ok())
-        .unwrap_or(0.0)
 }
 
 /// Anyone may send a school's address a body slowly, without credentials: such a request
