@@ -13,8 +13,11 @@ use actix_web::{
 };
 
 use crate::{
-    api::router::RouteTable, error::ApiError, observability::metrics,
-    request::identity::LogIdentity, state::AppState,
+    api::router::{Matched, RouteTable},
+    error::ApiError,
+    observability::metrics,
+    request::identity::LogIdentity,
+    state::AppState,
 };
 
 /// Answers errors of the middleware below the service's own (a CORS preflight that
@@ -105,7 +108,13 @@ impl Drop for InFlight {
 /// of one of actix's own routes (the console's and the app's pages, `/metrics`).
 fn route_of(req: &HttpRequest) -> Cow<'_, str> {
     let table = req.app_data::<web::Data<RouteTable>>();
-    match table.and_then(|table| table.pattern_of(req.match_info().as_str())) {
+    let matched = req.extensions().get::<Matched>().copied();
+    let pattern = table.and_then(|table| match matched {
+        Some(matched) => Some(table.matched_pattern(matched)),
+        // Answered before the router was reached (by the host check, say): the path says.
+        None => table.pattern_of(req.match_info().as_str()),
+    });
+    match pattern {
         Some(pattern) => Cow::Borrowed(pattern),
         None => Cow::Owned(
             req.match_pattern()

@@ -12,7 +12,7 @@
 use std::{collections::HashMap, rc::Rc, sync::Arc};
 
 use actix_web::{
-    Error, Route,
+    Error, HttpMessage, Route,
     dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse},
     http::Method,
 };
@@ -42,6 +42,11 @@ struct Node {
     /// The endpoint whose pattern ends here.
     endpoint: Option<usize>,
 }
+
+/// The endpoint the router matched, kept with the request so that the access log and the
+/// metrics name its route without walking the path a second time.
+#[derive(Clone, Copy, Debug)]
+pub struct Matched(usize);
 
 /// The endpoint a path leads to and the path's values for its placeholders, in order.
 #[derive(Debug, PartialEq, Eq)]
@@ -88,6 +93,11 @@ impl RouteTable {
     pub fn pattern_of(&self, path: &str) -> Option<&str> {
         let found = self.find(path)?;
         Some(&self.endpoints[found.endpoint].text)
+    }
+
+    /// The pattern of the endpoint the router matched.
+    pub fn matched_pattern(&self, matched: Matched) -> &str {
+        &self.endpoints[matched.0].text
     }
 
     /// The names of endpoint `number`'s placeholders, in order.
@@ -194,6 +204,7 @@ impl Service<ServiceRequest> for RouterService {
                 req.error_response(ApiError::NotFound("no such path"))
             )));
         };
+        req.extensions_mut().insert(Matched(number));
         let names = self.table.param_names(number);
         for (name, value) in names.iter().zip(values) {
             req.match_info_mut().add_static(name.clone(), value);
