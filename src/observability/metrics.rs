@@ -8,7 +8,8 @@
 use std::{collections::HashMap, sync::OnceLock, time::Duration};
 
 use metrics::{
-    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
+    gauge, histogram,
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
@@ -46,10 +47,11 @@ const BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
 /// The process's recorder, installed on first use. Tests start many servers in one
 /// process: they share it, as the servers of one process would.
 pub fn handle() -> &'static PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE.get_or_init(|| {
         let builder = PrometheusBuilder::new()
             .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), BUCKETS)
@@ -270,12 +272,34 @@ impl RequestSeries {
     }
 }
 
+/// Records on the series `look_up` finds, looked up in the recorder once and kept: the
+/// series below are recorded on every request, and a look-up hashes the key, locks a
+/// shard of the registry and allocates. Until the recorder is installed (`handle`; a
+/// command that serves nothing never installs it) the series is looked up each time, as
+/// the macros do, so no handle of the no-op recorder is kept.
+fn on_kept<T>(kept: &'static OnceLock<T>, look_up: impl FnOnce() -> T, record: impl FnOnce(&T)) {
+    match HANDLE.get() {
+        Some(_) => record(kept.get_or_init(look_up)),
+        None => record(&look_up()),
+    }
+}
+
 pub fn in_flight(delta: f64) {
-    gauge!(HTTP_IN_FLIGHT).increment(delta);
+    static IN_FLIGHT: OnceLock<Gauge> = OnceLock::new();
+    on_kept(
+        &IN_FLIGHT,
+        || gauge!(HTTP_IN_FLIGHT),
+        |g| g.increment(delta),
+    );
 }
 
 pub fn pool_checkout(waited: Duration, timed_out: bool) {
-    histogram!(POOL_WAIT).record(waited.as_secs_f64());
+    static WAIT: OnceLock<Histogram> = OnceLock::new();
+    on_kept(
+        &WAIT,
+        || histogram!(POOL_WAIT),
+        |h| h.record(waited.as_secs_f64()),
+    );
     if timed_out {
         counter!(POOL_TIMEOUTS).increment(1);
     }
@@ -283,13 +307,15 @@ pub fn pool_checkout(waited: Duration, timed_out: bool) {
 
 /// A unit of work got a connection: one of its school's homes, or a borrowed one.
 pub fn pool_placement(home: bool) {
-    // Literal labels: a static key, nothing allocated per unit of work.
-    let placements = if home {
-        counter!(POOL_PLACEMENTS, "connection" => "home")
+    static HOME: OnceLock<Counter> = OnceLock::new();
+    static BORROWED: OnceLock<Counter> = OnceLock::new();
+    if home {
+        let look_up = || counter!(POOL_PLACEMENTS, "connection" => "home");
+        on_kept(&HOME, look_up, |c| c.increment(1));
     } else {
-        counter!(POOL_PLACEMENTS, "connection" => "borrowed")
-    };
-    placements.increment(1);
+        let look_up = || counter!(POOL_PLACEMENTS, "connection" => "borrowed");
+        on_kept(&BORROWED, look_up, |c| c.increment(1));
+    }
 }
 
 /// The connection in pool slot `slot` has served `schools` distinct schools so far.
@@ -351,7 +377,9 @@ pub fn school_delayed() {
 }
 
 pub fn school_admission(waited: Duration, timed_out: bool) {
-    histogram!(SCHOOL_ADMISSION_WAIT).record(waited.as_secs_f64());
+    static WAIT: OnceLock<Histogram> = OnceLock::new();
+    let look_up = || histogram!(SCHOOL_ADMISSION_WAIT);
+    on_kept(&WAIT, look_up, |h| h.record(waited.as_secs_f64()));
     if timed_out {
         counter!(SCHOOL_ADMISSION_TIMEOUTS).increment(1);
     }

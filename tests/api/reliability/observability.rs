@@ -120,6 +120,19 @@ async fn metrics_parse_and_move_with_requests() {
         );
     }
     assert!(find(&after, "schools", &[("state", "active")]) >= 2.0);
+    // The series kept by handle (recorded on every request) move too.
+    for metric in [
+        "db_pool_wait_seconds_count",
+        "school_admission_wait_seconds_count",
+        "db_pool_placements_total",
+    ] {
+        let moved = find(&after, metric, &[]) - find(&before, metric, &[]);
+        assert!(moved >= 3.0, "{metric} moved by {moved}");
+    }
+    assert!(
+        find(&after, "http_requests_in_flight", &[]) >= 1.0,
+        "the scrape itself is in flight"
+    );
     // Throttled logins are counted.
     let throttled = spawn_app_with(|c| c.login_rate_per_minute = 1).await;
     for _ in 0..3 {
