@@ -11,6 +11,8 @@
 
 use std::{collections::HashMap, rc::Rc, sync::Arc};
 
+use foldhash::fast::RandomState;
+
 use actix_web::{
     Error, HttpMessage, Route,
     dev::{Service, ServiceFactory, ServiceRequest, ServiceResponse},
@@ -36,7 +38,9 @@ struct Pattern {
 
 #[derive(Default)]
 struct Node {
-    literals: HashMap<Box<str>, Node>,
+    /// foldhash rather than SipHash: the keys are the mounted routes' own segments, so a
+    /// path cannot add to them, and this is hashed for every segment of every request.
+    literals: HashMap<Box<str>, Node, RandomState>,
     /// The child any non-empty segment leads to (a `{placeholder}`).
     param: Option<Box<Node>>,
     /// The endpoint whose pattern ends here.
