@@ -1,6 +1,6 @@
 //! JSON Web Tokens (HS256): issuing access/refresh pairs and decoding them strictly.
 
-use std::{collections::HashMap, hash::BuildHasher, sync::Mutex, time::Duration};
+use std::{collections::HashMap, sync::Mutex, time::Duration};
 
 use chrono::{DateTime, Utc};
 use foldhash::fast::RandomState;
@@ -69,12 +69,11 @@ pub struct JwtKeys {
 /// two JSON parses, an HMAC) was a fifth of the server's own work per read. A hit compares
 /// the whole token, so only the exact string verified before is let through; its expiry
 /// is checked on every use. Bounded: emptied when full (the tokens in use come back at
-/// the price of one verification each). Hashed with foldhash, seeded per process, not
-/// SipHash (twice, 1.4 % of a read's instructions): only tokens whose signature was
-/// checked are inserted, and a hit compares the whole token anyway.
+/// the price of one verification each). Keyed by the token, hashed with foldhash (seeded
+/// per process) rather than SipHash: only tokens whose signature was checked are
+/// inserted.
 struct VerifiedTokens {
-    hasher: RandomState,
-    entries: Mutex<HashMap<u64, (Box<str>, Claims), RandomState>>,
+    entries: Mutex<HashMap<Box<str>, Claims, RandomState>>,
 }
 
 const VERIFIED_TOKENS_MAX: usize = 16_384;
@@ -82,32 +81,28 @@ const VERIFIED_TOKENS_MAX: usize = 16_384;
 impl VerifiedTokens {
     fn new() -> Self {
         Self {
-            hasher: RandomState::default(),
             entries: Mutex::default(),
         }
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (Box<str>, Claims), RandomState>> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<Box<str>, Claims, RandomState>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn get(&self, token: &str, now: i64) -> Option<Claims> {
-        let key = self.hasher.hash_one(token);
-        match self.entries().get(&key) {
-            Some((verified, claims)) if &**verified == token && claims.exp >= now => {
-                Some(claims.clone())
-            }
-            _ => None,
-        }
+        let entries = self.entries();
+        entries
+            .get(token)
+            .filter(|claims| claims.exp >= now)
+            .cloned()
     }
 
     fn insert(&self, token: &str, claims: &Claims) {
-        let key = self.hasher.hash_one(token);
         let mut entries = self.entries();
         if entries.len() >= VERIFIED_TOKENS_MAX {
             entries.clear();
         }
-        entries.insert(key, (token.into(), claims.clone()));
+        entries.insert(token.into(), claims.clone());
     }
 }
 

@@ -307,15 +307,10 @@ pub fn pool_checkout(waited: Duration, timed_out: bool) {
 
 /// A unit of work got a connection: one of its school's homes, or a borrowed one.
 pub fn pool_placement(home: bool) {
-    static HOME: OnceLock<Counter> = OnceLock::new();
-    static BORROWED: OnceLock<Counter> = OnceLock::new();
-    if home {
-        let look_up = || counter!(POOL_PLACEMENTS, "connection" => "home");
-        on_kept(&HOME, look_up, |c| c.increment(1));
-    } else {
-        let look_up = || counter!(POOL_PLACEMENTS, "connection" => "borrowed");
-        on_kept(&BORROWED, look_up, |c| c.increment(1));
-    }
+    static PLACEMENTS: [OnceLock<Counter>; 2] = [OnceLock::new(), OnceLock::new()];
+    let connection = if home { "home" } else { "borrowed" };
+    let look_up = || counter!(POOL_PLACEMENTS, "connection" => connection);
+    on_kept(&PLACEMENTS[usize::from(home)], look_up, |c| c.increment(1));
 }
 
 /// The connection in pool slot `slot` has served `schools` distinct schools so far.
