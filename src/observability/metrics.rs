@@ -217,6 +217,11 @@ pub fn route_label(template: &str) -> String {
 /// Counts one answered request.
 pub fn record_request(route: &str, method: &str, status: u16, elapsed: Duration) {
     let (method, status) = (method_label(method), status_class(status));
+    if HANDLE.get().is_none() {
+        // No handle of the no-op recorder is kept (`on_kept`).
+        RequestSeries::new(route, method, status, elapsed);
+        return;
+    }
     REQUEST_SERIES.with_borrow_mut(|cache| {
         if let Some(per_route) = cache.get_mut(route) {
             match per_route
@@ -234,8 +239,9 @@ pub fn record_request(route: &str, method: &str, status: u16, elapsed: Duration)
 }
 
 thread_local! {
-    /// The request series this thread has recorded, by route: the labels are built (and
-    /// allocated) once per series and thread, not once per request.
+    /// The request series this thread has recorded since the recorder was installed, by
+    /// route: the labels are built (and allocated) once per series and thread, not once
+    /// per request.
     static REQUEST_SERIES: std::cell::RefCell<HashMap<Box<str>, Vec<RequestSeries>>> =
         std::cell::RefCell::default();
 }
@@ -340,10 +346,16 @@ pub fn statement_timed_out() {
 /// A lookup in one of the in-process caches.
 pub fn cache_lookup(cache: &'static str, hit: bool) {
     thread_local! {
-        /// Each cache's (hit, miss) counters on this thread: the labels are built once,
-        /// not per lookup.
+        /// Each cache's (hit, miss) counters on this thread, once the recorder is
+        /// installed: the labels are built once, not per lookup.
         static LOOKUPS: std::cell::RefCell<Vec<(&'static str, [metrics::Counter; 2])>> =
             std::cell::RefCell::default();
+    }
+    if HANDLE.get().is_none() {
+        // No handle of the no-op recorder is kept (`on_kept`).
+        let result = if hit { "hit" } else { "miss" };
+        counter!(CACHE_LOOKUPS, "cache" => cache, "result" => result).increment(1);
+        return;
     }
     LOOKUPS.with_borrow_mut(|lookups| {
         let at = match lookups.iter().position(|(name, _)| *name == cache) {
@@ -432,3 +444,6 @@ pub fn render(sampled: &Sampled) -> String {
     }
     handle().render()
 }
+
+#[cfg(test)]
+mod tests;
