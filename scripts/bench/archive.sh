@@ -18,15 +18,15 @@ EXAMS=$((MARKS / STUDENTS))
 cargo build --release --quiet --bin school-service
 bin="$PWD/target/release/school-service"
 
-db="school_archive_bench_$$"
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_archive_bench
 work="$(mktemp -d)"
 cleanup() {
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  server_cleanup
   rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4
+export RUST_LOG=warn BCRYPT_COST=4
 # The platform key the archives are signed and checked with (the server's download too).
 export ARCHIVE_SIGNING_KEY="bench-archive-signing-key-0123456789abcdef"
 "$bin" migrate >/dev/null
@@ -69,10 +69,8 @@ read -r export_s export_kib < <(measure "$bin" tenant export --schema big --out 
 # The same export downloaded from a server: its peak RSS before and after.
 port="$(free_port)"
 "$bin" user create-superuser --email root@bench.test --password bench-password-1 >/dev/null
-JWT_SECRET="bench-archive-secret-bench-archive-secret" BIND_ADDR="127.0.0.1:$port" "$bin" serve &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; cleanup' EXIT
-wait_ready "http://127.0.0.1:$port"
+export JWT_SECRET="bench-archive-secret-bench-archive-secret" BIND_ADDR="127.0.0.1:$port"
+serve_in_background "$bin"
 token="$(curl -s -H 'Host: localhost' -H 'Content-Type: application/json' \
   -d '{"identifier": "root@bench.test", "password": "bench-password-1"}' \
   "http://127.0.0.1:$port/api/v1/system/auth/login/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["access"])')"
@@ -82,7 +80,7 @@ server_before_kib="$(hwm)"
 download_s="$(curl -s -o "$work/download.tar.gz" -w '%{time_total}' -H 'Host: localhost' \
   -H "Authorization: Bearer $token" "http://127.0.0.1:$port/api/v1/system/tenants/$tenant/export/")"
 server_after_kib="$(hwm)"
-kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+server_stop
 read -r plain_s plain_kib < <(measure "$bin" tenant export --schema big --out "$work/big.tar" --no-compress)
 "$bin" tenant delete --schema big --drop-schema >/dev/null
 read -r import_s import_kib < <(measure "$bin" tenant import --file "$work/big.tar.gz")

@@ -25,15 +25,9 @@ scale="${ONEROSTER_SCALE:-1}"
 classes=$((50 / scale))
 teachers=$((120 / scale))
 
-db="school_oneroster_bench_$$"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4 \
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_oneroster_bench
+export RUST_LOG=warn BCRYPT_COST=4 \
   JWT_SECRET="bench-oneroster-secret-bench-oneroster-0" LOGIN_RATE_PER_MINUTE=100000000
 "$bin" migrate >/dev/null
 "$bin" tenant create --schema ors --name "OneRoster Bench School" --domain ors.localhost >/dev/null
@@ -78,8 +72,7 @@ SQL
 client="$("$bin" tenant oauth-client create --schema ors --name "Bench LMS")"
 
 port="$(free_port)"
-BIND_ADDR="127.0.0.1:$port" "$bin" serve &
-server_pid=$!
-wait_ready "http://127.0.0.1:$port"
+export BIND_ADDR="127.0.0.1:$port"
+serve_in_background "$bin"
 python3 scripts/bench/oneroster.py --port "$port" --pid "$server_pid" --client "$client" \
   --database "$DATABASE_URL" --runs "${ONEROSTER_RUNS:-30}"

@@ -17,17 +17,15 @@ if [ -z "$bin" ]; then
   bin="$PWD/target/release/school-service"
 fi
 
-db="school_cards_bench_$$"
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_cards_bench
 work="$(mktemp -d)"
-server_pid=""
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  server_cleanup
   rm -rf "$work"
 }
 trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4
+export RUST_LOG=warn BCRYPT_COST=4
 "$bin" migrate >/dev/null
 "$bin" tenant create --schema cards --name "Łódź Grammar School" --domain cards.localhost >/dev/null
 "$bin" user create --tenant cards --email admin@cards.test --password bench-password-1 \
@@ -68,9 +66,8 @@ ANALYZE;
 SQL
 
 port="$(free_port)"
-JWT_SECRET="bench-cards-secret-bench-cards-secret-0" BIND_ADDR="127.0.0.1:$port" "$bin" serve &
-server_pid=$!
-wait_ready "http://127.0.0.1:$port"
+export JWT_SECRET="bench-cards-secret-bench-cards-secret-0" BIND_ADDR="127.0.0.1:$port"
+serve_in_background "$bin"
 host="Host: cards.localhost"
 token="$(curl -s -H "$host" -H 'Content-Type: application/json' \
   -d '{"identifier": "admin@cards.test", "password": "bench-password-1"}' \

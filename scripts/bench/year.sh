@@ -30,15 +30,9 @@ if ! "$venv/bin/python" -c "import openpyxl" >/dev/null 2>&1; then
   "$venv/bin/pip" install -q openpyxl
 fi
 
-db="school_year_bench_$$"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-  psql -q "$(pg_admin_url)" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-psql -q "$(pg_admin_url)" -c "CREATE DATABASE $db"
-export DATABASE_URL="$(pg_url_for "$db")" RUST_LOG=warn BCRYPT_COST=4
+# Its database, dropped on exit with the server stopped (scripts/common.sh).
+server_database school_year_bench
+export RUST_LOG=warn BCRYPT_COST=4
 "$bin" migrate >/dev/null
 for school in roll csvs xlsxs; do
   "$bin" tenant create --schema "$school" --name "School $school" --domain "$school.localhost" >/dev/null
@@ -85,7 +79,6 @@ if [ -n "${YEAR_LOG_SLOW_MS:-}" ]; then
 fi
 
 port="$(free_port)"
-JWT_SECRET="bench-year-secret-bench-year-secret-0123" BIND_ADDR="127.0.0.1:$port" "$bin" serve &
-server_pid=$!
-wait_ready "http://127.0.0.1:$port"
+export JWT_SECRET="bench-year-secret-bench-year-secret-0123" BIND_ADDR="127.0.0.1:$port"
+serve_in_background "$bin"
 "$venv/bin/python" scripts/bench/year.py --port "$port" --pid "$server_pid" --rows "$ROWS"
