@@ -217,8 +217,7 @@ pub fn route_label(template: &str) -> String {
 /// Counts one answered request.
 pub fn record_request(route: &str, method: &str, status: u16, elapsed: Duration) {
     let (method, status) = (method_label(method), status_class(status));
-    if HANDLE.get().is_none() {
-        // No handle of the no-op recorder is kept (`on_kept`).
+    if !keeping() {
         RequestSeries::new(route, method, status, elapsed);
         return;
     }
@@ -284,10 +283,16 @@ impl RequestSeries {
 /// command that serves nothing never installs it) the series is looked up each time, as
 /// the macros do, so no handle of the no-op recorder is kept.
 fn on_kept<T>(kept: &'static OnceLock<T>, look_up: impl FnOnce() -> T, record: impl FnOnce(&T)) {
-    match HANDLE.get() {
-        Some(_) => record(kept.get_or_init(look_up)),
-        None => record(&look_up()),
+    match keeping() {
+        true => record(kept.get_or_init(look_up)),
+        false => record(&look_up()),
     }
+}
+
+/// Whether a series' handle may be kept (here, or in a thread's cache): only once the
+/// recorder is installed, never a handle of the no-op recorder (`on_kept`).
+fn keeping() -> bool {
+    HANDLE.get().is_some()
 }
 
 pub fn in_flight(delta: f64) {
@@ -351,19 +356,16 @@ pub fn cache_lookup(cache: &'static str, hit: bool) {
         static LOOKUPS: std::cell::RefCell<Vec<(&'static str, [metrics::Counter; 2])>> =
             std::cell::RefCell::default();
     }
-    if HANDLE.get().is_none() {
-        // No handle of the no-op recorder is kept (`on_kept`).
-        let result = if hit { "hit" } else { "miss" };
-        counter!(CACHE_LOOKUPS, "cache" => cache, "result" => result).increment(1);
+    let look_up = |result| counter!(CACHE_LOOKUPS, "cache" => cache, "result" => result);
+    if !keeping() {
+        look_up(if hit { "hit" } else { "miss" }).increment(1);
         return;
     }
     LOOKUPS.with_borrow_mut(|lookups| {
         let at = match lookups.iter().position(|(name, _)| *name == cache) {
             Some(at) => at,
             None => {
-                let hits = counter!(CACHE_LOOKUPS, "cache" => cache, "result" => "hit");
-                let misses = counter!(CACHE_LOOKUPS, "cache" => cache, "result" => "miss");
-                lookups.push((cache, [hits, misses]));
+                lookups.push((cache, [look_up("hit"), look_up("miss")]));
                 lookups.len() - 1
             }
         };

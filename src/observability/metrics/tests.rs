@@ -1,14 +1,21 @@
 use std::time::Duration;
 
+use prometheus_parse::{Scrape, Value};
+
 use super::{CACHE_LOOKUPS, HANDLE, HTTP_REQUESTS, cache_lookup, handle, record_request};
 
-/// The value of the rendered sample of `name` whose labels include all of `labels`.
-fn sample(rendered: &str, name: &str, labels: &[&str]) -> Option<f64> {
-    rendered
-        .lines()
-        .filter(|line| line.starts_with(&format!("{name}{{")))
-        .find(|line| labels.iter().all(|label| line.contains(label)))
-        .and_then(|line| line.rsplit(' ').next()?.parse().ok())
+/// The counter `name` with these labels among others, in the recorder's exposition.
+fn counted(name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let rendered = handle().render();
+    let scrape = Scrape::parse(rendered.lines().map(|l| Ok(l.to_owned()))).expect("exposition");
+    let sample = scrape
+        .samples
+        .into_iter()
+        .find(|s| s.metric == name && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))?;
+    match sample.value {
+        Value::Counter(v) => Some(v),
+        _ => None,
+    }
 }
 
 /// A thread that records before the recorder is installed (a command's start, say) keeps
@@ -25,18 +32,9 @@ fn series_recorded_before_the_recorder_is_installed_are_not_kept() {
     cache_lookup("kept-before-install", true);
     record_request(route, "GET", 200, Duration::from_millis(1));
 
-    let rendered = handle().render();
     let expected = if installed_before { 2.0 } else { 1.0 };
-    let lookups = [r#"cache="kept-before-install""#, r#"result="hit""#];
-    assert_eq!(
-        sample(&rendered, CACHE_LOOKUPS, &lookups),
-        Some(expected),
-        "{rendered}"
-    );
-    let requests = [r#"route="/kept-before-install/""#, r#"status="2xx""#];
-    assert_eq!(
-        sample(&rendered, HTTP_REQUESTS, &requests),
-        Some(expected),
-        "{rendered}"
-    );
+    let lookups = [("cache", "kept-before-install"), ("result", "hit")];
+    assert_eq!(counted(CACHE_LOOKUPS, &lookups), Some(expected));
+    let requests = [("route", route), ("status", "2xx")];
+    assert_eq!(counted(HTTP_REQUESTS, &requests), Some(expected));
 }

@@ -126,19 +126,6 @@ impl TestApp {
         self.request(Method::GET, path, who, None).await
     }
 
-    /// The counter `name` (one without labels) in `/metrics` on the main domain; 0 before
-    /// it is first counted.
-    pub async fn counter(&self, name: &str) -> f64 {
-        let metrics = self.get("/metrics", &As::main()).await.body;
-        metrics
-            .as_str()
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| line.split_once(' '))
-            .find(|(series, _)| *series == name)
-            .and_then(|(_, value)| value.parse().ok())
-            .unwrap_or(0.0)
-    }
     /// Polls `GET path` as `who` until its status is `status` (at most about 4 s: a change
     /// another process makes reaches this one's caches within the listener's poll).
     pub async fn until_status(&self, path: &str, who: &As, status: u16) -> bool {

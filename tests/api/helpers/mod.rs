@@ -28,6 +28,7 @@ mod auth;
 mod database;
 mod fixtures;
 mod http;
+pub mod metrics;
 mod people;
 mod platform;
 mod process;

@@ -2,10 +2,14 @@
 
 use std::net::SocketAddr;
 
-use prometheus_parse::{Sample, Scrape, Value as Metric};
+use prometheus_parse::Scrape;
 use serde_json::{Value, json};
 
-use crate::helpers::{As, PASSWORD, ServerProcess, TestApp, spawn_app, spawn_app_with};
+use crate::helpers::{
+    As, PASSWORD, ServerProcess, TestApp,
+    metrics::{find, value},
+    spawn_app, spawn_app_with,
+};
 
 /// Scrapes `/metrics` on `base` with `host`, parsing it as Prometheus text.
 async fn scrape(app: &TestApp, base: &str, host: &str) -> Scrape {
@@ -52,24 +56,6 @@ async fn scrape(app: &TestApp, base: &str, host: &str) -> Scrape {
         );
     }
     Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text format")
-}
-
-fn value(sample: &Sample) -> f64 {
-    match &sample.value {
-        Metric::Counter(v) | Metric::Gauge(v) | Metric::Untyped(v) => *v,
-        _ => f64::NAN,
-    }
-}
-
-/// The value of `metric` with exactly these labels among others (0 when absent).
-fn find(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
-    scrape
-        .samples
-        .iter()
-        .filter(|s| s.metric == metric)
-        .filter(|s| labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v)))
-        .map(value)
-        .sum()
 }
 
 #[tokio::test]
